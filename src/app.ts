@@ -1,0 +1,130 @@
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
+import rateLimit from '@fastify/rate-limit'
+import responseValidation from '@fastify/response-validation'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import type { Config } from './config.ts'
+import type { DatabaseHandle } from './db/connect.ts'
+import { createAdminAuthenticator, registerAdminContext } from './http/admin-auth.ts'
+import { createAjv } from './http/ajv.ts'
+import { registerCardDataGuard } from './http/card-guard.ts'
+import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
+import { registerErrorHandling } from './http/error-handler.ts'
+import { registerHealth } from './http/health.ts'
+import { registerIdempotency } from './http/idempotency.ts'
+import { loggerOptions } from './http/logging.ts'
+import { registerMetrics } from './http/metrics.ts'
+import { registerOpenApi } from './http/openapi.ts'
+import { requestIdFor } from './http/request-id.ts'
+import { Problem } from './http/schemas.ts'
+import type { App, AppDeps } from './http/types.ts'
+import { registerVersioning } from './http/versioning.ts'
+import { AppError } from './lib/errors.ts'
+import { systemClock, type Clock } from './lib/clock.ts'
+import { catalogAdminRoutes, catalogSchemas, createCatalogService, createPublicCatalog, publicCatalogRoutes } from './modules/catalog/index.ts'
+import { eventRoutes, eventSchemas } from './modules/events/index.ts'
+import {
+  createChangeRequestService,
+  createCheckoutService,
+  createSubscriptionService,
+  subscriptionAdminRoutes,
+  subscriptionSchemas,
+} from './modules/subscriptions/index.ts'
+import { findActiveKeyByHash, Store, storeRoutes, touchKey } from './modules/stores/index.ts'
+
+export const BODY_LIMIT_BYTES = 1024 * 1024
+
+export interface BuildAppOptions {
+  database: DatabaseHandle
+  config: Readonly<Config>
+  clock?: Clock
+  /** Overrides for Fastify's logger, e.g. a stream a test reads. */
+  logger?: FastifyServerOptions['logger']
+}
+
+/** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas]
+
+/** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
+function buildValidatorFactory(externalSchemas: Record<string, object>) {
+  const shared = Object.values(externalSchemas)
+  const body = createAjv('body', shared)
+  const parameters = createAjv('parameters', shared)
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : parameters).compile(schema)
+}
+
+/** Assembles the service: plugins, contract plumbing and every module. Never listens. */
+export async function buildApp({ database, config, clock = systemClock, logger }: BuildAppOptions): Promise<App> {
+  const { db } = database
+  const app = Fastify({
+    logger: logger ?? loggerOptions(config.logLevel),
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: true },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const deps: AppDeps = { db, engine: database.engine, config, clock }
+
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
+  // JSON is the only body this API reads; anything else is 415 before it is parsed.
+  app.removeContentTypeParser('text/plain')
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  registerErrorHandling(app)
+  registerVersioning(app)
+  registerAdminContext(app)
+  // Widgets on other origins read public answers, so resources may be embedded cross-origin.
+  await app.register(helmet, { global: true, contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } })
+  await app.register(rateLimit, {
+    global: true,
+    max: config.rateLimit.max,
+    timeWindow: config.rateLimit.windowMs,
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
+  })
+  registerMetrics(app)
+  registerHealth(app, db)
+  await registerOpenApi(app)
+  registerContractDefaults(app)
+  if (config.responseValidation) {
+    await app.register(responseValidation, { ajv: createAjv('response', SHARED_SCHEMAS) })
+  }
+  registerCardDataGuard(app)
+  registerIdempotency(app, {
+    db,
+    scopeOf: (request) => (request.admin ? `store:${request.admin.store.id}` : `ip:${request.ip}`),
+  })
+
+  const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
+  const catalog = createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() })
+  const subscriptions = createSubscriptionService({ db, clock })
+  const checkouts = createCheckoutService({ db, clock })
+  const changeRequests = createChangeRequestService({ db, clock })
+
+  await app.register(async (publicApi) => {
+    // Widgets run on storefront origins; nothing here depends on cookies, so any origin may read.
+    await publicApi.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 })
+    await publicApi.register(publicCatalogRoutes, { publicCatalog })
+  }, { prefix: '/api/v1' })
+
+  const authenticateAdmin = createAdminAuthenticator({
+    findActiveKey: (keyHash) => findActiveKeyByHash(db, keyHash),
+    recordUse: (keyId, at) => touchKey(db, keyId, at),
+  })
+  await app.register(async (admin) => {
+    requireSecurityScheme(admin, 'adminApiKey')
+    admin.addHook('onRequest', authenticateAdmin)
+    await admin.register(storeRoutes, deps)
+    await admin.register(catalogAdminRoutes, { catalog })
+    await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
+    await admin.register(eventRoutes, { db })
+  }, { prefix: '/api/v1/admin' })
+
+  return app
+}

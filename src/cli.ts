@@ -1,0 +1,292 @@
+import type { MigrationResultSet } from 'kysely/migration'
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
+import { loadConfig, type Config } from './config.ts'
+import { connectDatabase } from './db/connect.ts'
+import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from './db/database.ts'
+import { migrateToLatest } from './db/migrate.ts'
+import { ensureDemoData } from './demo/demo-data.ts'
+import { AppError, notFound } from './lib/errors.ts'
+import { toRfc3339, toRfc3339OrNull } from './lib/time.ts'
+import { createAdminKey, createStore, findStoreByHash, listAdminKeys, listStores, presentStore, revokeAdminKey } from './modules/stores/index.ts'
+
+type Values = Record<string, string | boolean | undefined>
+
+interface Output {
+  text: string
+  json: unknown
+  /** Written to stderr in both modes, so that `--json` output on stdout stays parseable. */
+  warning?: string
+}
+
+interface Context {
+  db: Db
+  config: Readonly<Config>
+  migrations: MigrationResultSet
+  values: Values
+  args: string[]
+}
+
+interface Command {
+  usage: string
+  summary: string
+  options?: ParseArgsOptionsConfig
+  /** Names of the positional arguments after the command words. */
+  args?: string[]
+  /** Rejects a wrong call before the database is opened; throws UsageError. */
+  check?(values: Values): void
+  run(context: Context): Promise<Output>
+}
+
+/** A mistake in how the CLI was called (exit 2), as opposed to a refusal by the domain (exit 1). */
+class UsageError extends Error {}
+
+const GLOBAL_OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies ParseArgsOptionsConfig
+
+// The same rule the server applies to BOOTSTRAP_STORE_HASH.
+const STORE_HASH = /^[A-Za-z0-9_-]{1,64}$/
+const ONCE_WARNING = 'The admin API key is shown only once: store it now. The database keeps only its hash.'
+
+const commands: Record<string, Command> = {
+  migrate: {
+    usage: 'migrate',
+    summary: 'bring the database schema up to date and list the migrations that ran',
+    run: migrate,
+  },
+  'store create': {
+    usage: 'store create --hash <store_hash> [--name N] [--mode test|live] [--timezone Z] [--currency C] [--no-key]',
+    summary: 'create a store and, unless --no-key, its first admin API key',
+    options: {
+      hash: { type: 'string' },
+      name: { type: 'string' },
+      mode: { type: 'string' },
+      timezone: { type: 'string' },
+      currency: { type: 'string' },
+      'no-key': { type: 'boolean' },
+    },
+    check: checkStoreCreate,
+    run: storeCreate,
+  },
+  'store list': {
+    usage: 'store list',
+    summary: 'list stores',
+    run: storeList,
+  },
+  'key create': {
+    usage: 'key create --store <store_hash> [--name N]',
+    summary: 'create an admin API key for a store (shown once)',
+    options: { store: { type: 'string' }, name: { type: 'string' } },
+    check: (values) => void requireOption(values, 'store'),
+    run: keyCreate,
+  },
+  'key list': {
+    usage: 'key list --store <store_hash>',
+    summary: "list a store's admin API keys (never the keys themselves)",
+    options: { store: { type: 'string' } },
+    check: (values) => void requireOption(values, 'store'),
+    run: keyList,
+  },
+  'key revoke': {
+    usage: 'key revoke <key_id>',
+    summary: 'revoke an admin API key',
+    args: ['key_id'],
+    run: keyRevoke,
+  },
+  demo: {
+    usage: 'demo',
+    summary: 'load the demo store and catalogue; print its store hash and admin key',
+    run: demo,
+  },
+}
+
+async function migrate({ migrations }: Context): Promise<Output> {
+  const ran = (migrations.results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName)
+  const text = ran.length ? ran.map((name) => `migrated ${name}`).join('\n') : 'The database schema is up to date; no migrations ran.'
+  return { text, json: { ran } }
+}
+
+function checkStoreCreate(values: Values): void {
+  if (!STORE_HASH.test(requireOption(values, 'hash'))) throw new UsageError('--hash must be 1-64 letters, digits, "_" or "-"')
+  if (values.mode !== undefined && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('--mode must be test or live')
+}
+
+async function storeCreate({ db, values }: Context): Promise<Output> {
+  const { store, key } = await db.transaction().execute(async (trx) => {
+    const store = await createStore(trx, {
+      storeHash: values.hash as string,
+      mode: (values.mode ?? 'test') as StoreMode,
+      ...optional(values, 'name', 'timezone', 'currency'),
+    })
+    return { store, key: values['no-key'] ? null : await createAdminKey(trx, store) }
+  })
+  const text = [`Created store ${store.store_hash} (${store.id})`, storeDetails(store)]
+  if (key) text.push('', `Admin API key ${key.id}:`, `  ${key.key}`)
+  return {
+    text: text.join('\n'),
+    json: { store: presentStore(store), admin_key: key },
+    ...(key ? { warning: ONCE_WARNING } : {}),
+  }
+}
+
+async function storeList({ db }: Context): Promise<Output> {
+  const stores = await listStores(db)
+  const text = stores.length ? table(['ID', 'STORE HASH', 'MODE', 'NAME'], stores.map((s) => [s.id, s.store_hash, s.mode, s.name])) : 'No stores.'
+  return { text, json: { stores: stores.map(presentStore) } }
+}
+
+async function keyCreate({ db, values }: Context): Promise<Output> {
+  const store = await storeByHash(db, requireOption(values, 'store'))
+  const name = (values.name as string | undefined) ?? 'default'
+  const key = await createAdminKey(db, store, name)
+  return {
+    text: `Admin API key ${key.id} for store ${store.store_hash}:\n  ${key.key}`,
+    json: { store_hash: store.store_hash, id: key.id, name, key: key.key },
+    warning: ONCE_WARNING,
+  }
+}
+
+async function keyList({ db, values }: Context): Promise<Output> {
+  const store = await storeByHash(db, requireOption(values, 'store'))
+  const keys = (await listAdminKeys(db, store.id)).map(presentKey)
+  const text = keys.length
+    ? table(
+        ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
+        keys.map((k) => [k.id, k.name, k.key_prefix, k.created_at, k.last_used_at ?? '-', k.revoked_at ?? '-']),
+      )
+    : `Store ${store.store_hash} has no admin API keys.`
+  return { text, json: { store_hash: store.store_hash, keys } }
+}
+
+async function keyRevoke({ db, args }: Context): Promise<Output> {
+  const keyId = args[0]!
+  await revokeAdminKey(db, keyId, new Date())
+  return { text: `Revoked admin API key ${keyId}.`, json: { id: keyId, revoked: true } }
+}
+
+async function demo({ db, config }: Context): Promise<Output> {
+  const data = await ensureDemoData(db, config.dataDir)
+  return {
+    text: [
+      `${data.created ? 'Created' : 'Found'} demo store ${data.storeHash} (test mode)`,
+      `  Demo admin key       ${data.adminKey}`,
+      `  Demo product id      ${data.platformProductId}`,
+    ].join('\n'),
+    json: { store_hash: data.storeHash, admin_key: data.adminKey, platform_product_id: data.platformProductId, created: data.created },
+  }
+}
+
+function presentKey(key: AdminApiKeyRow) {
+  return {
+    id: key.id,
+    name: key.name,
+    key_prefix: key.key_prefix,
+    created_at: toRfc3339(key.created_at),
+    last_used_at: toRfc3339OrNull(key.last_used_at),
+    revoked_at: toRfc3339OrNull(key.revoked_at),
+  }
+}
+
+function storeDetails(store: StoreRow): string {
+  return [`  name      ${store.name}`, `  mode      ${store.mode}`, `  timezone  ${store.timezone}`, `  currency  ${store.currency}`].join('\n')
+}
+
+async function storeByHash(db: Db, storeHash: string): Promise<StoreRow> {
+  const store = await findStoreByHash(db, storeHash)
+  if (!store) throw notFound('store', storeHash)
+  return store
+}
+
+function requireOption(values: Values, name: string): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+function optional(values: Values, ...names: string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => (typeof values[name] === 'string' ? [[name, values[name]]] : [])))
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)))
+  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+}
+
+function helpOutput(): Output {
+  const entries = [...Object.values(commands), { usage: 'help', summary: 'show this text' }]
+  const text = [
+    'Usage: npm run cli -- <command> [options] [--json]',
+    '',
+    'Commands:',
+    ...entries.map((entry) => `  ${entry.usage}\n      ${entry.summary}`),
+    '',
+    'Every command takes --json for machine-readable output on stdout.',
+    'The database is the server\'s: DATABASE_URL, or the embedded one under DATA_DIR (default ./data),',
+    'which cannot be opened while the server runs on it.',
+    'Exit codes: 0 done, 1 refused or failed, 2 wrong usage.',
+  ].join('\n')
+  return { text, json: { commands: entries.map(({ usage, summary }) => ({ usage, summary })) } }
+}
+
+function resolveCommand(words: string[]): { command: Command; args: string[] } {
+  for (const length of [2, 1]) {
+    const command = commands[words.slice(0, length).join(' ')]
+    if (command && words.length >= length) return { command, args: words.slice(length) }
+  }
+  const related = Object.keys(commands).filter((name) => name.startsWith(`${words[0]} `))
+  const hint = related.length ? `; try ${related.join(', ')}` : ''
+  throw new UsageError(`unknown command "${words.slice(0, 2).join(' ')}"${hint}`)
+}
+
+async function main(argv: string[]): Promise<number> {
+  // A lenient first pass only to find the command words; the command's own options are then checked strictly.
+  const allOptions = Object.assign({}, GLOBAL_OPTIONS, ...Object.values(commands).map((command) => command.options ?? {}))
+  const loose = parseArgs({ args: argv, options: allOptions, strict: false, allowPositionals: true })
+  const json = loose.values.json === true
+  try {
+    if (loose.values.help || loose.positionals.length === 0 || loose.positionals[0] === 'help') {
+      write(helpOutput(), json)
+      return 0
+    }
+    const { command } = resolveCommand(loose.positionals)
+    const parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, strict: true, allowPositionals: true })
+    const { args } = resolveCommand(parsed.positionals)
+    if (args.length !== (command.args ?? []).length) throw new UsageError(`usage: npm run cli -- ${command.usage}`)
+    command.check?.(parsed.values as Values)
+    const config = loadConfig()
+    const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    try {
+      const migrations = await migrateToLatest(database.db)
+      write(await command.run({ db: database.db, config, migrations, values: parsed.values as Values, args }), json)
+    } finally {
+      await database.close()
+    }
+    return 0
+  } catch (error) {
+    return report(error)
+  }
+}
+
+function write(output: Output, json: boolean): void {
+  process.stdout.write(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`)
+  if (output.warning) process.stderr.write(`${output.warning}\n`)
+}
+
+function report(error: unknown): number {
+  const usage = error instanceof UsageError || String((error as NodeJS.ErrnoException)?.code).startsWith('ERR_PARSE_ARGS')
+  if (usage) {
+    process.stderr.write(`error: ${(error as Error).message}\nRun "npm run cli -- help" for usage.\n`)
+    return 2
+  }
+  if (error instanceof AppError && error.errors) {
+    // Domain validation names body fields (`/timezone`); here they came from the flags of the same name.
+    const problems = error.errors.map((field) => `--${field.path.split('/').pop()} ${field.message}`)
+    process.stderr.write(`error: ${problems.join('; ')}\n`)
+    return 1
+  }
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`)
+  return 1
+}
+
+process.exitCode = await main(process.argv.slice(2))

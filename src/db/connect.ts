@@ -1,0 +1,70 @@
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import { join, resolve } from 'node:path'
+import type { Database } from './database.ts'
+import { lockDataDir } from './data-dir-lock.ts'
+
+export type Engine = 'pglite' | 'postgres'
+
+export interface DatabaseHandle {
+  db: Kysely<Database>
+  engine: Engine
+  /** Where the data lives, without credentials: for logs and the start banner. */
+  location: string
+  close(): Promise<void>
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL connection string; when absent the embedded database is used. */
+  databaseUrl?: string | undefined
+  /** Directory for the embedded database; `memory://` keeps it in memory (tests). */
+  dataDir?: string
+  poolSize?: number
+}
+
+const INT8_OID = 20
+const NUMERIC_OID = 1700
+
+export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
+  return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10) : connectPglite(options.dataDir ?? './data')
+}
+
+function connectPostgres(url: string, max: number): DatabaseHandle {
+  // Counts and sums come back as int8/numeric; every value we store fits a JS number exactly.
+  const types = {
+    getTypeParser: (oid: number, format?: any) =>
+      oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format),
+  }
+  const pool = new pg.Pool({ connectionString: url, max, types } as pg.PoolConfig)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const parsed = new URL(url)
+  return { db, engine: 'postgres', location: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() }
+}
+
+async function connectPglite(dataDir: string): Promise<DatabaseHandle> {
+  const inMemory = dataDir === 'memory://'
+  const release = inMemory ? () => {} : lockDataDir(resolve(dataDir))
+  try {
+    const pglite = await PGlite.create(inMemory ? undefined : join(resolve(dataDir), 'pglite'), {
+      parsers: { [INT8_OID]: Number, [NUMERIC_OID]: Number },
+    })
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
+    return {
+      db,
+      engine: 'pglite',
+      location: inMemory ? 'memory' : resolve(dataDir),
+      close: async () => {
+        try {
+          await db.destroy()
+          if (!pglite.closed) await pglite.close()
+        } finally {
+          release()
+        }
+      },
+    }
+  } catch (error) {
+    release()
+    throw error
+  }
+}

@@ -1,0 +1,232 @@
+import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+
+export type StoreMode = 'live' | 'test'
+export type PlanInterval = 'day' | 'week' | 'month' | 'year'
+
+export interface StoresTable {
+  id: string
+  store_hash: string
+  name: string
+  mode: StoreMode
+  timezone: Generated<string>
+  currency: Generated<string>
+  dunning_retry_days: ColumnType<number[], number[] | undefined, number[]>
+  renewal_reminder_days: Generated<number>
+  past_due_cancel_days: Generated<number>
+  test_clock_now: NullableTimestamp
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface AdminApiKeysTable {
+  id: string
+  store_id: string
+  name: string
+  key_hash: string
+  /** The first characters of the key, shown in listings so a person can tell keys apart. */
+  key_prefix: string
+  created_at: Timestamp
+  last_used_at: NullableTimestamp
+  revoked_at: NullableTimestamp
+}
+
+export interface ProductsTable {
+  id: string
+  store_id: string
+  platform_product_id: string
+  name: string
+  description: string | null
+  one_time_amount: number | null
+  one_time_currency: string | null
+  active: boolean
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface PlansTable {
+  id: string
+  store_id: string
+  product_id: string
+  name: string
+  amount: number
+  currency: string
+  interval: PlanInterval
+  interval_count: number
+  trial_days: number
+  prepaid_cycles: number | null
+  b2b: boolean
+  active: boolean
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface IdempotencyKeysTable {
+  scope: string
+  key: string
+  request_hash: string
+  /** While null the first request is still running; `locked_until` bounds how long a crash can hold the key. */
+  response_status: number | null
+  response_body: string | null
+  response_content_type: string | null
+  locked_until: Timestamp
+  created_at: Timestamp
+}
+
+export interface ShippingAddressValue {
+  name: string
+  line1: string
+  line2?: string | null
+  city: string
+  state?: string | null
+  postal_code: string
+  country: string
+  phone?: string | null
+}
+
+export interface GiftValue {
+  gifter_email: string
+  recipient_email: string
+  message: string | null
+}
+
+type Json<T> = ColumnType<T, T | string, T | string>
+
+export interface SubscribersTable {
+  id: string
+  store_id: string
+  email: string
+  name: string | null
+  shipping_address: Json<ShippingAddressValue | null>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export type SubscriptionStatus = 'pending' | 'active' | 'paused' | 'past_due' | 'cancelled' | 'expired'
+
+export interface SubscriptionsTable {
+  id: string
+  store_id: string
+  subscriber_id: string
+  plan_id: string
+  product_id: string
+  platform_order_id: string
+  status: SubscriptionStatus
+  quantity: number
+  amount: number
+  currency: string
+  interval: PlanInterval
+  interval_count: number
+  payment_instrument_id: string
+  shipping_address: Json<ShippingAddressValue | null>
+  start_at: Timestamp
+  trial_days: Generated<number>
+  billing_anchor_at: NullableTimestamp
+  period_index: Generated<number>
+  current_period_start: NullableTimestamp
+  current_period_end: NullableTimestamp
+  next_charge_at: NullableTimestamp
+  skip_next: Generated<boolean>
+  paused_at: NullableTimestamp
+  resume_at: NullableTimestamp
+  cancel_at_period_end: Generated<boolean>
+  cancelled_at: NullableTimestamp
+  cancellation_reason: string | null
+  gift: Json<GiftValue | null>
+  prepaid_cycles_total: number | null
+  prepaid_cycles_remaining: number | null
+  latest_charge_id: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+  version: Generated<number>
+}
+
+export interface CheckoutsTable {
+  store_id: string
+  platform_order_id: string
+  request_hash: string
+  subscription_ids: ColumnType<string[], string[], string[]>
+  created_at: Timestamp
+}
+
+export interface ChangeSet {
+  quantity?: number
+  plan_id?: string
+  interval?: PlanInterval
+  interval_count?: number
+}
+
+export interface ChangeRequestsTable {
+  id: string
+  store_id: string
+  subscription_id: string
+  status: 'pending' | 'approved' | 'rejected'
+  changes: Json<ChangeSet>
+  note: string | null
+  decision_reason: string | null
+  decided_at: NullableTimestamp
+  effective_at: NullableTimestamp
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface EventsTable {
+  id: string
+  position: Generated<number>
+  store_id: string
+  entity_type: string
+  entity_id: string
+  event_type: string
+  sequence: number
+  occurred_at: Timestamp
+  /** The event exactly as delivered: kept as text so every delivery sends the same bytes. */
+  payload: string
+  created_at: Timestamp
+}
+
+export interface JobsTable {
+  id: Generated<number>
+  kind: string
+  payload: Json<Record<string, unknown>>
+  dedupe_key: string | null
+  run_at: Timestamp
+  attempts: Generated<number>
+  max_attempts: Generated<number>
+  locked_until: NullableTimestamp
+  locked_by: string | null
+  last_error: string | null
+  failed_at: NullableTimestamp
+  created_at: Timestamp
+}
+
+export interface Database {
+  stores: StoresTable
+  admin_api_keys: AdminApiKeysTable
+  products: ProductsTable
+  plans: PlansTable
+  idempotency_keys: IdempotencyKeysTable
+  subscribers: SubscribersTable
+  subscriptions: SubscriptionsTable
+  checkouts: CheckoutsTable
+  change_requests: ChangeRequestsTable
+  events: EventsTable
+  jobs: JobsTable
+}
+
+export type Db = Kysely<Database>
+/** A database handle or an open transaction: repositories accept either, services choose. */
+export type Executor = Kysely<Database> | Transaction<Database>
+
+export type StoreRow = Selectable<StoresTable>
+export type NewStore = Insertable<StoresTable>
+export type StoreUpdate = Updateable<StoresTable>
+export type ProductRow = Selectable<ProductsTable>
+export type PlanRow = Selectable<PlansTable>
+export type AdminApiKeyRow = Selectable<AdminApiKeysTable>
+export type SubscriberRow = Selectable<SubscribersTable>
+export type SubscriptionRow = Selectable<SubscriptionsTable>
+export type ChangeRequestRow = Selectable<ChangeRequestsTable>
+export type EventRow = Selectable<EventsTable>
+export type JobRow = Selectable<JobsTable>

@@ -1,0 +1,131 @@
+import { sql, type Kysely } from 'kysely'
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  // A test-mode store's own clock: null means real time (the test clock route moves it forward).
+  await db.schema.alterTable('stores').addColumn('test_clock_now', 'timestamptz').execute()
+
+  await db.schema
+    .createTable('subscribers')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('store_id', 'text', (c) => c.notNull().references('stores.id').onDelete('cascade'))
+    .addColumn('email', 'text', (c) => c.notNull())
+    .addColumn('name', 'text')
+    .addColumn('shipping_address', 'jsonb')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addUniqueConstraint('subscribers_store_email_key', ['store_id', 'email'])
+    .execute()
+
+  await db.schema
+    .createTable('subscriptions')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('store_id', 'text', (c) => c.notNull().references('stores.id').onDelete('cascade'))
+    .addColumn('subscriber_id', 'text', (c) => c.notNull().references('subscribers.id').onDelete('restrict'))
+    .addColumn('plan_id', 'text', (c) => c.notNull().references('plans.id').onDelete('restrict'))
+    .addColumn('product_id', 'text', (c) => c.notNull().references('products.id').onDelete('restrict'))
+    .addColumn('platform_order_id', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'active', 'paused', 'past_due', 'cancelled', 'expired')`))
+    .addColumn('quantity', 'integer', (c) => c.notNull().check(sql`quantity >= 1`))
+    .addColumn('amount', 'integer', (c) => c.notNull().check(sql`amount >= 0`))
+    .addColumn('currency', 'char(3)', (c) => c.notNull())
+    .addColumn('interval', 'text', (c) => c.notNull())
+    .addColumn('interval_count', 'integer', (c) => c.notNull())
+    .addColumn('payment_instrument_id', 'text', (c) => c.notNull())
+    .addColumn('shipping_address', 'jsonb')
+    .addColumn('start_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('trial_days', 'integer', (c) => c.notNull().defaultTo(0))
+    // Periods are computed from an anchor so month ends clamp and come back (Jan 31, Feb 28, Mar 31).
+    .addColumn('billing_anchor_at', 'timestamptz')
+    .addColumn('period_index', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('current_period_start', 'timestamptz')
+    .addColumn('current_period_end', 'timestamptz')
+    .addColumn('next_charge_at', 'timestamptz')
+    .addColumn('skip_next', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('paused_at', 'timestamptz')
+    .addColumn('resume_at', 'timestamptz')
+    .addColumn('cancel_at_period_end', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('cancelled_at', 'timestamptz')
+    .addColumn('cancellation_reason', 'text')
+    .addColumn('gift', 'jsonb')
+    .addColumn('prepaid_cycles_total', 'integer')
+    .addColumn('prepaid_cycles_remaining', 'integer')
+    .addColumn('latest_charge_id', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute()
+  await db.schema.createIndex('subscriptions_store_id_idx').on('subscriptions').columns(['store_id', 'id']).execute()
+  await db.schema.createIndex('subscriptions_subscriber_idx').on('subscriptions').columns(['subscriber_id', 'id']).execute()
+  await db.schema.createIndex('subscriptions_plan_idx').on('subscriptions').column('plan_id').execute()
+  await db.schema.createIndex('subscriptions_pending_start_idx').on('subscriptions').column('start_at').where(sql.ref('status'), '=', 'pending').execute()
+  await db.schema.createIndex('subscriptions_paused_resume_idx').on('subscriptions').column('resume_at').where(sql.ref('status'), '=', 'paused').execute()
+
+  // One row per ingested platform order: the same order twice creates nothing new.
+  await db.schema
+    .createTable('checkouts')
+    .addColumn('store_id', 'text', (c) => c.notNull().references('stores.id').onDelete('cascade'))
+    .addColumn('platform_order_id', 'text', (c) => c.notNull())
+    .addColumn('request_hash', 'text', (c) => c.notNull())
+    .addColumn('subscription_ids', sql`text[]`, (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addPrimaryKeyConstraint('checkouts_pkey', ['store_id', 'platform_order_id'])
+    .execute()
+
+  await db.schema
+    .createTable('change_requests')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('store_id', 'text', (c) => c.notNull().references('stores.id').onDelete('cascade'))
+    .addColumn('subscription_id', 'text', (c) => c.notNull().references('subscriptions.id').onDelete('cascade'))
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'approved', 'rejected')`))
+    .addColumn('changes', 'jsonb', (c) => c.notNull())
+    .addColumn('note', 'text')
+    .addColumn('decision_reason', 'text')
+    .addColumn('decided_at', 'timestamptz')
+    .addColumn('effective_at', 'timestamptz')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .execute()
+  await db.schema.createIndex('change_requests_store_idx').on('change_requests').columns(['store_id', 'id']).execute()
+
+  // The outbox: written in the same transaction as the change it records.
+  await db.schema
+    .createTable('events')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('position', 'bigserial', (c) => c.notNull().unique())
+    .addColumn('store_id', 'text', (c) => c.notNull().references('stores.id').onDelete('cascade'))
+    .addColumn('entity_type', 'text', (c) => c.notNull())
+    .addColumn('entity_id', 'text', (c) => c.notNull())
+    .addColumn('event_type', 'text', (c) => c.notNull())
+    .addColumn('sequence', 'integer', (c) => c.notNull())
+    .addColumn('occurred_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('payload', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addUniqueConstraint('events_entity_sequence_key', ['entity_id', 'sequence'])
+    .execute()
+  await db.schema.createIndex('events_store_id_idx').on('events').columns(['store_id', 'id']).execute()
+  await db.schema.createIndex('events_store_type_idx').on('events').columns(['store_id', 'event_type', 'id']).execute()
+
+  await db.schema
+    .createTable('jobs')
+    .addColumn('id', 'bigserial', (c) => c.primaryKey())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('payload', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'`))
+    .addColumn('dedupe_key', 'text', (c) => c.unique())
+    .addColumn('run_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('max_attempts', 'integer', (c) => c.notNull().defaultTo(10))
+    .addColumn('locked_until', 'timestamptz')
+    .addColumn('locked_by', 'text')
+    .addColumn('last_error', 'text')
+    .addColumn('failed_at', 'timestamptz')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .execute()
+  await db.schema.createIndex('jobs_due_idx').on('jobs').columns(['run_at']).where(sql.ref('failed_at'), 'is', null).execute()
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  for (const table of ['jobs', 'events', 'change_requests', 'checkouts', 'subscriptions', 'subscribers']) {
+    await db.schema.dropTable(table).execute()
+  }
+  await db.schema.alterTable('stores').dropColumn('test_clock_now').execute()
+}

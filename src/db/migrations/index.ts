@@ -1,0 +1,9 @@
+import type { Migration } from 'kysely/migration'
+import * as foundation from './0001-foundation.ts'
+import * as subscriptions from './0002-subscriptions.ts'
+
+/** Every migration, in order; names never change once released. */
+export const migrations: Record<string, Migration> = {
+  '0001-foundation': foundation,
+  '0002-subscriptions': subscriptions,
+}

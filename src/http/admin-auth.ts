@@ -1,0 +1,59 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { StoreRow } from '../db/database.ts'
+import { AppError } from '../lib/errors.ts'
+import { sha256Hex } from '../lib/secrets.ts'
+
+export interface AdminContext {
+  keyId: string
+  store: StoreRow
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    admin: AdminContext | null
+  }
+}
+
+export interface AdminKeyLookup {
+  findActiveKey(keyHash: string): Promise<AdminContext | undefined>
+  recordUse(keyId: string, at: Date): Promise<void>
+}
+
+// Recording last use on every request would turn each read into a write; once a minute per key tells enough.
+const TOUCH_INTERVAL_MS = 60_000
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (!header) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  if (!match) throw new AppError('unauthenticated', 'Authorization must be "Bearer <credential>"')
+  return match[1]
+}
+
+/** Admin API keys: the key names its store, and every admin route sees that store only. */
+export function createAdminAuthenticator(keys: AdminKeyLookup) {
+  const lastTouched = new Map<string, number>()
+
+  return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
+    const token = bearerToken(request)
+    if (!token) throw new AppError('unauthenticated', 'this route needs an admin API key: Authorization: Bearer <key>')
+    const found = await keys.findActiveKey(sha256Hex(token))
+    if (!found) throw new AppError('unauthenticated', 'the admin API key is not valid or was revoked')
+    request.admin = found
+    const now = Date.now()
+    if ((lastTouched.get(found.keyId) ?? 0) + TOUCH_INTERVAL_MS < now) {
+      lastTouched.set(found.keyId, now)
+      keys.recordUse(found.keyId, new Date(now)).catch((error) => request.log.warn({ err: error }, 'could not record key use'))
+    }
+  }
+}
+
+export function registerAdminContext(app: FastifyInstance): void {
+  app.decorateRequest('admin', null)
+}
+
+/** The authenticated admin's store; only call on routes behind the admin authenticator. */
+export function adminStore(request: FastifyRequest): StoreRow {
+  if (!request.admin) throw new AppError('unauthenticated', 'this route needs an admin API key')
+  return request.admin.store
+}

@@ -1,0 +1,14 @@
+// ISO 4217 codes this runtime knows; the ICU list that ships with Node is kept current.
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
+
+export function isCurrency(code: string): boolean {
+  return CURRENCIES.has(code)
+}
+
+/** Largest amount in minor units one price may hold: keeps price x quantity well inside PostgreSQL bigint and JS safe integers. */
+export const MAX_AMOUNT = 1_000_000_000
+
+export interface Money {
+  amount: number
+  currency: string
+}

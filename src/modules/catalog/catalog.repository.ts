@@ -1,0 +1,105 @@
+import type { Executor, PlanRow, ProductRow } from '../../db/database.ts'
+import type { Insertable, Updateable } from 'kysely'
+import type { PlansTable, ProductsTable } from '../../db/database.ts'
+
+export type PlanWithProduct = PlanRow & { platform_product_id: string; store_hash: string }
+export type ProductWithStore = ProductRow & { store_hash: string }
+
+export interface ListFilter {
+  limit: number
+  afterId?: string | undefined
+}
+
+function productsQuery(db: Executor) {
+  return db.selectFrom('products as p').innerJoin('stores as s', 's.id', 'p.store_id').selectAll('p').select('s.store_hash')
+}
+
+function plansQuery(db: Executor) {
+  return db
+    .selectFrom('plans as pl')
+    .innerJoin('products as p', 'p.id', 'pl.product_id')
+    .innerJoin('stores as s', 's.id', 'pl.store_id')
+    .selectAll('pl')
+    .select(['p.platform_product_id', 's.store_hash'])
+}
+
+export function findProduct(db: Executor, id: string, storeId?: string): Promise<ProductWithStore | undefined> {
+  let query = productsQuery(db).where('p.id', '=', id)
+  if (storeId) query = query.where('p.store_id', '=', storeId)
+  return query.executeTakeFirst()
+}
+
+export function listProducts(
+  db: Executor,
+  storeId: string,
+  filter: ListFilter & { active?: boolean | undefined; platformProductId?: string | undefined },
+): Promise<ProductWithStore[]> {
+  let query = productsQuery(db).where('p.store_id', '=', storeId)
+  if (filter.active !== undefined) query = query.where('p.active', '=', filter.active)
+  if (filter.platformProductId !== undefined) query = query.where('p.platform_product_id', '=', filter.platformProductId)
+  if (filter.afterId) query = query.where('p.id', '<', filter.afterId)
+  return query.orderBy('p.id', 'desc').limit(filter.limit + 1).execute()
+}
+
+export function insertProduct(db: Executor, product: Insertable<ProductsTable>): Promise<ProductRow> {
+  return db.insertInto('products').values(product).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updateProduct(db: Executor, storeId: string, id: string, changes: Updateable<ProductsTable>): Promise<ProductRow | undefined> {
+  return db.updateTable('products').set(changes).where('id', '=', id).where('store_id', '=', storeId).returningAll().executeTakeFirst()
+}
+
+export async function deleteProduct(db: Executor, storeId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('products').where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
+  return result.numDeletedRows > 0n
+}
+
+export function findPlan(db: Executor, id: string, storeId?: string): Promise<PlanWithProduct | undefined> {
+  let query = plansQuery(db).where('pl.id', '=', id)
+  if (storeId) query = query.where('pl.store_id', '=', storeId)
+  return query.executeTakeFirst()
+}
+
+export function listPlans(
+  db: Executor,
+  storeId: string,
+  filter: ListFilter & { productId?: string | undefined; active?: boolean | undefined; productActive?: boolean | undefined },
+): Promise<PlanWithProduct[]> {
+  let query = plansQuery(db).where('pl.store_id', '=', storeId)
+  if (filter.productId !== undefined) query = query.where('pl.product_id', '=', filter.productId)
+  if (filter.active !== undefined) query = query.where('pl.active', '=', filter.active)
+  if (filter.productActive !== undefined) query = query.where('p.active', '=', filter.productActive)
+  if (filter.afterId) query = query.where('pl.id', '<', filter.afterId)
+  return query.orderBy('pl.id', 'desc').limit(filter.limit + 1).execute()
+}
+
+/** Active plans of an active product, found by the platform's ids: what a storefront widget may offer. */
+export function listStorefrontPlans(db: Executor, storeHash: string, platformProductId: string): Promise<PlanWithProduct[]> {
+  return plansQuery(db)
+    .where('s.store_hash', '=', storeHash)
+    .where('p.platform_product_id', '=', platformProductId)
+    .where('p.active', '=', true)
+    .where('pl.active', '=', true)
+    .orderBy('pl.id')
+    .execute()
+}
+
+export function findProductByPlatformId(db: Executor, storeHash: string, platformProductId: string): Promise<ProductWithStore | undefined> {
+  return productsQuery(db)
+    .where('s.store_hash', '=', storeHash)
+    .where('p.platform_product_id', '=', platformProductId)
+    .executeTakeFirst()
+}
+
+export function insertPlan(db: Executor, plan: Insertable<PlansTable>): Promise<PlanRow> {
+  return db.insertInto('plans').values(plan).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updatePlan(db: Executor, storeId: string, id: string, changes: Updateable<PlansTable>): Promise<PlanRow | undefined> {
+  return db.updateTable('plans').set(changes).where('id', '=', id).where('store_id', '=', storeId).returningAll().executeTakeFirst()
+}
+
+export async function deletePlan(db: Executor, storeId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('plans').where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
+  return result.numDeletedRows > 0n
+}

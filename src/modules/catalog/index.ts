@@ -1,0 +1,5 @@
+export { Plan, Product, StorefrontPlans, catalogSchemas, type PlanView, type ProductView } from './catalog.schemas.ts'
+export { createCatalogService, type CatalogService } from './catalog.service.ts'
+export { createPublicCatalog, type PublicCatalog } from './public-catalog.service.ts'
+export { catalogAdminRoutes } from './catalog.routes.ts'
+export { publicCatalogRoutes } from './public-catalog.routes.ts'

@@ -1,0 +1,110 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { IdParams, problemResponses, Ref } from '../../http/schemas.ts'
+import type { App } from '../../http/types.ts'
+import type { PublicCatalog } from './public-catalog.service.ts'
+import {
+  LegacyStorefrontParams,
+  LegacyStorefrontQuery,
+  Plan,
+  PlanPage,
+  Product,
+  ProductPage,
+  PublicPlanListQuery,
+  PublicProductListQuery,
+  StorefrontPlans,
+  StorefrontPlansQuery,
+} from './catalog.schemas.ts'
+
+// Browsers and CDNs may reuse a plan list for a minute; If-None-Match makes the next check cheap.
+const STOREFRONT_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=300'
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  return ifNoneMatch === '*' || ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
+}
+
+/** Reads without credentials: storefront widgets and anyone browsing the catalogue. */
+export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicCatalog: PublicCatalog }): Promise<void> {
+  async function sendStorefrontPlans(request: FastifyRequest, reply: FastifyReply, storeHash: string, platformProductId: string) {
+    const answer = await publicCatalog.storefrontPlans(storeHash, platformProductId)
+    reply.header('etag', answer.etag).header('cache-control', STOREFRONT_CACHE_CONTROL)
+    if (matches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send()
+    return reply.type('application/json; charset=utf-8').send(answer.body)
+  }
+
+  const storefrontResponses = {
+    200: Ref(StorefrontPlans),
+    304: { description: 'Not modified: the ETag in If-None-Match is current', type: 'null' },
+  }
+
+  app.get('/storefront/plans', {
+    schema: {
+      operationId: 'listStorefrontPlans',
+      summary: 'Plans a storefront widget may offer for one product',
+      description:
+        'Active plans of an active product, for widgets on any origin (CORS open). An unknown store or product answers an empty list. ' +
+        'Answers carry an ETag; send it back in If-None-Match for a 304.',
+      tags: ['Storefront'],
+      security: [],
+      querystring: StorefrontPlansQuery,
+      response: storefrontResponses,
+    },
+  }, async (request, reply) => sendStorefrontPlans(request, reply, request.query.store_hash, request.query.platform_product_id))
+
+  app.get('/storefront/products/:platform_product_id/plans', {
+    schema: {
+      operationId: 'listStorefrontPlansByProductPath',
+      summary: 'Deprecated: use GET /api/v1/storefront/plans',
+      description: 'The first widget release read plans under the product path. Same answer as the successor route.',
+      tags: ['Storefront'],
+      security: [],
+      params: LegacyStorefrontParams,
+      querystring: LegacyStorefrontQuery,
+      response: storefrontResponses,
+    },
+  }, async (request, reply) => sendStorefrontPlans(request, reply, request.query.store_hash, request.params.platform_product_id))
+
+  app.get('/products', {
+    schema: {
+      operationId: 'listPublicProducts',
+      summary: "List a store's active products",
+      tags: ['Catalogue (public)'],
+      security: [],
+      querystring: PublicProductListQuery,
+      response: { 200: ProductPage },
+    },
+  }, async (request) => publicCatalog.listProducts(request.query))
+
+  app.get('/products/:id', {
+    schema: {
+      operationId: 'getPublicProduct',
+      summary: 'Read a product',
+      tags: ['Catalogue (public)'],
+      security: [],
+      params: IdParams('prod'),
+      response: { 200: Ref(Product), ...problemResponses(404) },
+    },
+  }, async (request) => publicCatalog.getProduct(request.params.id))
+
+  app.get('/plans', {
+    schema: {
+      operationId: 'listPublicPlans',
+      summary: "List a store's active plans",
+      tags: ['Catalogue (public)'],
+      security: [],
+      querystring: PublicPlanListQuery,
+      response: { 200: PlanPage },
+    },
+  }, async (request) => publicCatalog.listPlans(request.query))
+
+  app.get('/plans/:id', {
+    schema: {
+      operationId: 'getPublicPlan',
+      summary: 'Read a plan',
+      tags: ['Catalogue (public)'],
+      security: [],
+      params: IdParams('plan'),
+      response: { 200: Ref(Plan), ...problemResponses(404) },
+    },
+  }, async (request) => publicCatalog.getPlan(request.params.id))
+}

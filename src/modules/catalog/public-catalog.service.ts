@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import type { Db } from '../../db/database.ts'
+import { notFound } from '../../lib/errors.ts'
+import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
+import { findStoreByHash } from '../stores/index.ts'
+import * as repo from './catalog.repository.ts'
+import { presentPlan, presentProduct, storefrontOrder } from './catalog.presenters.ts'
+import type { PlanView, ProductView, StorefrontPlansView } from './catalog.schemas.ts'
+
+/** A storefront answer ready to send: serialized once, with its validator. */
+export interface StorefrontAnswer {
+  body: string
+  etag: string
+}
+
+export interface PublicCatalogOptions {
+  db: Db
+  /** How long an answer may be served from memory; writes through this process clear it at once. */
+  cacheTtlMs: number
+  maxCachedAnswers?: number
+}
+
+export type PublicCatalog = ReturnType<typeof createPublicCatalog>
+
+/**
+ * Reads anyone may make. Storefront widgets call on every product page view, so their answers are
+ * cached per (store, product) and concurrent misses share one query. Other processes' writes show
+ * within the TTL.
+ */
+export function createPublicCatalog({ db, cacheTtlMs, maxCachedAnswers = 10_000 }: PublicCatalogOptions) {
+  const cache = cacheTtlMs > 0 ? new LRUCache<string, StorefrontAnswer>({ max: maxCachedAnswers, ttl: cacheTtlMs }) : undefined
+  const inFlight = new Map<string, Promise<StorefrontAnswer>>()
+  let generation = 0
+
+  async function buildStorefrontAnswer(storeHash: string, platformProductId: string): Promise<StorefrontAnswer> {
+    const [plans, product] = await Promise.all([
+      repo.listStorefrontPlans(db, storeHash, platformProductId),
+      repo.findProductByPlatformId(db, storeHash, platformProductId),
+    ])
+    const view: StorefrontPlansView = {
+      data: plans.sort(storefrontOrder).map(presentPlan),
+      next_cursor: null,
+      ...(product?.active ? { product: presentProduct(product) } : {}),
+    }
+    const body = JSON.stringify(view)
+    return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` }
+  }
+
+  return {
+    storefrontPlans(storeHash: string, platformProductId: string): StorefrontAnswer | Promise<StorefrontAnswer> {
+      const key = `${storeHash}\u0000${platformProductId}`
+      const cached = cache?.get(key)
+      if (cached) return cached
+      const pending = inFlight.get(key)
+      if (pending) return pending
+      const startedAt = generation
+      const loading = buildStorefrontAnswer(storeHash, platformProductId)
+        .then((answer) => {
+          // A write that landed while we queried makes this answer stale: serve it once, keep it not.
+          if (startedAt === generation) cache?.set(key, answer)
+          return answer
+        })
+        .finally(() => inFlight.delete(key))
+      inFlight.set(key, loading)
+      return loading
+    },
+
+    invalidate(): void {
+      generation++
+      cache?.clear()
+      inFlight.clear()
+    },
+
+    async listProducts(query: { store_hash: string; limit: number; cursor?: string | undefined }): Promise<Page<ProductView>> {
+      const storeId = await findStoreByHash(db, query.store_hash).then((store) => store?.id)
+      if (!storeId) return { data: [], next_cursor: null }
+      const rows = await repo.listProducts(db, storeId, {
+        limit: query.limit,
+        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+        active: true,
+      })
+      return toPage(rows, query.limit, presentProduct)
+    },
+
+    async listPlans(query: { store_hash: string; product_id?: string | undefined; limit: number; cursor?: string | undefined }): Promise<Page<PlanView>> {
+      const storeId = await findStoreByHash(db, query.store_hash).then((store) => store?.id)
+      if (!storeId) return { data: [], next_cursor: null }
+      const rows = await repo.listPlans(db, storeId, {
+        limit: query.limit,
+        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+        productId: query.product_id,
+        active: true,
+        productActive: true,
+      })
+      return toPage(rows, query.limit, presentPlan)
+    },
+
+    async getProduct(id: string): Promise<ProductView> {
+      const product = await repo.findProduct(db, id)
+      if (!product) throw notFound('product', id)
+      return presentProduct(product)
+    },
+
+    async getPlan(id: string): Promise<PlanView> {
+      const plan = await repo.findPlan(db, id)
+      if (!plan) throw notFound('plan', id)
+      return presentPlan(plan)
+    },
+  }
+}

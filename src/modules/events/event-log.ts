@@ -1,0 +1,65 @@
+import type { Executor } from '../../db/database.ts'
+import { findCardNumber } from '../../lib/card-data.ts'
+import { AppError } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import type { EventType } from './event.schemas.ts'
+
+export interface NewEvent {
+  storeId: string
+  eventType: EventType
+  /** When it happened on the store's clock. */
+  occurredAt: Date
+  /** The affected entity as the API shows it; its `id` and `object` name the entity. */
+  data: { id?: string; object: string } & Record<string, unknown>
+  /** For entities without an id of their own (webhook.test pings). */
+  entityId?: string
+}
+
+export interface RecordedEvent {
+  id: string
+  event_type: EventType
+  timestamp: string
+  api_version: 'v1'
+  data: Record<string, unknown>
+  sequence: number
+}
+
+/**
+ * Appends an event to the outbox inside the caller's transaction, so the change and its event commit
+ * or vanish together. The caller holds the entity's row lock, which makes `sequence` gapless per entity.
+ */
+export async function recordEvent(trx: Executor, event: NewEvent): Promise<RecordedEvent> {
+  const entityId = event.entityId ?? event.data.id
+  if (!entityId) throw new Error('an event needs the id of the entity it is about')
+  if (findCardNumber(event.data) !== undefined) {
+    // Card numbers are refused at the edge; one reaching an event is a bug, and must not leave the service.
+    throw new AppError('internal_error', 'refusing to record an event that holds card data')
+  }
+  const last = await trx
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('sequence').as('sequence'))
+    .where('entity_id', '=', entityId)
+    .executeTakeFirst()
+  const recorded: RecordedEvent = {
+    id: newId('evt'),
+    event_type: event.eventType,
+    timestamp: event.occurredAt.toISOString(),
+    api_version: 'v1',
+    data: event.data,
+    sequence: Number(last?.sequence ?? 0) + 1,
+  }
+  await trx
+    .insertInto('events')
+    .values({
+      id: recorded.id,
+      store_id: event.storeId,
+      entity_type: event.data.object,
+      entity_id: entityId,
+      event_type: event.eventType,
+      sequence: recorded.sequence,
+      occurred_at: event.occurredAt,
+      payload: JSON.stringify(recorded),
+    })
+    .execute()
+  return recorded
+}

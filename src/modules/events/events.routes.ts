@@ -1,0 +1,52 @@
+import { Type } from 'typebox'
+import type { Db } from '../../db/database.ts'
+import { adminStore } from '../../http/admin-auth.ts'
+import { Id, PageOf, PageQuery, problemResponses, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+import type { App } from '../../http/types.ts'
+import { notFound } from '../../lib/errors.ts'
+import { decodeCursor, toPage } from '../../lib/pagination.ts'
+import { EVENT_TYPES, Event } from './event.schemas.ts'
+
+const EventListQuery = Type.Object(
+  {
+    ...PageQuery,
+    event_type: Type.Optional(StringEnum(EVENT_TYPES)),
+    entity_id: Type.Optional(Type.String({ minLength: 3, maxLength: 64, description: 'Only events about this subscription, charge or change request' })),
+    occurred_after: Type.Optional({ ...Timestamp, description: 'Only events at or after this time (store clock)' }),
+    occurred_before: Type.Optional({ ...Timestamp, description: 'Only events before this time (store clock)' }),
+  },
+  { additionalProperties: false },
+)
+
+const EventPage = PageOf(Ref(Event), 'A page of events, newest first')
+
+/** The event log: every change as it was recorded, in the order it was recorded. */
+export async function eventRoutes(app: App, { db }: { db: Db }): Promise<void> {
+  app.get('/events', {
+    schema: { operationId: 'listEvents', summary: 'List events, newest first', tags: ['Events'], querystring: EventListQuery, response: { 200: EventPage } },
+  }, async (request) => {
+    const { limit, cursor, event_type, entity_id, occurred_after, occurred_before } = request.query
+    let query = db.selectFrom('events').select(['id', 'payload']).where('store_id', '=', adminStore(request).id)
+    if (event_type) query = query.where('event_type', '=', event_type)
+    if (entity_id) query = query.where('entity_id', '=', entity_id)
+    if (occurred_after) query = query.where('occurred_at', '>=', new Date(occurred_after))
+    if (occurred_before) query = query.where('occurred_at', '<', new Date(occurred_before))
+    if (cursor) query = query.where('id', '<', decodeCursor(cursor))
+    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute()
+    return toPage(rows, limit, (row) => JSON.parse(row.payload))
+  })
+
+  app.get('/events/:id', {
+    schema: {
+      operationId: 'getEvent',
+      summary: 'Read one event',
+      tags: ['Events'],
+      params: Type.Object({ id: Id('evt') }, { additionalProperties: false }),
+      response: { 200: Ref(Event), ...problemResponses(404) },
+    },
+  }, async (request) => {
+    const row = await db.selectFrom('events').select('payload').where('id', '=', request.params.id).where('store_id', '=', adminStore(request).id).executeTakeFirst()
+    if (!row) throw notFound('event', request.params.id)
+    return JSON.parse(row.payload)
+  })
+}

@@ -1,0 +1,11 @@
+export {
+  CHANGE_REQUEST_EVENT_TYPES,
+  CHARGE_EVENT_TYPES,
+  EVENT_TYPES,
+  Event,
+  SUBSCRIPTION_EVENT_TYPES,
+  eventSchemas,
+  type EventType,
+} from './event.schemas.ts'
+export { recordEvent, type NewEvent, type RecordedEvent } from './event-log.ts'
+export { eventRoutes } from './events.routes.ts'

@@ -1,0 +1,42 @@
+import { Type, type Static } from 'typebox'
+import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
+
+export const StoreMode = StringEnum(['live', 'test'] as const, { description: 'Test-mode stores charge through the test gateway and may use the test clock' })
+
+const RetryDays = Type.Array(Type.Integer({ minimum: 1, maximum: 60 }), {
+  minItems: 1,
+  maxItems: 10,
+  description: 'Days after the first failed charge on which dunning retries, ascending',
+})
+
+export const Store = Type.Object(
+  {
+    id: Id('store'),
+    object: Type.Literal('store'),
+    store_hash: Type.String({ description: "The commerce platform's store hash" }),
+    name: Type.String(),
+    mode: StoreMode,
+    timezone: Type.String({ description: 'IANA time zone; renewal dates follow its calendar', example: 'America/New_York' }),
+    currency: Currency,
+    dunning_retry_days: RetryDays,
+    renewal_reminder_days: Type.Integer({ minimum: 0, maximum: 30, description: 'Days before a renewal that subscription.renewal_upcoming is sent; 0 sends none' }),
+    past_due_cancel_days: Type.Integer({ minimum: 1, maximum: 365, description: 'Days in past_due before a subscription is cancelled' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Store', title: 'Store', additionalProperties: false },
+)
+export type StoreView = Static<typeof Store>
+
+export const UpdateStoreBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    currency: Type.Optional(Currency),
+    dunning_retry_days: Type.Optional(RetryDays),
+    renewal_reminder_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
+    past_due_cancel_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+export type UpdateStoreInput = Static<typeof UpdateStoreBody>

@@ -1,0 +1,27 @@
+import { adminStore } from '../../http/admin-auth.ts'
+import { problemResponses, Ref } from '../../http/schemas.ts'
+import type { App, AppDeps } from '../../http/types.ts'
+import { Store, UpdateStoreBody } from './store.schemas.ts'
+import { presentStore, updateStoreSettings } from './stores.service.ts'
+
+/** Admin routes for the authenticated store's own settings. */
+export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<void> {
+  app.get('/store', {
+    schema: {
+      operationId: 'getStore',
+      summary: 'Read the store the API key belongs to',
+      tags: ['Store'],
+      response: { 200: Ref(Store) },
+    },
+  }, async (request) => presentStore(adminStore(request)))
+
+  app.patch('/store', {
+    schema: {
+      operationId: 'updateStore',
+      summary: 'Change the store name, time zone, currency or billing settings',
+      tags: ['Store'],
+      body: UpdateStoreBody,
+      response: { 200: Ref(Store), ...problemResponses(404) },
+    },
+  }, async (request) => updateStoreSettings(db, adminStore(request).id, request.body, clock.now()))
+}

@@ -1,0 +1,120 @@
+import type { Db, StoreMode, StoreRow } from '../../db/database.ts'
+import { isUniqueViolation } from '../../db/errors.ts'
+import { AppError, invalidField } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { isCurrency } from '../../lib/money.ts'
+import { randomToken, sha256Hex } from '../../lib/secrets.ts'
+import { isTimeZone, toRfc3339 } from '../../lib/time.ts'
+import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
+import * as repo from './stores.repository.ts'
+
+export interface CreateStoreInput {
+  storeHash: string
+  name?: string
+  mode?: StoreMode
+  timezone?: string
+  currency?: string
+}
+
+export function presentStore(store: StoreRow): StoreView {
+  return {
+    id: store.id,
+    object: 'store',
+    store_hash: store.store_hash,
+    name: store.name,
+    mode: store.mode,
+    timezone: store.timezone,
+    currency: store.currency,
+    dunning_retry_days: store.dunning_retry_days,
+    renewal_reminder_days: store.renewal_reminder_days,
+    past_due_cancel_days: store.past_due_cancel_days,
+    created_at: toRfc3339(store.created_at),
+    updated_at: toRfc3339(store.updated_at),
+  }
+}
+
+function checkSettings(input: { timezone?: string | undefined; currency?: string | undefined; dunning_retry_days?: number[] | undefined }, at: string): void {
+  if (input.timezone !== undefined && !isTimeZone(input.timezone)) throw invalidField(`${at}/timezone`, 'is not an IANA time zone')
+  if (input.currency !== undefined && !isCurrency(input.currency)) throw invalidField(`${at}/currency`, 'is not an ISO 4217 currency code')
+  const days = input.dunning_retry_days
+  if (days && days.some((day, i) => i > 0 && day <= days[i - 1]!)) {
+    throw invalidField(`${at}/dunning_retry_days`, 'must be strictly ascending')
+  }
+}
+
+export const STORE_HASH_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+
+export async function createStore(db: Db, input: CreateStoreInput): Promise<StoreRow> {
+  if (!STORE_HASH_PATTERN.test(input.storeHash)) throw invalidField('/store_hash', 'must be 1-64 letters, digits, _ or -')
+  checkSettings(input, '')
+  try {
+    return await repo.insertStore(db, {
+      id: newId('store'),
+      store_hash: input.storeHash,
+      name: input.name ?? input.storeHash,
+      mode: input.mode ?? 'test',
+      timezone: input.timezone ?? 'UTC',
+      currency: input.currency ?? 'USD',
+    })
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError('conflict', `store ${input.storeHash} already exists`)
+    throw error
+  }
+}
+
+export async function updateStoreSettings(db: Db, storeId: string, input: UpdateStoreInput, now: Date): Promise<StoreView> {
+  checkSettings(input, '/body')
+  const updated = await repo.updateStore(db, storeId, { ...input, updated_at: now })
+  if (!updated) throw new AppError('not_found', `store ${storeId} was not found`)
+  return presentStore(updated)
+}
+
+const KEY_PREFIX_LENGTH = 12
+
+/** Makes a key of 256 random bits; only its hash is stored, so this is the one time it can be shown. */
+export async function createAdminKey(db: Db, store: StoreRow, name = 'default'): Promise<{ id: string; key: string }> {
+  if (name.trim().length === 0 || name.length > 100) throw invalidField('/name', 'must be 1-100 characters')
+  const key = `sk_${store.mode}_${randomToken(32)}`
+  const row = await repo.insertAdminKey(db, {
+    id: newId('key'),
+    store_id: store.id,
+    name,
+    key_hash: sha256Hex(key),
+    key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
+  })
+  return { id: row.id, key }
+}
+
+export async function revokeAdminKey(db: Db, keyId: string, now: Date): Promise<void> {
+  const revoked = await repo.revokeAdminKey(db, keyId, now)
+  if (!revoked) throw new AppError('not_found', `no active admin key ${keyId}`)
+}
+
+/**
+ * Makes sure the configured bootstrap store exists and accepts the configured key, leaving every
+ * other store and key as it is. Safe to run on every start and from several processes at once.
+ */
+export async function ensureBootstrapStore(db: Db, bootstrap: { storeHash: string; adminApiKey: string; mode: StoreMode }): Promise<StoreRow> {
+  const store = await repo.insertStoreIfAbsent(db, {
+    id: newId('store'),
+    store_hash: bootstrap.storeHash,
+    name: bootstrap.storeHash,
+    mode: bootstrap.mode,
+  })
+  const keyHash = sha256Hex(bootstrap.adminApiKey)
+  const existing = await repo.findKeyByHash(db, keyHash)
+  if (existing && existing.store_id !== store.id) {
+    throw new Error('BOOTSTRAP_ADMIN_API_KEY already belongs to another store')
+  }
+  if (existing?.revoked_at) {
+    await db.updateTable('admin_api_keys').set({ revoked_at: null }).where('id', '=', existing.id).execute()
+  }
+  if (!existing) {
+    await db
+      .insertInto('admin_api_keys')
+      .values({ id: newId('key'), store_id: store.id, name: 'bootstrap', key_hash: keyHash, key_prefix: bootstrap.adminApiKey.slice(0, KEY_PREFIX_LENGTH) })
+      .onConflict((oc) => oc.column('key_hash').doNothing())
+      .execute()
+  }
+  return store
+}

@@ -1,0 +1,106 @@
+import type { ChangeSet, Db, StoreRow } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { AppError, notFound } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
+import { recordEvent, type EventType } from '../events/index.ts'
+import { storeNow } from '../stores/index.ts'
+import { assertChangeAllowed } from './subscription-state.ts'
+import { applyMutation, lockForActor, type Actor, type Mutation } from './subscription-mutation.ts'
+import { presentChangeRequest } from './subscription.presenter.ts'
+import type { ChangeRequestView } from './subscription.schemas.ts'
+import { cadenceChange, requireSwapTarget } from './subscriptions.service.ts'
+import { findChangeRequest, insertChangeRequest, listChangeRequests, lockChangeRequest, lockSubscription } from './subscriptions.repository.ts'
+
+export type ChangeRequestService = ReturnType<typeof createChangeRequestService>
+
+/** Subscribers on business (b2b) plans propose quantity, plan or interval changes; the merchant decides. */
+export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock }) {
+  async function decide(store: StoreRow, id: string, reason: string | undefined, approve: boolean): Promise<ChangeRequestView> {
+    return db.transaction().execute(async (trx) => {
+      const request = await lockChangeRequest(trx, store.id, id)
+      if (!request) throw notFound('change request', id)
+      if (request.status !== 'pending') throw new AppError('invalid_state', `change request ${id} is already ${request.status}`)
+      const subscription = await lockSubscription(trx, store.id, request.subscription_id)
+      if (!subscription) throw notFound('subscription', request.subscription_id)
+      const now = storeNow(store, clock)
+      let effectiveAt: Date | null = null
+      if (approve) {
+        assertChangeAllowed(subscription.status, 'request_change')
+        const changes = request.changes
+        const set: Mutation['set'] = {}
+        const events: EventType[] = []
+        if (changes.plan_id && changes.plan_id !== subscription.plan_id) {
+          const plan = await requireSwapTarget(trx, store, subscription, changes.plan_id, '/changes/plan_id')
+          Object.assign(set, { plan_id: plan.id, product_id: plan.product_id, amount: plan.amount }, cadenceChange(subscription, plan.interval, plan.interval_count))
+          events.push('subscription.swapped')
+        }
+        if (changes.interval) Object.assign(set, cadenceChange(subscription, changes.interval, changes.interval_count ?? 1))
+        if (changes.quantity) set.quantity = changes.quantity
+        if (events.length === 0) events.push('subscription.updated')
+        // Applied now, the change shapes the next charge: the period already paid keeps its terms.
+        effectiveAt = subscription.next_charge_at ?? now
+        await applyMutation(trx, store, subscription, { set, events }, now)
+      }
+      const decided = await trx
+        .updateTable('change_requests')
+        .set({ status: approve ? 'approved' : 'rejected', decision_reason: reason ?? null, decided_at: now, effective_at: effectiveAt, updated_at: now })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      const view = presentChangeRequest(decided)
+      await recordEvent(trx, { storeId: store.id, eventType: approve ? 'change_request.approved' : 'change_request.rejected', occurredAt: now, data: view })
+      return view
+    })
+  }
+
+  return {
+    async request(store: StoreRow, subscriptionId: string, actor: Actor, input: { changes: ChangeSet; note?: string | undefined }): Promise<ChangeRequestView> {
+      return db.transaction().execute(async (trx) => {
+        const subscription = await lockForActor(trx, store, subscriptionId, actor)
+        assertChangeAllowed(subscription.status, 'request_change')
+        const plan = await trx.selectFrom('plans').select('b2b').where('id', '=', subscription.plan_id).executeTakeFirstOrThrow()
+        if (!plan.b2b) throw new AppError('invalid_state', 'change requests are for business plans; change this subscription directly')
+        if (input.changes.plan_id) await requireSwapTarget(trx, store, subscription, input.changes.plan_id, '/body/changes/plan_id')
+        const now = storeNow(store, clock)
+        const row = await insertChangeRequest(trx, {
+          id: newId('cr'),
+          store_id: store.id,
+          subscription_id: subscription.id,
+          status: 'pending',
+          changes: JSON.stringify(input.changes),
+          note: input.note ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        const view = presentChangeRequest(row)
+        await recordEvent(trx, { storeId: store.id, eventType: 'change_request.created', occurredAt: now, data: view })
+        return view
+      })
+    },
+
+    approve: (store: StoreRow, id: string, reason?: string) => decide(store, id, reason, true),
+    reject: (store: StoreRow, id: string, reason?: string) => decide(store, id, reason, false),
+
+    async get(store: StoreRow, id: string): Promise<ChangeRequestView> {
+      const row = await findChangeRequest(db, store.id, id)
+      if (!row) throw notFound('change request', id)
+      return presentChangeRequest(row)
+    },
+
+    async list(
+      store: StoreRow,
+      query: { limit: number; cursor?: string | undefined; status?: string | undefined; subscription_id?: string | undefined },
+      actor: Actor,
+    ): Promise<Page<ChangeRequestView>> {
+      const rows = await listChangeRequests(db, store.id, {
+        limit: query.limit,
+        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+        status: query.status,
+        subscriptionId: query.subscription_id,
+        subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : undefined,
+      })
+      return toPage(rows, query.limit, presentChangeRequest)
+    },
+  }
+}

@@ -1,0 +1,7 @@
+export { ChangeRequest, Subscription, subscriptionSchemas, type SubscriptionView } from './subscription.schemas.ts'
+export { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
+export { createCheckoutService, type CheckoutService } from './checkout.service.ts'
+export { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
+export { processDueWork, type DueCounts } from './due-work.ts'
+export { subscriptionAdminRoutes } from './subscriptions.routes.ts'
+export type { Actor } from './subscription-mutation.ts'

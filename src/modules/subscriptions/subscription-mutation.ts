@@ -1,0 +1,62 @@
+import type { Updateable } from 'kysely'
+import type { Db, Executor, StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { notFound } from '../../lib/errors.ts'
+import { recordEvent, type EventType } from '../events/index.ts'
+import { storeNow } from '../stores/index.ts'
+import { presentSubscription } from './subscription.presenter.ts'
+import type { SubscriptionView } from './subscription.schemas.ts'
+import { lockSubscription, updateSubscription } from './subscriptions.repository.ts'
+
+/** Who acts: the merchant through the admin API, or a subscriber on their own subscriptions only. */
+export type Actor = { kind: 'admin' } | { kind: 'subscriber'; subscriberId: string } | { kind: 'system' }
+
+export interface Mutation {
+  set: Updateable<SubscriptionsTable>
+  /** Events in the order they happened; each carries the subscription as it is after the change. */
+  events: EventType[]
+  /** The event time, when it is not "now" (due work happens at its due time). */
+  at?: Date
+}
+
+export interface MutationContext {
+  trx: Executor
+  subscription: SubscriptionRow
+  store: StoreRow
+  now: Date
+}
+
+/** Locks a subscription the actor may see (another subscriber's is simply not found). */
+export async function lockForActor(trx: Executor, store: StoreRow, id: string, actor: Actor): Promise<SubscriptionRow> {
+  const subscription = await lockSubscription(trx, store.id, id)
+  if (!subscription || (actor.kind === 'subscriber' && subscription.subscriber_id !== actor.subscriberId)) {
+    throw notFound('subscription', id)
+  }
+  return subscription
+}
+
+/** Applies a change and records its events in one transaction, holding the row lock throughout. */
+export async function applyMutation(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date): Promise<SubscriptionView> {
+  const updated = await updateSubscription(trx, subscription.id, mutation.set, now)
+  const view = presentSubscription(updated, store.store_hash)
+  for (const eventType of mutation.events) {
+    await recordEvent(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view })
+  }
+  return view
+}
+
+export function createMutator(db: Db, clock: Clock) {
+  return async function mutate(
+    store: StoreRow,
+    id: string,
+    actor: Actor,
+    decide: (context: MutationContext) => Mutation | Promise<Mutation>,
+  ): Promise<SubscriptionView> {
+    return db.transaction().execute(async (trx) => {
+      const subscription = await lockForActor(trx, store, id, actor)
+      const now = storeNow(store, clock)
+      const mutation = await decide({ trx, subscription, store, now })
+      return applyMutation(trx, store, subscription, mutation, now)
+    })
+  }
+}

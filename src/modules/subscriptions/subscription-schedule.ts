@@ -1,0 +1,60 @@
+import type { PlanInterval, SubscriptionRow } from '../../db/database.ts'
+import { addDays, periodAt } from '../../lib/calendar.ts'
+
+/**
+ * Billing dates as data. The invariant every function keeps: the next charge pays period
+ * `period_index + 1` counted from `billing_anchor_at`, and starts it (prepaid plans pay a block of
+ * periods at once, so their next charge comes at the end of the block).
+ */
+export interface Schedule {
+  billing_anchor_at: Date | null
+  period_index: number
+  current_period_start: Date | null
+  current_period_end: Date | null
+  next_charge_at: Date | null
+  prepaid_cycles_remaining: number | null
+}
+
+export interface Cadence {
+  interval: PlanInterval
+  interval_count: number
+  prepaid_cycles: number | null
+}
+
+/** When a new subscription becomes active: after its trial, counted from its start. */
+export function activationTime(start: Date, trialDays: number, timeZone: string): Date {
+  return trialDays > 0 ? addDays(start, trialDays, timeZone) : start
+}
+
+/**
+ * The schedule from the moment a subscription becomes active. The checkout's own order paid the first
+ * period (or prepaid block) unless a trial preceded it: then the first charge is due at activation.
+ */
+export function scheduleAtActivation(at: Date, cadence: Cadence, afterTrial: boolean, timeZone: string): Schedule {
+  if (afterTrial) {
+    return {
+      billing_anchor_at: at,
+      period_index: -1,
+      current_period_start: null,
+      current_period_end: null,
+      next_charge_at: at,
+      prepaid_cycles_remaining: cadence.prepaid_cycles,
+    }
+  }
+  const first = periodAt(at, cadence.interval, cadence.interval_count, 0, timeZone)
+  const block = cadence.prepaid_cycles ?? 1
+  return {
+    billing_anchor_at: at,
+    period_index: 0,
+    current_period_start: first.start,
+    current_period_end: first.end,
+    next_charge_at: periodAt(at, cadence.interval, cadence.interval_count, block, timeZone).start,
+    prepaid_cycles_remaining: cadence.prepaid_cycles === null ? null : cadence.prepaid_cycles - 1,
+  }
+}
+
+/** A new cadence takes effect at the next charge: the paid current period is left as it is. */
+export function reanchorAtNextCharge(subscription: Pick<SubscriptionRow, 'next_charge_at'>): Pick<Schedule, 'billing_anchor_at' | 'period_index'> | undefined {
+  if (!subscription.next_charge_at) return undefined
+  return { billing_anchor_at: subscription.next_charge_at, period_index: -1 }
+}

@@ -1,0 +1,71 @@
+import type { ChangeRequestRow, SubscriberRow, SubscriptionRow } from '../../db/database.ts'
+import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
+import type { ChangeRequestView, SubscriberView, SubscriptionView } from './subscription.schemas.ts'
+
+export function presentSubscription(row: SubscriptionRow, storeHash: string): SubscriptionView {
+  return {
+    id: row.id,
+    object: 'subscription',
+    store_hash: storeHash,
+    subscriber_id: row.subscriber_id,
+    plan_id: row.plan_id,
+    product_id: row.product_id,
+    platform_order_id: row.platform_order_id,
+    status: row.status,
+    quantity: row.quantity,
+    amount: row.amount,
+    currency: row.currency,
+    interval: row.interval,
+    interval_count: row.interval_count,
+    payment_instrument_id: row.payment_instrument_id,
+    shipping_address: row.shipping_address ?? null,
+    start_at: toRfc3339(row.start_at),
+    current_period_start: toRfc3339OrNull(row.current_period_start),
+    current_period_end: toRfc3339OrNull(row.current_period_end),
+    next_charge_at: toRfc3339OrNull(row.next_charge_at),
+    skip_next: row.skip_next,
+    paused_at: toRfc3339OrNull(row.paused_at),
+    resume_at: toRfc3339OrNull(row.resume_at),
+    cancel_at_period_end: row.cancel_at_period_end,
+    cancelled_at: toRfc3339OrNull(row.cancelled_at),
+    cancellation_reason: row.cancellation_reason,
+    gift: row.gift ?? null,
+    prepaid:
+      row.prepaid_cycles_total !== null
+        ? { cycles_total: row.prepaid_cycles_total, cycles_remaining: row.prepaid_cycles_remaining ?? 0 }
+        : null,
+    latest_charge_id: row.latest_charge_id,
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+    version: row.version,
+  }
+}
+
+export function presentSubscriber(row: SubscriberRow, storeHash: string): SubscriberView {
+  return {
+    id: row.id,
+    object: 'subscriber',
+    store_hash: storeHash,
+    email: row.email,
+    name: row.name,
+    shipping_address: row.shipping_address ?? null,
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+  }
+}
+
+export function presentChangeRequest(row: ChangeRequestRow): ChangeRequestView {
+  return {
+    id: row.id,
+    object: 'change_request',
+    subscription_id: row.subscription_id,
+    status: row.status,
+    changes: row.changes,
+    note: row.note,
+    decision_reason: row.decision_reason,
+    decided_at: toRfc3339OrNull(row.decided_at),
+    effective_at: toRfc3339OrNull(row.effective_at),
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+  }
+}

@@ -1,0 +1,211 @@
+import { Type, type Static } from 'typebox'
+import { Amount, Currency, Id, Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+
+export const SUBSCRIPTION_STATUSES = ['pending', 'active', 'paused', 'past_due', 'cancelled', 'expired'] as const
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
+
+export const ShippingAddress = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    line1: Type.String({ minLength: 1, maxLength: 200 }),
+    line2: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    city: Type.String({ minLength: 1, maxLength: 100 }),
+    state: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    postal_code: Type.String({ minLength: 1, maxLength: 20 }),
+    country: Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2', example: 'US' }),
+    phone: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
+  },
+  { $id: 'ShippingAddress', title: 'ShippingAddress', additionalProperties: false },
+)
+
+export const Subscription = Type.Object(
+  {
+    id: Id('sub'),
+    object: Type.Literal('subscription'),
+    store_hash: Type.String(),
+    subscriber_id: Id('cus'),
+    plan_id: Id('plan'),
+    product_id: Id('prod'),
+    platform_order_id: Type.String({ description: 'The platform order whose checkout created it' }),
+    status: StringEnum(SUBSCRIPTION_STATUSES),
+    quantity: Type.Integer({ minimum: 1 }),
+    amount: Amount,
+    currency: Currency,
+    interval: StringEnum(['day', 'week', 'month', 'year'] as const),
+    interval_count: Type.Integer({ minimum: 1 }),
+    payment_instrument_id: Type.String({ description: "The commerce platform vault's instrument id; never card data" }),
+    shipping_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false })),
+    start_at: { ...Timestamp, description: 'When it became or becomes active (after any trial)' },
+    current_period_start: Nullable(Timestamp),
+    current_period_end: Nullable(Timestamp),
+    next_charge_at: Nullable(Timestamp),
+    skip_next: Type.Boolean(),
+    paused_at: Nullable(Timestamp),
+    resume_at: Nullable(Timestamp),
+    cancel_at_period_end: Type.Boolean(),
+    cancelled_at: Nullable(Timestamp),
+    cancellation_reason: Nullable(Type.String()),
+    gift: Nullable(
+      Type.Object(
+        { gifter_email: Type.String({ format: 'email' }), recipient_email: Type.String({ format: 'email' }), message: Nullable(Type.String()) },
+        { additionalProperties: false },
+      ),
+    ),
+    prepaid: Nullable(
+      Type.Object({ cycles_total: Type.Integer({ minimum: 2 }), cycles_remaining: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    ),
+    latest_charge_id: Nullable(Id('ch'), { description: 'The most recent charge attempt' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    version: Type.Integer({ minimum: 1, description: 'Grows by one with every change' }),
+  },
+  { $id: 'Subscription', title: 'Subscription', additionalProperties: false },
+)
+export type SubscriptionView = Static<typeof Subscription>
+
+export const CHANGE_REQUEST_STATUSES = ['pending', 'approved', 'rejected'] as const
+
+export const ChangeRequest = Type.Object(
+  {
+    id: Id('cr'),
+    object: Type.Literal('change_request'),
+    subscription_id: Id('sub'),
+    status: StringEnum(CHANGE_REQUEST_STATUSES),
+    changes: Type.Object(
+      {
+        quantity: Type.Optional(Type.Integer({ minimum: 1 })),
+        plan_id: Type.Optional(Id('plan')),
+        interval: Type.Optional(StringEnum(['day', 'week', 'month', 'year'] as const)),
+        interval_count: Type.Optional(Type.Integer({ minimum: 1 })),
+      },
+      { additionalProperties: false, minProperties: 1 },
+    ),
+    note: Nullable(Type.String()),
+    decision_reason: Nullable(Type.String()),
+    decided_at: Nullable(Timestamp),
+    effective_at: Nullable(Timestamp, { description: 'When an approved change takes effect: the start of the next period' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'ChangeRequest', title: 'ChangeRequest', additionalProperties: false },
+)
+export type ChangeRequestView = Static<typeof ChangeRequest>
+
+const Email = Type.String({ format: 'email', maxLength: 254 })
+const PlanInterval = StringEnum(['day', 'week', 'month', 'year'] as const)
+
+export const Subscriber = Type.Object(
+  {
+    id: Id('cus'),
+    object: Type.Literal('subscriber'),
+    store_hash: Type.String(),
+    email: Email,
+    name: Nullable(Type.String()),
+    shipping_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false })),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Subscriber', title: 'Subscriber', additionalProperties: false },
+)
+export type SubscriberView = Static<typeof Subscriber>
+
+export const SubscriptionWithSubscriber = Type.Object(
+  { ...Subscription.properties, subscriber: Ref(Subscriber) },
+  { $id: 'SubscriptionWithSubscriber', title: 'SubscriptionWithSubscriber', additionalProperties: false },
+)
+
+const PaymentInstrumentId = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: "The commerce platform vault's instrument id (never a card number)",
+  example: 'instr_9f8e7d',
+})
+
+export const CheckoutBody = Type.Object(
+  {
+    platform_order_id: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0 })], {
+      description: 'The platform order that paid the first period; the same order twice creates nothing new',
+    }),
+    email: Email,
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    shipping_address: Type.Optional(Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false }))),
+    payment_instrument_id: PaymentInstrumentId,
+    items: Type.Array(
+      Type.Object({ plan_id: Id('plan'), quantity: Type.Integer({ minimum: 1, maximum: 10_000 }) }, { additionalProperties: false }),
+      { minItems: 1, maxItems: 50 },
+    ),
+    start_at: Type.Optional({ ...Timestamp, description: 'A later start; the checkout still paid the first period' }),
+    gift: Type.Optional(
+      Type.Object(
+        { recipient_email: Email, message: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))) },
+        { additionalProperties: false, description: 'The recipient becomes the subscriber; the buyer is the gifter' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type CheckoutInput = Static<typeof CheckoutBody>
+
+export const CheckoutResult = Type.Object(
+  { data: Type.Array(Ref(Subscription)) },
+  { $id: 'CheckoutResult', title: 'CheckoutResult', additionalProperties: false, description: 'One subscription per item, in item order' },
+)
+
+export const PauseBody = Type.Object(
+  { resume_at: Type.Optional(Nullable({ ...Timestamp, description: 'Resume by itself then; must be in the future' })) },
+  { additionalProperties: false },
+)
+export const CancelBody = Type.Object(
+  {
+    at_period_end: Type.Optional(Type.Boolean({ default: false, description: 'true: keep it until the paid period ends' })),
+    reason: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+)
+export const SwapBody = Type.Object({ plan_id: Id('plan') }, { additionalProperties: false })
+export const QuantityBody = Type.Object({ quantity: Type.Integer({ minimum: 1, maximum: 10_000 }) }, { additionalProperties: false })
+export const IntervalBody = Type.Object(
+  { interval: PlanInterval, interval_count: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 1 })) },
+  { additionalProperties: false },
+)
+export const ShippingAddressBody = Type.Object({ shipping_address: Type.Object(ShippingAddress.properties, { additionalProperties: false }) }, { additionalProperties: false })
+export const PaymentInstrumentBody = Type.Object({ payment_instrument_id: PaymentInstrumentId }, { additionalProperties: false })
+
+export const ChangeRequestBody = Type.Object(
+  {
+    changes: Type.Object(
+      {
+        quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+        plan_id: Type.Optional(Id('plan')),
+        interval: Type.Optional(PlanInterval),
+        interval_count: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
+      },
+      { additionalProperties: false, minProperties: 1 },
+    ),
+    note: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+)
+export const DecisionBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })
+
+export const SubscriptionListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(StringEnum(SUBSCRIPTION_STATUSES)),
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: "The subscriber's email" })),
+    plan_id: Type.Optional(Id('plan')),
+  },
+  { additionalProperties: false },
+)
+export const ChangeRequestListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(StringEnum(CHANGE_REQUEST_STATUSES)),
+    subscription_id: Type.Optional(Id('sub')),
+  },
+  { additionalProperties: false },
+)
+
+export const subscriptionSchemas = [Subscriber, SubscriptionWithSubscriber, CheckoutResult]

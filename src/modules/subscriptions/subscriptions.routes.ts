@@ -1,0 +1,141 @@
+import { Type, type TSchema } from 'typebox'
+import { adminStore } from '../../http/admin-auth.ts'
+import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
+import type { App } from '../../http/types.ts'
+import type { ChangeRequestService } from './change-requests.service.ts'
+import type { CheckoutService } from './checkout.service.ts'
+import type { Actor } from './subscription-mutation.ts'
+import {
+  CancelBody,
+  ChangeRequest,
+  ChangeRequestListQuery,
+  CheckoutBody,
+  CheckoutResult,
+  DecisionBody,
+  IntervalBody,
+  PauseBody,
+  PaymentInstrumentBody,
+  QuantityBody,
+  ShippingAddressBody,
+  Subscription,
+  SubscriptionListQuery,
+  SubscriptionWithSubscriber,
+  SwapBody,
+} from './subscription.schemas.ts'
+import type { SubscriptionService } from './subscriptions.service.ts'
+
+const ADMIN: Actor = { kind: 'admin' }
+
+export interface SubscriptionRouteDeps {
+  subscriptions: SubscriptionService
+  checkouts: CheckoutService
+  changeRequests: ChangeRequestService
+}
+
+/** The merchant's view of subscriptions: ingest checkouts, read, and act on a subscriber's behalf. */
+export async function subscriptionAdminRoutes(app: App, { subscriptions, checkouts, changeRequests }: SubscriptionRouteDeps): Promise<void> {
+  const Params = IdParams('sub')
+
+  app.post('/checkouts', {
+    schema: {
+      operationId: 'ingestCheckout',
+      summary: 'Turn a completed platform checkout into subscriptions',
+      description:
+        'One subscription per item. Idempotent by `platform_order_id`: the same order again creates nothing and answers the same subscriptions; ' +
+        'the same order with other contents is 409 `conflict`.',
+      tags: ['Subscriptions'],
+      body: CheckoutBody,
+      response: { 201: Ref(CheckoutResult), ...problemResponses(404) },
+    },
+  }, async (request, reply) => {
+    const outcome = await checkouts.checkout(adminStore(request), request.body)
+    return reply.code(201).send({ data: outcome.data })
+  })
+
+  app.get('/subscriptions', {
+    schema: {
+      operationId: 'listSubscriptions',
+      summary: 'List subscriptions, newest first',
+      tags: ['Subscriptions'],
+      querystring: SubscriptionListQuery,
+      response: { 200: PageOf(Ref(Subscription), 'A page of subscriptions, newest first') },
+    },
+  }, async (request) => subscriptions.list(adminStore(request), request.query, ADMIN))
+
+  app.get('/subscriptions/:id', {
+    schema: {
+      operationId: 'getSubscription',
+      summary: 'Read a subscription with its subscriber',
+      tags: ['Subscriptions'],
+      params: Params,
+      response: { 200: Ref(SubscriptionWithSubscriber), ...problemResponses(404) },
+    },
+  }, async (request) => subscriptions.getWithSubscriber(adminStore(request), request.params.id))
+
+  const action = (
+    path: string,
+    operationId: string,
+    summary: string,
+    body: TSchema | undefined,
+    run: (store: ReturnType<typeof adminStore>, id: string, input: any) => Promise<unknown>,
+  ) =>
+    app.post(`/subscriptions/:id/${path}`, {
+      schema: {
+        operationId,
+        summary,
+        tags: ['Subscriptions'],
+        params: Params,
+        ...(body ? { body } : {}),
+        response: { 200: Ref(Subscription), ...problemResponses(404, 409) },
+      },
+    }, async (request) => run(adminStore(request), request.params.id, request.body ?? {}) as never)
+
+  action('pause', 'pauseSubscription', 'Pause, optionally until a date', PauseBody, (store, id, input) => subscriptions.pause(store, id, ADMIN, input))
+  action('resume', 'resumeSubscription', 'Resume a paused subscription', undefined, (store, id) => subscriptions.resume(store, id, ADMIN))
+  action('cancel', 'cancelSubscription', 'Cancel now or at the end of the paid period', CancelBody, (store, id, input) => subscriptions.cancel(store, id, ADMIN, input))
+  action('skip', 'skipNextRenewal', 'Skip the next renewal (no charge; the period advances)', undefined, (store, id) => subscriptions.skip(store, id, ADMIN))
+  action('unskip', 'unskipNextRenewal', 'Undo a skip of the next renewal', undefined, (store, id) => subscriptions.unskip(store, id, ADMIN))
+  action('swap', 'swapSubscriptionPlan', 'Move to another plan of the same store and currency from the next period', SwapBody, (store, id, input) => subscriptions.swap(store, id, ADMIN, input))
+  action('quantity', 'changeSubscriptionQuantity', 'Change the quantity from the next charge', QuantityBody, (store, id, input) => subscriptions.changeQuantity(store, id, ADMIN, input))
+  action('interval', 'changeSubscriptionInterval', 'Change how often it renews, from the next charge', IntervalBody, (store, id, input) => subscriptions.changeInterval(store, id, ADMIN, input))
+  action('shipping-address', 'updateSubscriptionShippingAddress', 'Change where it ships', ShippingAddressBody, (store, id, input) => subscriptions.updateShippingAddress(store, id, ADMIN, input))
+  action('payment-instrument', 'updateSubscriptionPaymentInstrument', 'Charge another vault instrument from now on', PaymentInstrumentBody, (store, id, input) => subscriptions.updatePaymentInstrument(store, id, ADMIN, input))
+
+  const RequestParams = IdParams('cr')
+
+  app.get('/change-requests', {
+    schema: {
+      operationId: 'listChangeRequests',
+      summary: 'List B2B change requests, newest first',
+      tags: ['Change requests'],
+      querystring: ChangeRequestListQuery,
+      response: { 200: PageOf(Ref(ChangeRequest), 'A page of change requests, newest first') },
+    },
+  }, async (request) => changeRequests.list(adminStore(request), request.query, ADMIN))
+
+  app.get('/change-requests/:id', {
+    schema: { operationId: 'getChangeRequest', summary: 'Read a change request', tags: ['Change requests'], params: RequestParams, response: { 200: Ref(ChangeRequest), ...problemResponses(404) } },
+  }, async (request) => changeRequests.get(adminStore(request), request.params.id))
+
+  app.post('/change-requests/:id/approve', {
+    schema: {
+      operationId: 'approveChangeRequest',
+      summary: 'Approve: the change applies from the next period',
+      tags: ['Change requests'],
+      params: RequestParams,
+      body: Type.Optional(DecisionBody),
+      response: { 200: Ref(ChangeRequest), ...problemResponses(404, 409) },
+    },
+  }, async (request) => changeRequests.approve(adminStore(request), request.params.id, request.body?.reason))
+
+  app.post('/change-requests/:id/reject', {
+    schema: {
+      operationId: 'rejectChangeRequest',
+      summary: 'Reject a change request',
+      tags: ['Change requests'],
+      params: RequestParams,
+      body: Type.Optional(DecisionBody),
+      response: { 200: Ref(ChangeRequest), ...problemResponses(404, 409) },
+    },
+  }, async (request) => changeRequests.reject(adminStore(request), request.params.id, request.body?.reason))
+}

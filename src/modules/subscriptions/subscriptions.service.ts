@@ -1,0 +1,175 @@
+import type { Db, Executor, PlanInterval, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { AppError, invalidField, notFound } from '../../lib/errors.ts'
+import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
+import { storeNow } from '../stores/index.ts'
+import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
+import { createMutator, type Actor, type Mutation } from './subscription-mutation.ts'
+import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
+import { reanchorAtNextCharge } from './subscription-schedule.ts'
+import type { SubscriptionView } from './subscription.schemas.ts'
+import { findSubscriber, findSubscription, listSubscriptions } from './subscriptions.repository.ts'
+
+export type SubscriptionService = ReturnType<typeof createSubscriptionService>
+
+/** The plan a subscription may move to: same store, still sold, same currency. */
+export async function requireSwapTarget(trx: Executor, store: StoreRow, subscription: SubscriptionRow, planId: string, path: string) {
+  const plan = await trx.selectFrom('plans').selectAll().where('id', '=', planId).where('store_id', '=', store.id).executeTakeFirst()
+  if (!plan) throw notFound('plan', planId)
+  if (!plan.active) throw invalidField(path, 'is an archived plan')
+  if (plan.currency !== subscription.currency) {
+    throw invalidField(path, `is priced in ${plan.currency}; this subscription is billed in ${subscription.currency}`)
+  }
+  return plan
+}
+
+/** B2B plans change by request: a subscriber proposes, the merchant decides. */
+export async function assertDirectChangeAllowed(trx: Executor, subscription: SubscriptionRow, actor: Actor): Promise<void> {
+  if (actor.kind !== 'subscriber') return
+  const plan = await trx.selectFrom('plans').select('b2b').where('id', '=', subscription.plan_id).executeTakeFirst()
+  if (plan?.b2b) throw new AppError('invalid_state', 'this is a business plan: propose the change as a change request for the merchant to approve')
+}
+
+export function cadenceChange(subscription: SubscriptionRow, interval: PlanInterval, intervalCount: number): Mutation['set'] {
+  if (interval === subscription.interval && intervalCount === subscription.interval_count) return {}
+  return { interval, interval_count: intervalCount, ...reanchorAtNextCharge(subscription) }
+}
+
+export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock }) {
+  const mutate = createMutator(db, clock)
+
+  function change(store: StoreRow, id: string, actor: Actor, action: ChangeAction, decide: Parameters<typeof mutate>[3]) {
+    return mutate(store, id, actor, async (context) => {
+      assertChangeAllowed(context.subscription.status, action)
+      return decide(context)
+    })
+  }
+
+  return {
+    async get(store: StoreRow, id: string, actor: Actor): Promise<SubscriptionView> {
+      const row = await findSubscription(db, store.id, id)
+      if (!row || (actor.kind === 'subscriber' && row.subscriber_id !== actor.subscriberId)) throw notFound('subscription', id)
+      return presentSubscription(row, store.store_hash)
+    },
+
+    async getWithSubscriber(store: StoreRow, id: string) {
+      const row = await findSubscription(db, store.id, id)
+      if (!row) throw notFound('subscription', id)
+      const subscriber = await findSubscriber(db, store.id, row.subscriber_id)
+      if (!subscriber) throw notFound('subscriber', row.subscriber_id)
+      return { ...presentSubscription(row, store.store_hash), subscriber: presentSubscriber(subscriber, store.store_hash) }
+    },
+
+    async list(
+      store: StoreRow,
+      query: { limit: number; cursor?: string | undefined; status?: string | undefined; email?: string | undefined; plan_id?: string | undefined },
+      actor: Actor,
+    ): Promise<Page<SubscriptionView>> {
+      const rows = await listSubscriptions(db, store.id, {
+        limit: query.limit,
+        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+        status: query.status,
+        email: query.email,
+        planId: query.plan_id,
+        subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : undefined,
+      })
+      return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+    },
+
+    pause(store: StoreRow, id: string, actor: Actor, input: { resume_at?: string | null | undefined }) {
+      return mutate(store, id, actor, ({ subscription, now }) => {
+        const resumeAt = input.resume_at ? new Date(input.resume_at) : null
+        if (resumeAt && resumeAt <= now) throw invalidField('/body/resume_at', 'must be in the future')
+        return { set: { status: transition(subscription.status, 'pause'), paused_at: now, resume_at: resumeAt }, events: ['subscription.paused'] }
+      })
+    },
+
+    resume(store: StoreRow, id: string, actor: Actor) {
+      return mutate(store, id, actor, ({ subscription }) => ({
+        set: { status: transition(subscription.status, 'resume'), paused_at: null, resume_at: null },
+        events: ['subscription.resumed'],
+      }))
+    },
+
+    cancel(store: StoreRow, id: string, actor: Actor, input: { at_period_end?: boolean | undefined; reason?: string | undefined }) {
+      return mutate(store, id, actor, ({ subscription, now }) => {
+        const reason = input.reason ?? null
+        // Nothing paid is left to run out on a pending subscription, so it ends at once.
+        if (input.at_period_end && subscription.status !== 'pending') {
+          transition(subscription.status, 'cancel')
+          return { set: { cancel_at_period_end: true, cancellation_reason: reason }, events: ['subscription.updated'] }
+        }
+        return {
+          set: {
+            status: transition(subscription.status, 'cancel'),
+            cancelled_at: now,
+            cancellation_reason: reason,
+            cancel_at_period_end: false,
+            next_charge_at: null,
+            resume_at: null,
+          },
+          events: ['subscription.cancelled'],
+        }
+      })
+    },
+
+    skip(store: StoreRow, id: string, actor: Actor) {
+      return change(store, id, actor, 'skip', ({ subscription }) => {
+        if (subscription.skip_next) throw new AppError('invalid_state', 'the next renewal is already skipped')
+        if (!subscription.next_charge_at) throw new AppError('invalid_state', 'there is no scheduled renewal to skip')
+        return { set: { skip_next: true }, events: ['subscription.skipped'] }
+      })
+    },
+
+    unskip(store: StoreRow, id: string, actor: Actor) {
+      return change(store, id, actor, 'unskip', ({ subscription }) => {
+        if (!subscription.skip_next) throw new AppError('invalid_state', 'the next renewal is not skipped')
+        return { set: { skip_next: false }, events: ['subscription.unskipped'] }
+      })
+    },
+
+    swap(store: StoreRow, id: string, actor: Actor, input: { plan_id: string }) {
+      return change(store, id, actor, 'swap', async ({ trx, subscription }) => {
+        await assertDirectChangeAllowed(trx, subscription, actor)
+        const plan = await requireSwapTarget(trx, store, subscription, input.plan_id, '/body/plan_id')
+        if (plan.id === subscription.plan_id) throw new AppError('invalid_state', 'the subscription is already on this plan')
+        return {
+          set: { plan_id: plan.id, product_id: plan.product_id, amount: plan.amount, ...cadenceChange(subscription, plan.interval, plan.interval_count) },
+          events: ['subscription.swapped'],
+        }
+      })
+    },
+
+    changeQuantity(store: StoreRow, id: string, actor: Actor, input: { quantity: number }) {
+      return change(store, id, actor, 'change_quantity', async ({ trx, subscription }) => {
+        await assertDirectChangeAllowed(trx, subscription, actor)
+        return { set: { quantity: input.quantity }, events: ['subscription.updated'] }
+      })
+    },
+
+    changeInterval(store: StoreRow, id: string, actor: Actor, input: { interval: PlanInterval; interval_count?: number | undefined }) {
+      return change(store, id, actor, 'change_interval', async ({ trx, subscription }) => {
+        await assertDirectChangeAllowed(trx, subscription, actor)
+        const set = cadenceChange(subscription, input.interval, input.interval_count ?? 1)
+        if (Object.keys(set).length === 0) throw new AppError('invalid_state', 'the subscription already renews on this interval')
+        return { set, events: ['subscription.updated'] }
+      })
+    },
+
+    updateShippingAddress(store: StoreRow, id: string, actor: Actor, input: { shipping_address: ShippingAddressValue }) {
+      return change(store, id, actor, 'update_shipping_address', () => ({
+        set: { shipping_address: JSON.stringify(input.shipping_address) },
+        events: ['shipping.address_updated'],
+      }))
+    },
+
+    updatePaymentInstrument(store: StoreRow, id: string, actor: Actor, input: { payment_instrument_id: string }) {
+      return change(store, id, actor, 'update_payment_instrument', () => ({
+        set: { payment_instrument_id: input.payment_instrument_id },
+        events: ['subscription.payment_instrument_updated'],
+      }))
+    },
+
+    storeNow: (store: StoreRow) => storeNow(store, clock),
+  }
+}

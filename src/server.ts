@@ -1,0 +1,67 @@
+import { buildApp } from './app.ts'
+import { loadConfig } from './config.ts'
+import { connectDatabase } from './db/connect.ts'
+import { migrateToLatest } from './db/migrate.ts'
+import { ensureDemoData, type DemoData } from './demo/demo-data.ts'
+import { startWorker } from './jobs/catalogue.ts'
+import { systemClock } from './lib/clock.ts'
+import { ensureBootstrapStore } from './modules/stores/index.ts'
+
+const startedAt = performance.now()
+const config = loadConfig()
+const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+await migrateToLatest(database.db)
+if (config.bootstrap) await ensureBootstrapStore(database.db, config.bootstrap)
+const demo = config.seedDemoData ? await ensureDemoData(database.db, config.dataDir) : undefined
+const app = await buildApp({ database, config })
+
+const worker = config.role === 'api' ? undefined : await startWorker(database.db, systemClock, app.log)
+
+let stopping = false
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return
+  stopping = true
+  app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+  const force = setTimeout(() => {
+    app.log.error('shutdown timed out; exiting')
+    process.exit(1)
+  }, config.shutdownTimeoutMs)
+  force.unref()
+  try {
+    await worker?.stop()
+    await app.close()
+    await database.close()
+    process.exit(0)
+  } catch (error) {
+    app.log.error({ err: error }, 'shutdown failed')
+    process.exit(1)
+  }
+}
+process.once('SIGTERM', () => void shutdown('SIGTERM'))
+process.once('SIGINT', () => void shutdown('SIGINT'))
+
+await app.listen({ port: config.port, host: config.host })
+const address = app.server.address()
+const port = typeof address === 'object' && address ? address.port : config.port
+const origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+printBanner(origin, demo)
+
+function printBanner(origin: string, demo: DemoData | undefined): void {
+  const lines = [
+    '',
+    `Subscription billing API ready in ${Math.round(performance.now() - startedAt)} ms (${database.engine}: ${database.location}, role ${config.role})`,
+    `  API base URL   ${origin}/api/v1`,
+    `  API reference  ${origin}/docs`,
+    `  OpenAPI        ${origin}/api/v1/openapi.json`,
+    `  Health         ${origin}/healthz   ${origin}/readyz   ${origin}/metrics`,
+  ]
+  if (demo) {
+    lines.push(
+      `  Demo store     ${demo.storeHash} (test mode)`,
+      `  Demo admin key ${demo.adminKey}`,
+      `  Try            curl '${origin}/api/v1/storefront/plans?store_hash=${demo.storeHash}&platform_product_id=${demo.platformProductId}'`,
+      `                 curl -H 'Authorization: Bearer ${demo.adminKey}' ${origin}/api/v1/admin/plans`,
+    )
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`)
+}

@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+
+const SERVER_ENTRY = new URL('../../src/server.ts', import.meta.url).pathname
+
+export interface RunningServer {
+  child: ChildProcess
+  origin: string
+  /** Everything the process printed so far. */
+  output(): string
+  /** Milliseconds from spawn until the start banner appeared. */
+  startMs: number
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `src/server.ts` as `npm start` would, on a free port, and waits for its banner. */
+export async function startServer(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningServer> {
+  const { DATABASE_URL: _ignored, ...inherited } = process.env
+  const started = performance.now()
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let text = ''
+  child.stdout!.on('data', (chunk) => (text += chunk))
+  child.stderr!.on('data', (chunk) => (text += chunk))
+  const origin = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${text}`)), timeoutMs)
+    const check = () => {
+      const match = /API base URL\s+(http:\/\/[^\s]+)\/api\/v1/.exec(text)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    }
+    child.stdout!.on('data', check)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited with ${code} before starting:\n${text}`))
+    })
+  })
+  const startMs = performance.now() - started
+  return {
+    child,
+    origin,
+    startMs,
+    output: () => text,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null) return child.exitCode
+      const exited = once(child, 'exit')
+      child.kill(signal)
+      const [code] = await exited
+      return code as number | null
+    },
+  }
+}
+
+/** Runs `src/server.ts` expecting it to fail at start; resolves with its exit code and output. */
+export async function startServerExpectingFailure(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const { DATABASE_URL: _ignored, ...inherited } = process.env
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    env: { ...inherited, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const [code] = await once(child, 'exit')
+  return { code: code as number | null, output }
+}
