@@ -9,11 +9,17 @@ import { ensureBootstrapStore } from './modules/stores/index.ts'
 
 const startedAt = performance.now()
 const config = loadConfig()
-const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+let warn: (message: string) => void = (message) => process.stderr.write(`${message}\n`)
+const database = await connectDatabase({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  onIdleConnectionError: (error) => warn(`database dropped an idle connection: ${error.message}`),
+})
 await migrateToLatest(database.db)
 if (config.bootstrap) await ensureBootstrapStore(database.db, config.bootstrap)
 const demo = config.seedDemoData ? await ensureDemoData(database.db, config.dataDir) : undefined
 const app = await buildApp({ database, config })
+warn = (message) => app.log.warn(message)
 
 const worker = config.role === 'api' ? undefined : await startWorker(database.db, systemClock, app.log)
 

@@ -21,22 +21,26 @@ export interface ConnectOptions {
   /** Directory for the embedded database; `memory://` keeps it in memory (tests). */
   dataDir?: string
   poolSize?: number
+  /** Told when the server drops an idle pooled connection (restart, failover); the pool replaces it. */
+  onIdleConnectionError?: (error: Error) => void
 }
 
 const INT8_OID = 20
 const NUMERIC_OID = 1700
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10) : connectPglite(options.dataDir ?? './data')
+  return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError) : connectPglite(options.dataDir ?? './data')
 }
 
-function connectPostgres(url: string, max: number): DatabaseHandle {
+function connectPostgres(url: string, max: number, onIdleConnectionError?: (error: Error) => void): DatabaseHandle {
   // Counts and sums come back as int8/numeric; every value we store fits a JS number exactly.
   const types = {
     getTypeParser: (oid: number, format?: any) =>
       oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format),
   }
   const pool = new pg.Pool({ connectionString: url, max, types } as pg.PoolConfig)
+  // Without a listener, an idle client killed by the server would crash the process.
+  pool.on('error', (error) => onIdleConnectionError?.(error))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   const parsed = new URL(url)
   return { db, engine: 'postgres', location: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() }

@@ -62,7 +62,7 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
     const at = now()
     const kinds = Object.keys(handlers)
     if (kinds.length === 0) return []
-    return db
+    const claimed = await db
       .updateTable('jobs')
       .set((eb) => ({ locked_until: new Date(at.getTime() + leaseMs), locked_by: workerId, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', (eb) =>
@@ -81,6 +81,22 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
       )
       .returningAll()
       .execute()
+    // UPDATE ... RETURNING gives rows in no particular order; run them in the order they fell due.
+    return claimed.sort((a, b) => a.run_at.getTime() - b.run_at.getTime() || a.id - b.id)
+  }
+
+  /**
+   * Jobs of a batch run one after another, so a later job's lease is renewed just before it starts:
+   * false when another worker took it over meanwhile (this worker stalled past the lease).
+   */
+  async function renewLease(job: JobRow): Promise<boolean> {
+    const renewed = await db
+      .updateTable('jobs')
+      .set({ locked_until: new Date(now().getTime() + leaseMs) })
+      .where('id', '=', job.id)
+      .where('locked_by', '=', workerId)
+      .executeTakeFirst()
+    return Number(renewed.numUpdatedRows) === 1
   }
 
   async function finish(job: JobRow, result: JobResult | void): Promise<void> {
@@ -116,7 +132,8 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
   /** Claims one batch and runs it; returns how many jobs ran. */
   async function runOnce(): Promise<number> {
     const jobs = await claim()
-    for (const job of jobs) {
+    for (const [index, job] of jobs.entries()) {
+      if (index > 0 && !(await renewLease(job))) continue
       const handler = handlers[job.kind]!
       try {
         await finish(job, await handler(job))

@@ -27,11 +27,13 @@ export function containsCardNumber(text: string): boolean {
 }
 
 /**
- * Walks any JSON-like value and returns the JSON pointer of the first string that holds a card number,
+ * Walks any JSON-like value and returns the JSON pointer of the first string or integer that holds a card number,
  * so the error can say where without repeating the value.
  */
 export function findCardNumber(value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return containsCardNumber(value) ? path || '/' : undefined
+  // A card number sent as a JSON number (an integer order id field, say) is still a card number.
+  if (typeof value === 'number') return Number.isSafeInteger(value) && containsCardNumber(String(value)) ? path || '/' : undefined
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = findCardNumber(value[i], `${path}/${i}`)

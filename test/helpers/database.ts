@@ -24,7 +24,7 @@ export async function createTestDatabase(): Promise<DatabaseHandle> {
   await admin.end()
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  const handle = await connectDatabase({ databaseUrl: url.toString(), poolSize: 5 })
+  const handle = await connectDatabase({ databaseUrl: url.toString(), poolSize: 5, onIdleConnectionError: () => {} })
   await migrateToLatest(handle.db)
   return {
     ...handle,
@@ -32,6 +32,12 @@ export async function createTestDatabase(): Promise<DatabaseHandle> {
       await handle.close()
       const dropper = new pg.Client({ connectionString: adminUrl })
       await dropper.connect()
+      // Servers a test started may still be closing their sessions; FORCE is the backstop, not the plan.
+      for (let tries = 0; tries < 50; tries++) {
+        const { rows } = await dropper.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name])
+        if (rows[0].n === 0) break
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await dropper.end()
     },

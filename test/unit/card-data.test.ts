@@ -36,7 +36,12 @@ describe('card number detection', () => {
     assert.equal(findCardNumber({ a: [{ b: 'x' }, { c: '4111 1111 1111 1111' }] }), '/a/1/c')
     assert.equal(findCardNumber({ 'we/ird~': '4111111111111111' }), '/we~1ird~0')
     assert.equal(findCardNumber({ ['4111111111111111']: 'x' }), '/4111111111111111')
-    assert.equal(findCardNumber({ amount: 4111111111111111 }), undefined, 'numbers are not strings')
+  })
+
+  test('an integer is a card number when its digits are one (an order id sent as a number, say)', () => {
+    assert.equal(findCardNumber({ order: { platform_order_id: 4111111111111111 } }), '/order/platform_order_id')
+    assert.equal(findCardNumber({ amount: 4111111111111112 }), undefined, 'fails the Luhn check')
+    assert.equal(findCardNumber({ amount: 1999 }), undefined)
   })
 
   test('masks card numbers in free text and leaves other digits alone', () => {

@@ -29,37 +29,65 @@ export interface RecordedEvent {
  * or vanish together. The caller holds the entity's row lock, which makes `sequence` gapless per entity.
  */
 export async function recordEvent(trx: Executor, event: NewEvent): Promise<RecordedEvent> {
+  const entityId = entityIdOf(event)
+  const last = await trx
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('sequence').as('sequence'))
+    .where('entity_id', '=', entityId)
+    .executeTakeFirst()
+  const { recorded, row } = eventRow(event, entityId, Number(last?.sequence ?? 0) + 1)
+  await trx.insertInto('events').values(row).execute()
+  return recorded
+}
+
+/**
+ * The first events of entities created in this same transaction, in one statement: nothing can have
+ * been recorded about them before, so each entity's sequence starts at 1 in the order given.
+ */
+export async function recordEventsOfNewEntities(trx: Executor, events: NewEvent[]): Promise<RecordedEvent[]> {
+  if (events.length === 0) return []
+  const nextSequence = new Map<string, number>()
+  const built = events.map((event) => {
+    const entityId = entityIdOf(event)
+    const sequence = (nextSequence.get(entityId) ?? 0) + 1
+    nextSequence.set(entityId, sequence)
+    return eventRow(event, entityId, sequence)
+  })
+  await trx
+    .insertInto('events')
+    .values(built.map(({ row }) => row))
+    .execute()
+  return built.map(({ recorded }) => recorded)
+}
+
+function entityIdOf(event: NewEvent): string {
   const entityId = event.entityId ?? event.data.id
   if (!entityId) throw new Error('an event needs the id of the entity it is about')
   if (findCardNumber(event.data) !== undefined) {
     // Card numbers are refused at the edge; one reaching an event is a bug, and must not leave the service.
     throw new AppError('internal_error', 'refusing to record an event that holds card data')
   }
-  const last = await trx
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('sequence').as('sequence'))
-    .where('entity_id', '=', entityId)
-    .executeTakeFirst()
+  return entityId
+}
+
+function eventRow(event: NewEvent, entityId: string, sequence: number) {
   const recorded: RecordedEvent = {
     id: newId('evt'),
     event_type: event.eventType,
     timestamp: event.occurredAt.toISOString(),
     api_version: 'v1',
     data: event.data,
-    sequence: Number(last?.sequence ?? 0) + 1,
+    sequence,
   }
-  await trx
-    .insertInto('events')
-    .values({
-      id: recorded.id,
-      store_id: event.storeId,
-      entity_type: event.data.object,
-      entity_id: entityId,
-      event_type: event.eventType,
-      sequence: recorded.sequence,
-      occurred_at: event.occurredAt,
-      payload: JSON.stringify(recorded),
-    })
-    .execute()
-  return recorded
+  const row = {
+    id: recorded.id,
+    store_id: event.storeId,
+    entity_type: event.data.object,
+    entity_id: entityId,
+    event_type: event.eventType,
+    sequence,
+    occurred_at: event.occurredAt,
+    payload: JSON.stringify(recorded),
+  }
+  return { recorded, row }
 }

@@ -9,7 +9,7 @@ import { assertChangeAllowed } from './subscription-state.ts'
 import { applyMutation, lockForActor, type Actor, type Mutation } from './subscription-mutation.ts'
 import { presentChangeRequest } from './subscription.presenter.ts'
 import type { ChangeRequestView } from './subscription.schemas.ts'
-import { cadenceChange, requireSwapTarget } from './subscriptions.service.ts'
+import { cadenceChange, planTerms, requireSwapTarget } from './subscriptions.service.ts'
 import { findChangeRequest, insertChangeRequest, listChangeRequests, lockChangeRequest, lockSubscription } from './subscriptions.repository.ts'
 
 export type ChangeRequestService = ReturnType<typeof createChangeRequestService>
@@ -31,8 +31,12 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
         const set: Mutation['set'] = {}
         const events: EventType[] = []
         if (changes.plan_id && changes.plan_id !== subscription.plan_id) {
-          const plan = await requireSwapTarget(trx, store, subscription, changes.plan_id, '/changes/plan_id')
-          Object.assign(set, { plan_id: plan.id, product_id: plan.product_id, amount: plan.amount }, cadenceChange(subscription, plan.interval, plan.interval_count))
+          const plan = await requireSwapTarget(trx, store, subscription, changes.plan_id, '/changes/plan_id').catch((error: unknown) => {
+            // The plan was fine when proposed; archived or gone since, the request can only be rejected.
+            if (error instanceof AppError) throw new AppError('invalid_state', 'the requested plan can no longer be subscribed to; reject this request')
+            throw error
+          })
+          Object.assign(set, planTerms(subscription, plan))
           events.push('subscription.swapped')
         }
         if (changes.interval) Object.assign(set, cadenceChange(subscription, changes.interval, changes.interval_count ?? 1))

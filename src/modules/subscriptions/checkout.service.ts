@@ -3,12 +3,12 @@ import type { Db, Executor, PlanRow, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
-import { recordEvent, type EventType } from '../events/index.ts'
+import { recordEventsOfNewEntities, type EventType, type NewEvent } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import { activationTime, scheduleAtActivation } from './subscription-schedule.ts'
 import type { CheckoutInput, SubscriptionView } from './subscription.schemas.ts'
-import { findSubscriptionsByIds, insertSubscription, upsertSubscriber } from './subscriptions.repository.ts'
+import { findSubscriptionsByIds, insertSubscriptions, upsertSubscriber } from './subscriptions.repository.ts'
 
 export interface CheckoutOutcome {
   data: SubscriptionView[]
@@ -21,8 +21,30 @@ export type CheckoutService = ReturnType<typeof createCheckoutService>
 // A start this close to now is "now": clocks of the platform and of this service differ a little.
 const START_NOW_TOLERANCE_MS = 60_000
 
+/**
+ * The fingerprint of what a checkout asked for, insensitive to key order, to the order id's JSON type
+ * and to the case of emails, so a platform retrying the same order is recognised as the same request.
+ */
 function checkoutHash(input: CheckoutInput): string {
-  return createHash('sha256').update(JSON.stringify({ ...input, email: input.email.toLowerCase() })).digest('hex')
+  const normalised = {
+    ...input,
+    platform_order_id: String(input.platform_order_id),
+    email: input.email.toLowerCase(),
+    ...(input.gift ? { gift: { ...input.gift, recipient_email: input.gift.recipient_email.toLowerCase() } } : {}),
+  }
+  return createHash('sha256').update(JSON.stringify(canonical(normalised))).digest('hex')
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical)
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    )
+  }
+  return value
 }
 
 async function requirePlans(trx: Executor, store: StoreRow, input: CheckoutInput): Promise<PlanRow[]> {
@@ -50,10 +72,13 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
       const orderId = String(input.platform_order_id)
       const hash = checkoutHash(input)
 
+      // Ids are chosen before the order is claimed, so the claim row already names what it created.
+      const subscriptionIds = input.items.map(() => newId('sub'))
+
       return db.transaction().execute(async (trx) => {
         const claimed = await trx
           .insertInto('checkouts')
-          .values({ store_id: store.id, platform_order_id: orderId, request_hash: hash, subscription_ids: [] })
+          .values({ store_id: store.id, platform_order_id: orderId, request_hash: hash, subscription_ids: subscriptionIds })
           .onConflict((oc) => oc.columns(['store_id', 'platform_order_id']).doNothing())
           .returning('platform_order_id')
           .executeTakeFirst()
@@ -74,21 +99,20 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
         })
         const gift = input.gift ? { gifter_email: email, recipient_email: recipient, message: input.gift.message ?? null } : null
 
-        const created: SubscriptionView[] = []
-        for (const [index, item] of input.items.entries()) {
+        const rows = input.items.map((item, index) => {
           const plan = plans[index]!
           const activeAt = activationTime(startAt, plan.trial_days, store.timezone)
           const startsNow = activeAt.getTime() <= now.getTime() + START_NOW_TOLERANCE_MS && plan.trial_days === 0
           const cadence = { interval: plan.interval, interval_count: plan.interval_count, prepaid_cycles: plan.prepaid_cycles }
           const schedule = startsNow ? scheduleAtActivation(now, cadence, false, store.timezone) : undefined
-          const row = await insertSubscription(trx, {
-            id: newId('sub'),
+          return {
+            id: subscriptionIds[index]!,
             store_id: store.id,
             subscriber_id: subscriber.id,
             plan_id: plan.id,
             product_id: plan.product_id,
             platform_order_id: orderId,
-            status: startsNow ? 'active' : 'pending',
+            status: startsNow ? ('active' as const) : ('pending' as const),
             quantity: item.quantity,
             amount: plan.amount,
             currency: plan.currency,
@@ -104,21 +128,21 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
             prepaid_cycles_remaining: schedule ? schedule.prepaid_cycles_remaining : plan.prepaid_cycles,
             created_at: now,
             updated_at: now,
-          })
-          const view = presentSubscription(row, store.store_hash)
-          const events: EventType[] = ['subscription.created']
-          if (gift) events.push('subscription.gifted')
-          if (startsNow) events.push('subscription.activated')
-          if (startsNow && plan.prepaid_cycles !== null) events.push('prepaid.order_created')
-          for (const eventType of events) await recordEvent(trx, { storeId: store.id, eventType, occurredAt: now, data: view })
-          created.push(view)
+          }
+        })
+        const inserted = await insertSubscriptions(trx, rows)
+        const byId = new Map(inserted.map((row) => [row.id, row]))
+        const created = subscriptionIds.map((id) => presentSubscription(byId.get(id)!, store.store_hash))
+
+        const events: NewEvent[] = []
+        for (const view of created) {
+          const eventTypes: EventType[] = ['subscription.created']
+          if (gift) eventTypes.push('subscription.gifted')
+          if (view.status === 'active') eventTypes.push('subscription.activated')
+          if (view.status === 'active' && view.prepaid !== null) eventTypes.push('prepaid.order_created')
+          for (const eventType of eventTypes) events.push({ storeId: store.id, eventType, occurredAt: now, data: view })
         }
-        await trx
-          .updateTable('checkouts')
-          .set({ subscription_ids: created.map((subscription) => subscription.id) })
-          .where('store_id', '=', store.id)
-          .where('platform_order_id', '=', orderId)
-          .execute()
+        await recordEventsOfNewEntities(trx, events)
         return { data: created, replayed: false }
       })
     },

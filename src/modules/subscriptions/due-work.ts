@@ -38,7 +38,7 @@ export function dueMutation(kind: DueKind, subscription: SubscriptionRow, store:
       return { set: { status: transition(subscription.status, 'resume'), paused_at: null, resume_at: null }, events: ['subscription.resumed'], at: dueAt }
     case 'cancellation':
       return {
-        set: { status: transition(subscription.status, 'cancel'), cancelled_at: dueAt, cancel_at_period_end: false, next_charge_at: null },
+        set: { status: transition(subscription.status, 'cancel'), cancelled_at: dueAt, cancel_at_period_end: false, next_charge_at: null, resume_at: null },
         events: ['subscription.cancelled'],
         at: dueAt,
       }

@@ -39,8 +39,8 @@ export function listSubscriptions(db: Executor, storeId: string, filter: Subscri
   return query.orderBy('s.id', 'desc').limit(filter.limit + 1).execute()
 }
 
-export function insertSubscription(trx: Executor, row: Insertable<SubscriptionsTable>): Promise<SubscriptionRow> {
-  return trx.insertInto('subscriptions').values(row).returningAll().executeTakeFirstOrThrow()
+export function insertSubscriptions(trx: Executor, rows: Insertable<SubscriptionsTable>[]): Promise<SubscriptionRow[]> {
+  return trx.insertInto('subscriptions').values(rows).returningAll().execute()
 }
 
 /** Applies a change and bumps the version; the caller holds the row lock. */

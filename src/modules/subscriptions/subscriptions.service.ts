@@ -1,4 +1,4 @@
-import type { Db, Executor, PlanInterval, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
+import type { Db, Executor, PlanInterval, PlanRow, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
@@ -28,6 +28,18 @@ export async function assertDirectChangeAllowed(trx: Executor, subscription: Sub
   if (actor.kind !== 'subscriber') return
   const plan = await trx.selectFrom('plans').select('b2b').where('id', '=', subscription.plan_id).executeTakeFirst()
   if (plan?.b2b) throw new AppError('invalid_state', 'this is a business plan: propose the change as a change request for the merchant to approve')
+}
+
+/** What a subscription takes from the plan it moves to; applied from the next period. */
+export function planTerms(subscription: SubscriptionRow, plan: PlanRow): Mutation['set'] {
+  return {
+    plan_id: plan.id,
+    product_id: plan.product_id,
+    amount: plan.amount,
+    prepaid_cycles_total: plan.prepaid_cycles,
+    prepaid_cycles_remaining: plan.prepaid_cycles,
+    ...cadenceChange(subscription, plan.interval, plan.interval_count),
+  }
 }
 
 export function cadenceChange(subscription: SubscriptionRow, interval: PlanInterval, intervalCount: number): Mutation['set'] {
@@ -134,7 +146,7 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
         const plan = await requireSwapTarget(trx, store, subscription, input.plan_id, '/body/plan_id')
         if (plan.id === subscription.plan_id) throw new AppError('invalid_state', 'the subscription is already on this plan')
         return {
-          set: { plan_id: plan.id, product_id: plan.product_id, amount: plan.amount, ...cadenceChange(subscription, plan.interval, plan.interval_count) },
+          set: planTerms(subscription, plan),
           events: ['subscription.swapped'],
         }
       })
