@@ -32,6 +32,15 @@ import {
   subscriptionSchemas,
 } from './modules/subscriptions/index.ts'
 import { findActiveKeyByHash, Store, storeRoutes, touchKey } from './modules/stores/index.ts'
+import { portalRoutes } from './modules/portal/index.ts'
+import {
+  createPortalAuthenticator,
+  createPortalSessions,
+  portalAuthRoutes,
+  portalAuthSchemas,
+  registerPortalContext,
+  resolveSessionSecret,
+} from './modules/portal-auth/index.ts'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -44,7 +53,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -79,6 +88,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
   registerErrorHandling(app)
   registerVersioning(app)
   registerAdminContext(app)
+  registerPortalContext(app)
   // Widgets on other origins read public answers, so resources may be embedded cross-origin.
   await app.register(helmet, { global: true, contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } })
   await app.register(rateLimit, {
@@ -98,7 +108,8 @@ export async function buildApp({ database, config, clock = systemClock, logger }
   registerCardDataGuard(app)
   registerIdempotency(app, {
     db,
-    scopeOf: (request) => (request.admin ? `store:${request.admin.store.id}` : `ip:${request.ip}`),
+    scopeOf: (request) =>
+      request.admin ? `store:${request.admin.store.id}` : request.portal ? `subscriber:${request.portal.subscriberId}` : `ip:${request.ip}`,
   })
 
   const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
@@ -106,6 +117,18 @@ export async function buildApp({ database, config, clock = systemClock, logger }
   const subscriptions = createSubscriptionService({ db, clock })
   const checkouts = createCheckoutService({ db, clock })
   const changeRequests = createChangeRequestService({ db, clock })
+
+  const sessions = createPortalSessions({
+    secret: await resolveSessionSecret({ configured: config.jwtSecret, engine: database.engine, dataDir: config.dataDir, db }),
+    issuer: config.jwtIssuer,
+    clock,
+  })
+  const authenticatePortal = createPortalAuthenticator({ db, sessions })
+
+  await app.register(async (portal) => {
+    await portal.register(portalAuthRoutes, { ...deps, sessions, authenticatePortal })
+    await portal.register(portalRoutes, { db, subscriptions, changeRequests, authenticatePortal })
+  }, { prefix: '/api/v1/portal' })
 
   await app.register(async (publicApi) => {
     // Widgets run on storefront origins; nothing here depends on cookies, so any origin may read.

@@ -12,6 +12,11 @@ const Env = Type.Object({
   PORTAL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  JWT_ISSUER: Type.String({ minLength: 1, default: 'subscription-billing' }),
+  SMTP_FROM: Type.String({ minLength: 3, default: 'Subscriptions <no-reply@localhost>' }),
+  MAGIC_LINK_MAX_PER_EMAIL: Type.Integer({ minimum: 1, default: 5 }),
+  MAGIC_LINK_MAX_PER_ADDRESS: Type.Integer({ minimum: 1, default: 30 }),
+  MAGIC_LINK_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -40,7 +45,12 @@ export interface Config {
   publicUrl: string | undefined
   portalUrl: string | undefined
   smtpUrl: string | undefined
+  /** Signs portal sessions; absent, one is generated once and kept (DATA_DIR or the database). */
   jwtSecret: string | undefined
+  jwtIssuer: string
+  smtpFrom: string
+  /** Sign-in link requests allowed per email and per client address in each window. */
+  magicLinkLimits: { perEmail: number; perAddress: number; windowMs: number }
   logLevel: string
   bootstrap: { storeHash: string; adminApiKey: string; mode: 'test' | 'live' } | undefined
   seedDemoData: boolean
@@ -70,6 +80,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     portalUrl: env.PORTAL_URL,
     smtpUrl: env.SMTP_URL,
     jwtSecret: env.JWT_SECRET,
+    jwtIssuer: env.JWT_ISSUER,
+    smtpFrom: env.SMTP_FROM,
+    magicLinkLimits: { perEmail: env.MAGIC_LINK_MAX_PER_EMAIL, perAddress: env.MAGIC_LINK_MAX_PER_ADDRESS, windowMs: env.MAGIC_LINK_WINDOW_MS },
     logLevel: env.LOG_LEVEL,
     bootstrap: env.BOOTSTRAP_STORE_HASH && env.BOOTSTRAP_ADMIN_API_KEY
       ? { storeHash: env.BOOTSTRAP_STORE_HASH, adminApiKey: env.BOOTSTRAP_ADMIN_API_KEY, mode: env.BOOTSTRAP_STORE_MODE }

@@ -21,7 +21,10 @@ const demo = config.seedDemoData ? await ensureDemoData(database.db, config.data
 const app = await buildApp({ database, config })
 warn = (message) => app.log.warn(message)
 
-const worker = config.role === 'api' ? undefined : await startWorker(database.db, systemClock, app.log)
+// Known once listening (PORT=0 picks a port); sign-in links are only sent after that.
+let origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+const portalUrl = () => config.portalUrl ?? `${origin}/portal`
+const worker = config.role === 'api' ? undefined : await startWorker(database.db, systemClock, app.log, { config, portalUrl })
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {
@@ -49,7 +52,7 @@ process.once('SIGINT', () => void shutdown('SIGINT'))
 await app.listen({ port: config.port, host: config.host })
 const address = app.server.address()
 const port = typeof address === 'object' && address ? address.port : config.port
-const origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
 printBanner(origin, demo)
 
 function printBanner(origin: string, demo: DemoData | undefined): void {

@@ -201,6 +201,47 @@ export interface JobsTable {
   created_at: Timestamp
 }
 
+export interface MagicLinkTokensTable {
+  token_hash: string
+  store_id: string
+  subscriber_id: string
+  expires_at: Timestamp
+  used_at: NullableTimestamp
+  created_at: Generated<Date>
+}
+
+export interface RevokedSessionsTable {
+  jti: string
+  expires_at: Timestamp
+}
+
+export interface ServiceSecretsTable {
+  name: string
+  value: string
+  created_at: Generated<Date>
+}
+
+export type ChargeStatus = 'pending' | 'succeeded' | 'failed'
+
+export interface ChargesTable {
+  id: string
+  store_id: string
+  subscription_id: string
+  amount: number
+  currency: string
+  status: ChargeStatus
+  attempt: number
+  payment_instrument_id: string
+  idempotency_key: string
+  failure_code: string | null
+  failure_message: string | null
+  next_retry_at: NullableTimestamp
+  period_start: Timestamp
+  period_end: Timestamp
+  created_at: Timestamp
+  settled_at: NullableTimestamp
+}
+
 export interface Database {
   stores: StoresTable
   admin_api_keys: AdminApiKeysTable
@@ -213,6 +254,10 @@ export interface Database {
   change_requests: ChangeRequestsTable
   events: EventsTable
   jobs: JobsTable
+  magic_link_tokens: MagicLinkTokensTable
+  revoked_sessions: RevokedSessionsTable
+  service_secrets: ServiceSecretsTable
+  charges: ChargesTable
 }
 
 export type Db = Kysely<Database>
@@ -230,3 +275,5 @@ export type SubscriptionRow = Selectable<SubscriptionsTable>
 export type ChangeRequestRow = Selectable<ChangeRequestsTable>
 export type EventRow = Selectable<EventsTable>
 export type JobRow = Selectable<JobsTable>
+
+export type ChargeRow = Selectable<ChargesTable>

@@ -309,7 +309,7 @@ describe('due lifecycle work through the worker (subscriptions.due_work job)', (
     const subscription = response.json.data[0]
     await t.db.updateTable('stores').set({ test_clock_now: new Date(plus(startAt, DAY)) }).where('id', '=', shop.store.id).execute()
 
-    const { 'subscriptions.due_work': dueWork } = jobHandlers(t.db, clock)
+    const { 'subscriptions.due_work': dueWork } = jobHandlers({ db: t.db, clock, log: pino({ level: 'silent' }), portalUrl: () => 'http://127.0.0.1/portal', mailer: { send: async () => {}, close() {} } })
     assert.ok(dueWork, 'the catalogue has a subscriptions.due_work handler')
     await ensureRecurringJob(t.db, 'subscriptions.due_work')
     const runner = createJobRunner({ db: t.db, handlers: { 'subscriptions.due_work': dueWork }, log: pino({ level: 'silent' }) })

@@ -1,0 +1,7 @@
+export { createMailer, type Mail, type Mailer } from './mailer.ts'
+export { createMagicLinkSender, MAGIC_LINK_TTL_MS, purgeExpiredPortalAuth, SEND_MAGIC_LINK_JOB } from './magic-links.ts'
+export { createPortalAuthenticator, portalActor, registerPortalContext, type PortalContext } from './portal-authenticator.ts'
+export { portalAuthRoutes } from './portal-auth.routes.ts'
+export { portalAuthSchemas } from './portal-auth.schemas.ts'
+export { createPortalSessions, SESSION_ALGORITHM, SESSION_AUDIENCE, SESSION_TTL_SECONDS, type PortalSessions, type SessionClaims } from './portal-sessions.ts'
+export { resolveSessionSecret } from './session-secret.ts'

@@ -1,0 +1,103 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db, Executor } from '../../db/database.ts'
+import { enqueueJob } from '../../jobs/runner.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { AppError } from '../../lib/errors.ts'
+import { randomToken, sha256Hex } from '../../lib/secrets.ts'
+import { findStoreByHash } from '../stores/index.ts'
+import { magicLinkEmail } from './magic-link-email.ts'
+import type { Mailer } from './mailer.ts'
+import { SESSION_TTL_SECONDS, type PortalSessions, type SessionClaims } from './portal-sessions.ts'
+
+export const MAGIC_LINK_TTL_MS = 15 * 60_000
+export const SEND_MAGIC_LINK_JOB = 'portal.send_magic_link'
+// 32 bytes: 256 bits of entropy, far past guessing.
+const TOKEN_BYTES = 32
+
+export interface LinkRequest {
+  store_hash: string
+  email: string
+}
+
+export interface SessionAnswer {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+}
+
+/**
+ * Asking for a link does the same thing whoever asks: it queues one job. Whether the email belongs to
+ * a subscriber is only looked at in the background, so neither the answer nor its timing tells.
+ */
+export async function requestMagicLink(db: Executor, request: LinkRequest): Promise<void> {
+  await enqueueJob(db, {
+    kind: SEND_MAGIC_LINK_JOB,
+    payload: { store_hash: request.store_hash, email: request.email.toLowerCase() },
+    maxAttempts: 6,
+  })
+}
+
+/** The background half: a token for a known subscriber, stored as a hash, and the email that carries it. */
+export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger }) {
+  return async function sendMagicLink(payload: Record<string, unknown>): Promise<void> {
+    const storeHash = String(payload.store_hash)
+    const email = String(payload.email)
+    const store = await findStoreByHash(db, storeHash)
+    const subscriber = store
+      ? await db.selectFrom('subscribers').select('id').where('store_id', '=', store.id).where('email', '=', email).executeTakeFirst()
+      : undefined
+    if (!store || !subscriber) {
+      log.debug('sign-in link asked for an email with no subscriber: nothing sent')
+      return
+    }
+    // A retry after a failed send makes a fresh token; the unsent one expires unused.
+    const token = randomToken(TOKEN_BYTES)
+    await db
+      .insertInto('magic_link_tokens')
+      .values({
+        token_hash: sha256Hex(token),
+        store_id: store.id,
+        subscriber_id: subscriber.id,
+        expires_at: new Date(clock.now().getTime() + MAGIC_LINK_TTL_MS),
+      })
+      .execute()
+    const link = new URL('login', withTrailingSlash(portalUrl()))
+    link.searchParams.set('token', token)
+    await mailer.send(magicLinkEmail({ to: email, storeName: store.name, link: link.toString(), validMinutes: MAGIC_LINK_TTL_MS / 60_000 }))
+  }
+}
+
+function withTrailingSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`
+}
+
+/** Exchanges a one-time token for a session. The conditional update is the single use: of two racing verifies, one wins. */
+export async function verifyMagicLink(db: Db, clock: Clock, sessions: PortalSessions, token: string): Promise<SessionAnswer> {
+  const now = clock.now()
+  const used = await db
+    .updateTable('magic_link_tokens')
+    .set({ used_at: now })
+    .where('token_hash', '=', sha256Hex(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['subscriber_id', 'store_id'])
+    .executeTakeFirst()
+  if (!used) throw new AppError('invalid_token', 'this sign-in link is not valid: it was used, has expired or never existed; ask for a new one')
+  const session = await sessions.issue(used.subscriber_id, used.store_id)
+  return { access_token: session.token, token_type: 'Bearer', expires_in: SESSION_TTL_SECONDS }
+}
+
+/** Signs a session out before it expires; the row is kept only as long as the token could be used. */
+export async function revokeSession(db: Executor, claims: Pick<SessionClaims, 'jti' | 'exp'>): Promise<void> {
+  await db
+    .insertInto('revoked_sessions')
+    .values({ jti: claims.jti, expires_at: new Date(claims.exp * 1000) })
+    .onConflict((oc) => oc.column('jti').doNothing())
+    .execute()
+}
+
+/** Removes sign-in tokens and revocations that can no longer matter. */
+export async function purgeExpiredPortalAuth(db: Db, now: Date): Promise<void> {
+  await db.deleteFrom('magic_link_tokens').where('expires_at', '<', new Date(now.getTime() - 24 * 3_600_000)).execute()
+  await db.deleteFrom('revoked_sessions').where('expires_at', '<', now).execute()
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Db, StoreRow } from '../../db/database.ts'
+import { bearerToken } from '../../http/admin-auth.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { Actor } from '../subscriptions/index.ts'
+import type { PortalSessions, SessionClaims } from './portal-sessions.ts'
+
+export interface PortalContext {
+  subscriberId: string
+  store: StoreRow
+  session: SessionClaims
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    portal: PortalContext | null
+  }
+}
+
+export function registerPortalContext(app: FastifyInstance): void {
+  app.decorateRequest('portal', null)
+}
+
+/** Portal routes: the subscriber and the store come from the verified session token and nowhere else. */
+export function createPortalAuthenticator({ db, sessions }: { db: Db; sessions: PortalSessions }) {
+  return async function authenticatePortal(request: FastifyRequest): Promise<void> {
+    const token = bearerToken(request)
+    if (!token) throw new AppError('unauthenticated', 'this route needs a portal session: Authorization: Bearer <token from /portal/auth/verify>')
+    const claims = await sessions.verify(token)
+    // One query answers both "does the store exist" and "was this session signed out".
+    const store = await db
+      .selectFrom('stores')
+      .selectAll()
+      .where('id', '=', claims.store)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('revoked_sessions').select('jti').where('jti', '=', claims.jti))))
+      .executeTakeFirst()
+    if (!store) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
+    request.portal = { subscriberId: claims.sub, store, session: claims }
+  }
+}
+
+/** The signed-in subscriber as the subscription services see them. */
+export function portalActor(request: FastifyRequest): { store: StoreRow; actor: Actor & { kind: 'subscriber' } } {
+  if (!request.portal) throw new AppError('unauthenticated', 'this route needs a portal session')
+  return { store: request.portal.store, actor: { kind: 'subscriber', subscriberId: request.portal.subscriberId } }
+}
