@@ -1,5 +1,4 @@
 import cors from '@fastify/cors'
-import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
 import responseValidation from '@fastify/response-validation'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -16,8 +15,10 @@ import { registerIdempotency } from './http/idempotency.ts'
 import { loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
+import { rateLimitKey } from './http/rate-limit-key.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { Problem } from './http/schemas.ts'
+import { registerResponseHeaders } from './http/security-headers.ts'
 import type { App, AppDeps } from './http/types.ts'
 import { registerVersioning } from './http/versioning.ts'
 import { AppError } from './lib/errors.ts'
@@ -82,19 +83,19 @@ export async function buildApp({ database, config, clock = systemClock, logger }
   // JSON is the only body this API reads; anything else is 415 before it is parsed.
   app.removeContentTypeParser('text/plain')
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-  })
+  // Security headers (helmet's, computed once) and X-Request-Id, in one synchronous hook.
+  await registerResponseHeaders(app)
   registerErrorHandling(app)
   registerVersioning(app)
   registerAdminContext(app)
   registerPortalContext(app)
-  // Widgets on other origins read public answers, so resources may be embedded cross-origin.
-  await app.register(helmet, { global: true, contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } })
   await app.register(rateLimit, {
     global: true,
     max: config.rateLimit.max,
     timeWindow: config.rateLimit.windowMs,
+    keyGenerator: rateLimitKey,
+    // Only a refused request learns about the limit (429 with Retry-After); allowed answers stay lean.
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
   })
@@ -119,7 +120,13 @@ export async function buildApp({ database, config, clock = systemClock, logger }
   const changeRequests = createChangeRequestService({ db, clock })
 
   const sessions = createPortalSessions({
-    secret: await resolveSessionSecret({ configured: config.jwtSecret, engine: database.engine, dataDir: config.dataDir, db }),
+    // An in-memory database keeps its generated secret in the database too, never in DATA_DIR.
+    secret: await resolveSessionSecret({
+      configured: config.jwtSecret,
+      engine: database.engine,
+      dataDir: database.location === 'memory' ? 'memory://' : config.dataDir,
+      db,
+    }),
     issuer: config.jwtIssuer,
     clock,
   })
@@ -127,7 +134,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
 
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, sessions, authenticatePortal })
-    await portal.register(portalRoutes, { db, subscriptions, changeRequests, authenticatePortal })
+    await portal.register(portalRoutes, { db, clock, subscriptions, changeRequests, catalog, authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
   await app.register(async (publicApi) => {

@@ -25,10 +25,15 @@ export interface LoadResult {
 
 /**
  * Loads one URL: an unmeasured warm-up (JIT, caches, pools), then the measured run. serverCpuSeconds
- * reads the server process's CPU time so far.
+ * reads the server process's CPU time so far; headers go with every request (e.g. Authorization).
  */
-export async function measure(url: string, settings: LoadSettings, serverCpuSeconds: () => number | undefined = () => undefined): Promise<LoadResult> {
-  const options = { url, connections: settings.connections, pipelining: settings.pipelining }
+export async function measure(
+  url: string,
+  settings: LoadSettings,
+  serverCpuSeconds: () => number | undefined = () => undefined,
+  headers?: Record<string, string>,
+): Promise<LoadResult> {
+  const options = { url, connections: settings.connections, pipelining: settings.pipelining, ...(headers ? { headers } : {}) }
   if (settings.warmupSeconds > 0) await autocannon({ ...options, duration: settings.warmupSeconds })
   const cpuBefore = serverCpuSeconds()
   const result = await autocannon({ ...options, duration: settings.durationSeconds })

@@ -23,11 +23,30 @@ export function registerMetrics(app: FastifyInstance): Metrics {
     registers: [registry],
   })
 
-  app.addHook('onResponse', async (request, reply) => {
+  // One pair of labelled children per (route, method, status), found without building a label object
+  // or a key string per request (routes and methods are the same interned strings every time).
+  type Series = { count: Counter.Internal; time: Histogram.Internal<string> }
+  const series = new Map<string, Map<string, Map<number, Series>>>()
+  function seriesFor(route: string, method: string, status: number): Series {
+    let byMethod = series.get(route)
+    if (!byMethod) series.set(route, (byMethod = new Map()))
+    let byStatus = byMethod.get(method)
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()))
+    let found = byStatus.get(status)
+    if (!found) {
+      const labels = { method, route, status_code: String(status) }
+      found = { count: requests.labels(labels), time: duration.labels(labels) }
+      byStatus.set(status, found)
+    }
+    return found
+  }
+
+  app.addHook('onResponse', (request, reply, done) => {
     // Unmatched paths share one label so scanners cannot explode the series count.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }
-    requests.inc(labels)
-    duration.observe(labels, reply.elapsedTime / 1000)
+    const found = seriesFor(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode)
+    found.count.inc()
+    found.time.observe(reply.elapsedTime / 1000)
+    done()
   })
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

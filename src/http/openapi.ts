@@ -1,6 +1,8 @@
+import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import { HELMET_OPTIONS } from './security-headers.ts'
 import { API_VERSION } from './versioning.ts'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
@@ -44,10 +46,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger())
 
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true, docExpansion: 'list' },
-    // The reference page is served from this process: no third-party requests.
-    staticCSP: true,
+  // The reference page is HTML: it keeps helmet's full set of headers, which API answers do without.
+  await app.register(async (docs) => {
+    await docs.register(helmet, HELMET_OPTIONS)
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { deepLinking: true, docExpansion: 'list' },
+      // The reference page is served from this process: no third-party requests.
+      staticCSP: true,
+    })
   })
 }

@@ -63,9 +63,19 @@ export function findPlan(db: Executor, id: string, storeId?: string): Promise<Pl
 export function listPlans(
   db: Executor,
   storeId: string,
-  filter: ListFilter & { productId?: string | undefined; active?: boolean | undefined; productActive?: boolean | undefined },
+  filter: ListFilter & {
+    productId?: string | undefined
+    active?: boolean | undefined
+    productActive?: boolean | undefined
+    currency?: string | undefined
+    excludeId?: string | undefined
+    b2b?: boolean | undefined
+  },
 ): Promise<PlanWithProduct[]> {
   let query = plansQuery(db).where('pl.store_id', '=', storeId)
+  if (filter.currency !== undefined) query = query.where('pl.currency', '=', filter.currency)
+  if (filter.excludeId !== undefined) query = query.where('pl.id', '<>', filter.excludeId)
+  if (filter.b2b !== undefined) query = query.where('pl.b2b', '=', filter.b2b)
   if (filter.productId !== undefined) query = query.where('pl.product_id', '=', filter.productId)
   if (filter.active !== undefined) query = query.where('pl.active', '=', filter.active)
   if (filter.productActive !== undefined) query = query.where('p.active', '=', filter.productActive)

@@ -141,12 +141,18 @@ export function createCatalogService({ db, clock, onChange }: CatalogServiceDeps
       return presentPlan(await requirePlan(store, id))
     },
 
-    async listPlans(store: StoreRow, query: PageRequest & { product_id?: string | undefined; active?: boolean | undefined }): Promise<Page<PlanView>> {
+    async listPlans(
+      store: StoreRow,
+      query: PageRequest & { product_id?: string | undefined; active?: boolean | undefined; currency?: string | undefined; exclude_id?: string | undefined; b2b?: boolean | undefined },
+    ): Promise<Page<PlanView>> {
       const rows = await repo.listPlans(db, store.id, {
         limit: query.limit,
         afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
         productId: query.product_id,
         active: query.active,
+        currency: query.currency,
+        excludeId: query.exclude_id,
+        b2b: query.b2b,
       })
       return toPage(rows, query.limit, presentPlan)
     },

@@ -8,9 +8,9 @@ import * as repo from './catalog.repository.ts'
 import { presentPlan, presentProduct, storefrontOrder } from './catalog.presenters.ts'
 import type { PlanView, ProductView, StorefrontPlansView } from './catalog.schemas.ts'
 
-/** A storefront answer ready to send: serialized once, with its validator. */
+/** A storefront answer ready to send: serialized and UTF-8 encoded once, with its validator. */
 export interface StorefrontAnswer {
-  body: string
+  body: Buffer
   etag: string
 }
 
@@ -43,7 +43,8 @@ export function createPublicCatalog({ db, cacheTtlMs, maxCachedAnswers = 10_000 
       next_cursor: null,
       ...(product?.active ? { product: presentProduct(product) } : {}),
     }
-    const body = JSON.stringify(view)
+    // Bytes, not a string: every send of a cached answer would otherwise encode it again.
+    const body = Buffer.from(JSON.stringify(view))
     return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` }
   }
 

@@ -27,6 +27,8 @@ export type PortalSessions = ReturnType<typeof createPortalSessions>
 
 export function createPortalSessions({ secret, issuer, clock }: { secret: Uint8Array; issuer: string; clock: Clock }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
+  // Imported once: handing jose the raw bytes would import the key again on every sign and verify.
+  const key = crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
 
   return {
     async issue(subscriberId: string, storeId: string): Promise<IssuedSession> {
@@ -40,14 +42,14 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: Uint8A
         .setJti(claims.jti)
         .setIssuedAt(iat)
         .setExpirationTime(claims.exp)
-        .sign(secret)
+        .sign(await key)
       return { token, claims }
     },
 
     /** Checks signature, algorithm, issuer, audience and lifetime; any failure is the same 401. */
     async verify(token: string): Promise<SessionClaims> {
       try {
-        const { payload } = await jwtVerify(token, secret, {
+        const { payload } = await jwtVerify(token, await key, {
           algorithms: [SESSION_ALGORITHM],
           issuer,
           audience: SESSION_AUDIENCE,

@@ -1,6 +1,6 @@
 import type { ChangeSet, Db, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { AppError, notFound } from '../../lib/errors.ts'
+import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
 import { recordEvent, type EventType } from '../events/index.ts'
@@ -65,6 +65,10 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
         assertChangeAllowed(subscription.status, 'request_change')
         const plan = await trx.selectFrom('plans').select('b2b').where('id', '=', subscription.plan_id).executeTakeFirstOrThrow()
         if (!plan.b2b) throw new AppError('invalid_state', 'change requests are for business plans; change this subscription directly')
+        // Approval applies interval_count only together with an interval: alone it would be accepted and then do nothing.
+        if (input.changes.interval_count !== undefined && input.changes.interval === undefined) {
+          throw invalidField('/body/changes/interval', 'is required with interval_count')
+        }
         if (input.changes.plan_id) await requireSwapTarget(trx, store, subscription, input.changes.plan_id, '/body/changes/plan_id')
         const now = storeNow(store, clock)
         const row = await insertChangeRequest(trx, {
@@ -86,8 +90,9 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
     approve: (store: StoreRow, id: string, reason?: string) => decide(store, id, reason, true),
     reject: (store: StoreRow, id: string, reason?: string) => decide(store, id, reason, false),
 
-    async get(store: StoreRow, id: string): Promise<ChangeRequestView> {
-      const row = await findChangeRequest(db, store.id, id)
+    /** A subscriber sees only requests on their own subscriptions; anyone else's is not found. */
+    async get(store: StoreRow, id: string, actor: Actor): Promise<ChangeRequestView> {
+      const row = await findChangeRequest(db, store.id, id, actor.kind === 'subscriber' ? actor.subscriberId : undefined)
       if (!row) throw notFound('change request', id)
       return presentChangeRequest(row)
     },

@@ -1,4 +1,23 @@
-export { ChangeRequest, Subscriber, Subscription, subscriptionSchemas, type SubscriptionView } from './subscription.schemas.ts'
+export {
+  CancelBody,
+  ChangeRequest,
+  ChangeRequestBody,
+  ChangeRequestListQuery,
+  IntervalBody,
+  OptionalBody,
+  PauseBody,
+  PaymentInstrumentBody,
+  QuantityBody,
+  ShippingAddress,
+  ShippingAddressBody,
+  Subscriber,
+  Subscription,
+  SUBSCRIPTION_STATUSES,
+  subscriptionSchemas,
+  SwapBody,
+  type SubscriberView,
+  type SubscriptionView,
+} from './subscription.schemas.ts'
 export { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
 export { createCheckoutService, type CheckoutService } from './checkout.service.ts'
 export { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
@@ -6,4 +25,4 @@ export { processDueWork, type DueCounts } from './due-work.ts'
 export { subscriptionAdminRoutes } from './subscriptions.routes.ts'
 export type { Actor } from './subscription-mutation.ts'
 export { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
-export { findSubscriber } from './subscriptions.repository.ts'
+export { findSubscriber, updateSubscriber } from './subscriptions.repository.ts'

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import { Amount, Currency, Id, Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 
 export const SUBSCRIPTION_STATUSES = ['pending', 'active', 'paused', 'past_due', 'cancelled', 'expired'] as const
@@ -150,6 +150,14 @@ export const CheckoutResult = Type.Object(
   { data: Type.Array(Ref(Subscription)) },
   { $id: 'CheckoutResult', title: 'CheckoutResult', additionalProperties: false, description: 'One subscription per item, in item order' },
 )
+
+/**
+ * A body that may be left out. Fastify validates a missing body as null, so the schema admits null;
+ * `Type.Optional` cannot express this (at the root it only changes the static type).
+ */
+export function OptionalBody<T extends TSchema>(schema: T) {
+  return Nullable(schema, { description: 'May be left out: every field is optional' })
+}
 
 export const PauseBody = Type.Object(
   { resume_at: Type.Optional(Nullable({ ...Timestamp, description: 'Resume by itself then; must be in the future' })) },

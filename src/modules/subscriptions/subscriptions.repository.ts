@@ -57,6 +57,10 @@ export function findSubscriber(db: Executor, storeId: string, id: string): Promi
   return db.selectFrom('subscribers').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
 }
 
+export function updateSubscriber(db: Executor, storeId: string, id: string, changes: Updateable<SubscribersTable>): Promise<SubscriberRow | undefined> {
+  return db.updateTable('subscribers').set(changes).where('id', '=', id).where('store_id', '=', storeId).returningAll().executeTakeFirst()
+}
+
 /** One subscriber per (store, email): the first checkout creates it, later ones refresh what they say. */
 export function upsertSubscriber(trx: Executor, row: Insertable<SubscribersTable>): Promise<SubscriberRow> {
   return trx
@@ -81,8 +85,15 @@ export function lockChangeRequest(trx: Executor, storeId: string, id: string) {
   return trx.selectFrom('change_requests').selectAll().where('id', '=', id).where('store_id', '=', storeId).forUpdate().executeTakeFirst()
 }
 
-export function findChangeRequest(db: Executor, storeId: string, id: string) {
-  return db.selectFrom('change_requests').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
+/** With `subscriberId`, only a request on one of that subscriber's subscriptions is found. */
+export function findChangeRequest(db: Executor, storeId: string, id: string, subscriberId?: string) {
+  let query = db.selectFrom('change_requests as cr').selectAll('cr').where('cr.id', '=', id).where('cr.store_id', '=', storeId)
+  if (subscriberId !== undefined) {
+    query = query.where('cr.subscription_id', 'in', (eb) =>
+      eb.selectFrom('subscriptions').select('id').where('store_id', '=', storeId).where('subscriber_id', '=', subscriberId),
+    )
+  }
+  return query.executeTakeFirst()
 }
 
 export function listChangeRequests(

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox'
+import type { TSchema } from 'typebox'
 import { adminStore } from '../../http/admin-auth.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -13,6 +13,7 @@ import {
   CheckoutResult,
   DecisionBody,
   IntervalBody,
+  OptionalBody,
   PauseBody,
   PaymentInstrumentBody,
   QuantityBody,
@@ -90,9 +91,9 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       },
     }, async (request) => run(adminStore(request), request.params.id, request.body ?? {}) as never)
 
-  action('pause', 'pauseSubscription', 'Pause, optionally until a date', PauseBody, (store, id, input) => subscriptions.pause(store, id, ADMIN, input))
+  action('pause', 'pauseSubscription', 'Pause, optionally until a date', OptionalBody(PauseBody), (store, id, input) => subscriptions.pause(store, id, ADMIN, input))
   action('resume', 'resumeSubscription', 'Resume a paused subscription', undefined, (store, id) => subscriptions.resume(store, id, ADMIN))
-  action('cancel', 'cancelSubscription', 'Cancel now or at the end of the paid period', CancelBody, (store, id, input) => subscriptions.cancel(store, id, ADMIN, input))
+  action('cancel', 'cancelSubscription', 'Cancel now or at the end of the paid period', OptionalBody(CancelBody), (store, id, input) => subscriptions.cancel(store, id, ADMIN, input))
   action('skip', 'skipNextRenewal', 'Skip the next renewal (no charge; the period advances)', undefined, (store, id) => subscriptions.skip(store, id, ADMIN))
   action('unskip', 'unskipNextRenewal', 'Undo a skip of the next renewal', undefined, (store, id) => subscriptions.unskip(store, id, ADMIN))
   action('swap', 'swapSubscriptionPlan', 'Move to another plan of the same store and currency from the next period', SwapBody, (store, id, input) => subscriptions.swap(store, id, ADMIN, input))
@@ -115,7 +116,7 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
 
   app.get('/change-requests/:id', {
     schema: { operationId: 'getChangeRequest', summary: 'Read a change request', tags: ['Change requests'], params: RequestParams, response: { 200: Ref(ChangeRequest), ...problemResponses(404) } },
-  }, async (request) => changeRequests.get(adminStore(request), request.params.id))
+  }, async (request) => changeRequests.get(adminStore(request), request.params.id, ADMIN))
 
   app.post('/change-requests/:id/approve', {
     schema: {
@@ -123,7 +124,7 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       summary: 'Approve: the change applies from the next period',
       tags: ['Change requests'],
       params: RequestParams,
-      body: Type.Optional(DecisionBody),
+      body: OptionalBody(DecisionBody),
       response: { 200: Ref(ChangeRequest), ...problemResponses(404, 409) },
     },
   }, async (request) => changeRequests.approve(adminStore(request), request.params.id, request.body?.reason))
@@ -134,7 +135,7 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       summary: 'Reject a change request',
       tags: ['Change requests'],
       params: RequestParams,
-      body: Type.Optional(DecisionBody),
+      body: OptionalBody(DecisionBody),
       response: { 200: Ref(ChangeRequest), ...problemResponses(404, 409) },
     },
   }, async (request) => changeRequests.reject(adminStore(request), request.params.id, request.body?.reason))

@@ -145,6 +145,8 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
         await assertDirectChangeAllowed(trx, subscription, actor)
         const plan = await requireSwapTarget(trx, store, subscription, input.plan_id, '/body/plan_id')
         if (plan.id === subscription.plan_id) throw new AppError('invalid_state', 'the subscription is already on this plan')
+        // Business terms are the merchant's to grant; a subscriber cannot move onto them unasked.
+        if (actor.kind === 'subscriber' && plan.b2b) throw invalidField('/body/plan_id', 'is a business plan: ask the merchant to move you onto it')
         return {
           set: planTerms(subscription, plan),
           events: ['subscription.swapped'],

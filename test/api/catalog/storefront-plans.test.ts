@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { createAjv } from '../../../src/http/ajv.ts'
+import { Ref } from '../../../src/http/schemas.ts'
+import { StorefrontPlans } from '../../../src/modules/catalog/index.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 
@@ -30,6 +33,17 @@ describe('GET /api/v1/storefront/plans', () => {
     assert.equal(response.json.next_cursor, null)
     assert.equal(response.json.product.id, product.id)
     assert.deepEqual(response.json.product.one_time_price, { amount: 2400, currency: 'USD' })
+  })
+
+  test('the answer, sent as cached bytes (which response validation never sees), matches its schema', async () => {
+    const validate = createAjv('response', Object.values(t.app.getSchemas()) as object[]).compile(Ref(StorefrontPlans))
+    for (const query of [`store_hash=${shop.store.store_hash}&platform_product_id=112`, 'store_hash=nobody&platform_product_id=112']) {
+      const response = await call(t.app, { method: 'GET', url: url(query) })
+      assert.equal(response.statusCode, 200)
+      assert.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+      assert.equal(Number(response.headers['content-length']), Buffer.byteLength(response.body))
+      assert.ok(validate(response.json), JSON.stringify(validate.errors))
+    }
   })
 
   test('a missing store_hash is 400 validation_failed naming the parameter', async () => {

@@ -50,6 +50,16 @@ describe('no field accepts a card number', () => {
     assert.equal(response.json.errors[0].path, '/query/platform_product_id')
   })
 
+  test('percent-encoded digits and path segments are checked too', async () => {
+    const encoded = [...VISA].map((digit) => `%3${digit}`).join('')
+    const query = await call(t.app, { method: 'GET', url: `/api/v1/storefront/plans?store_hash=s&platform_product_id=${encoded}` })
+    assert.equal(query.json.code, 'card_data_rejected')
+    assert.equal(query.json.errors[0].path, '/query/platform_product_id')
+    const path = await call(t.app, { method: 'GET', url: `/api/v1/storefront/products/${VISA}/plans?store_hash=s` })
+    assert.equal(path.json.code, 'card_data_rejected')
+    assert.equal(path.json.errors[0].path, '/path/platform_product_id')
+  })
+
   test('digit runs that are not card numbers pass: wrong checksum, too short, too long', async () => {
     for (const [i, text] of ['4111111111111112', '411111111111', '41111111111111111111111', 'order 12345'].entries()) {
       const response = await createProduct({ platform_product_id: `ok-${i}`, name: text })

@@ -103,6 +103,14 @@ describe('subscription actions (admin)', () => {
       assert.equal(after.resume_at, null)
     })
 
+    test('pause and cancel accept a request with no body at all (every field is optional)', async () => {
+      const paused = await performs((await subscribe()).id, 'pause', undefined, 'subscription.paused')
+      assert.equal(paused.after.status, 'paused')
+      const cancelled = await performs((await subscribe()).id, 'cancel', undefined, 'subscription.cancelled')
+      assert.equal(cancelled.after.status, 'cancelled')
+      assert.equal(cancelled.after.cancel_at_period_end, false)
+    })
+
     test('resume makes a paused subscription active and clears paused_at and resume_at: subscription.resumed', async () => {
       const sub = await subscribe()
       await act(t.app, shop.auth, sub.id, 'pause', { resume_at: addDays(clock.now().toISOString(), 5) })

@@ -155,6 +155,17 @@ describe('B2B change requests', () => {
     assert.deepEqual(events[1].data, response.json)
   })
 
+  test('approve and reject accept a request with no body (the reason is optional)', async () => {
+    const approved = await propose(await subscribe(), { quantity: 13 })
+    const rejected = await propose(await subscribe(), { quantity: 14 })
+    for (const [request, decision, status] of [[approved, 'approve', 'approved'], [rejected, 'reject', 'rejected']] as const) {
+      const response = await call(t.app, { method: 'POST', url: `/api/v1/admin/change-requests/${request.id}/${decision}`, headers: shop.auth })
+      assert.equal(response.statusCode, 200, `${decision} without a body: ${response.body}`)
+      assert.equal(response.json.status, status)
+      assert.equal(response.json.decision_reason, null)
+    }
+  })
+
   test('deciding a request twice is 409 invalid_state and changes nothing', async () => {
     const subscription = await subscribe()
     const approved = await propose(subscription, { quantity: 20 })

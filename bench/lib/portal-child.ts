@@ -1,0 +1,82 @@
+// The service as `npm start` assembles it, seeded for the portal bench: a store with one plan, a
+// subscriber with five subscriptions (and other subscribers around them, so the query has to filter),
+// all through the admin API, then a portal session made through the real verify route.
+import { sql } from 'kysely'
+import { buildApp } from '../../src/app.ts'
+import { loadConfig } from '../../src/config.ts'
+import { connectDatabase } from '../../src/db/connect.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import type { App } from '../../src/http/types.ts'
+import { randomToken, sha256Hex } from '../../src/lib/secrets.ts'
+import { createAdminKey, createStore } from '../../src/modules/stores/index.ts'
+import { announceReady, closeOnSignal } from './child-protocol.ts'
+
+const PORTAL_BENCH_PATH = process.env.BENCH_PORTAL_PATH ?? '/api/v1/portal/subscriptions'
+const SUBSCRIPTIONS = Number(process.env.BENCH_PORTAL_SUBSCRIPTIONS ?? 5)
+const OTHER_SUBSCRIBERS = 20
+const ADDRESS = { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
+
+const config = loadConfig()
+const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+await migrateToLatest(database.db)
+const store = await createStore(database.db, { storeHash: 'bench-store', name: 'Bench store' })
+const { key } = await createAdminKey(database.db, store, 'bench')
+const app = await buildApp({ database, config })
+const headers = { authorization: `Bearer ${key}` }
+
+const product = await post(app, headers, '/api/v1/admin/products', { platform_product_id: 'bench-product-1', name: 'Single-origin coffee, 1 lb' })
+const plan = await post(app, headers, '/api/v1/admin/plans', { product_id: product.id, name: 'Monthly', amount: 1800, currency: 'USD', interval: 'month' })
+let order = 0
+const checkoutFor = async (email: string) => {
+  order += 1
+  const body = {
+    platform_order_id: `bench-order-${order}`,
+    email,
+    name: 'Ada Lovelace',
+    shipping_address: ADDRESS,
+    payment_instrument_id: 'instr_bench',
+    items: [{ plan_id: plan.id, quantity: 1 }],
+  }
+  const created = await post(app, headers, '/api/v1/admin/checkouts', body)
+  return (created as unknown as { data: Array<{ subscriber_id: string }> }).data[0]!.subscriber_id
+}
+const subscriberIds = new Set<string>()
+for (let n = 0; n < SUBSCRIPTIONS; n++) subscriberIds.add(await checkoutFor('ada@example.com'))
+if (subscriberIds.size !== 1) throw new Error(`expected one subscriber for ${SUBSCRIPTIONS} checkouts, got ${subscriberIds.size}`)
+for (let n = 0; n < OTHER_SUBSCRIBERS; n++) await checkoutFor(`other-${n}@example.com`)
+const [subscriberId] = subscriberIds
+
+// Sign in as the emailed link would: a one-time token stored as its hash, exchanged at verify.
+const oneTime = randomToken(32)
+await database.db
+  .insertInto('magic_link_tokens')
+  .values({ token_hash: sha256Hex(oneTime), store_id: store.id, subscriber_id: subscriberId!, expires_at: new Date(Date.now() + 15 * 60_000) })
+  .execute()
+const verified = await app.inject({ method: 'POST', url: '/api/v1/portal/auth/verify', payload: { token: oneTime } })
+if (verified.statusCode !== 200) throw new Error(`verify answered ${verified.statusCode}: ${verified.body}`)
+const session = verified.json() as { access_token: string; expires_in: number }
+
+await app.listen({ port: config.port, host: config.host })
+closeOnSignal(async () => {
+  await app.close()
+  await database.close()
+})
+announceReady(app.server, PORTAL_BENCH_PATH, {
+  engine: database.engine,
+  serverVersion: await serverVersion(),
+  subscriptions: SUBSCRIPTIONS,
+  otherSubscribers: OTHER_SUBSCRIBERS,
+  accessToken: session.access_token,
+  expiresIn: session.expires_in,
+})
+
+async function post(app: App, headers: Record<string, string>, url: string, payload: object): Promise<{ id: string }> {
+  const response = await app.inject({ method: 'POST', url, headers, payload })
+  if (response.statusCode !== 201) throw new Error(`seeding ${url} answered ${response.statusCode}: ${response.body}`)
+  return response.json()
+}
+
+async function serverVersion(): Promise<string> {
+  const { rows } = await sql<{ server_version: string }>`SHOW server_version`.execute(database.db)
+  return rows[0]?.server_version ?? 'unknown'
+}

@@ -1,0 +1,165 @@
+// Portal: an authenticated GET of a subscriber's subscriptions (JWT verify, revocation check, query)
+// against a bare Fastify hello-world, loaded the same way in the same run.
+// Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL.
+// The session token lasts 15 minutes from the service's start: keep rounds x (warm-up + duration) x 2 well under that.
+import { prepareBenchDatabase } from './lib/bench-database.ts'
+import { startChild, type ChildServer } from './lib/child-server.ts'
+import { deferCleanup, runCleanup } from './lib/cleanup.ts'
+import { measure, type LoadResult } from './lib/load.ts'
+import { backgroundCpuBusy, checksTable, compareToBaseline, loadSummary, machineSummary, resultsTable, type Pair } from './lib/report.ts'
+import { readBenchSettings, SETTINGS_HELP, type BenchSettings } from './lib/settings.ts'
+
+const SUBSCRIPTIONS = 5
+const TARGETS = { minThroughputRatio: 0.4, maxP99Ratio: 3 }
+const SESSION_SECONDS = 15 * 60
+const HELLO_ENTRY = new URL('./lib/hello-child.ts', import.meta.url)
+const SERVICE_ENTRY = new URL('./lib/portal-child.ts', import.meta.url)
+
+/**
+ * Production settings, except that the rate limiter's ceiling is out of reach: it stays in the
+ * measured path but must not refuse the load. Each may be overridden from the environment.
+ * JWT_SECRET is left unset, so the service generates and keeps its own key as in a default install.
+ */
+const SERVICE_DEFAULTS: Record<string, string> = {
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  RESPONSE_VALIDATION: 'false',
+  RATE_LIMIT_MAX: '1000000000',
+}
+const REPORTED_SERVICE_ENV = Object.keys(SERVICE_DEFAULTS)
+
+interface Run {
+  startedAt: Date
+  backgroundBusy: string
+  settings: BenchSettings
+  databaseDescription: string
+  serviceEnv: Record<string, string | undefined>
+  service: ChildServer
+  pairs: Pair[]
+}
+
+async function main(): Promise<void> {
+  const settings = settingsOrUsage()
+  if (!settings) return
+  const loadSeconds = settings.rounds * 2 * (settings.warmupSeconds + settings.durationSeconds)
+  if (loadSeconds > SESSION_SECONDS - 60) {
+    throw new Error(`${loadSeconds} s of load outlasts the 15-minute portal session; use fewer rounds or a shorter duration`)
+  }
+  const { DATABASE_URL: databaseUrl, DATA_DIR: _dataDir, JWT_SECRET: _secret, ...inherited } = process.env
+  const startedAt = new Date()
+  const backgroundBusy = await backgroundCpuBusy()
+
+  const database = await prepareBenchDatabase(databaseUrl)
+  const dropDatabase = deferCleanup(database.dispose)
+  const serviceEnv = {
+    ...inherited,
+    ...SERVICE_DEFAULTS,
+    ...pick(process.env, Object.keys(SERVICE_DEFAULTS)),
+    ...database.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SEED_DEMO_DATA: 'false',
+    BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS),
+  }
+  const hello = await startServer('hello-world', HELLO_ENTRY, inherited)
+  await verifyHello(hello.url)
+  const service = await startServer('service', SERVICE_ENTRY, serviceEnv)
+  const auth = { authorization: `Bearer ${String(service.details.accessToken)}` }
+  await verifyPortal(service.url, auth)
+
+  const pairs: Pair[] = []
+  for (let round = 1; round <= settings.rounds; round++) {
+    const baseline = await load(`hello-world, round ${round}`, hello, settings)
+    const candidate = await load(`portal subscriptions, round ${round}`, service, settings, auth)
+    pairs.push({ baseline, candidate })
+  }
+  await Promise.all([hello.stop(), service.stop()])
+  await dropDatabase()
+
+  const run = { startedAt, backgroundBusy, settings, databaseDescription: database.description, serviceEnv, service, pairs }
+  process.stdout.write(`${report(run)}\n`)
+}
+
+function settingsOrUsage(): BenchSettings | undefined {
+  const usage = `npm run bench:portal [-- options]\n${SETTINGS_HELP}\n`
+  try {
+    const settings = readBenchSettings(process.argv.slice(2), process.env)
+    if (settings !== 'help') return settings
+    process.stdout.write(usage)
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}`)
+    process.exitCode = 2
+  }
+  return undefined
+}
+
+async function startServer(label: string, entry: URL, env: Record<string, string | undefined>): Promise<ChildServer> {
+  process.stderr.write(`${label}: starting\n`)
+  const child = await startChild(label, entry, env, nodeArgs())
+  deferCleanup(child.stop)
+  return child
+}
+
+async function load(label: string, server: ChildServer, settings: BenchSettings, headers?: Record<string, string>): Promise<LoadResult> {
+  process.stderr.write(`${label}: loading ${server.url}\n`)
+  return measure(server.url, settings, server.cpuSeconds, headers)
+}
+
+/** BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=prof", goes to both servers' Node, to profile them. */
+function nodeArgs(): string[] {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+}
+
+async function verifyHello(url: string): Promise<void> {
+  const response = await fetch(url)
+  if (response.status !== 200) throw new Error(`hello-world answered ${response.status}`)
+}
+
+/** The measured request must be the real thing: 200 with the subscriber's subscriptions, and refused without the token. */
+async function verifyPortal(url: string, auth: Record<string, string>): Promise<void> {
+  const response = await fetch(url, { headers: auth })
+  const body = await response.text()
+  if (response.status !== 200) throw new Error(`portal answered ${response.status}: ${body}`)
+  const listed = (JSON.parse(body) as { data?: unknown[] }).data?.length
+  if (url.includes('/subscriptions') && listed !== SUBSCRIPTIONS) throw new Error(`portal listed ${listed} subscriptions, expected ${SUBSCRIPTIONS}`)
+  const anonymous = await fetch(url)
+  if (anonymous.status !== 401) throw new Error(`portal answered ${anonymous.status} without a token, expected 401`)
+}
+
+function report({ startedAt, backgroundBusy, settings, databaseDescription, serviceEnv, service, pairs }: Run): string {
+  const env = REPORTED_SERVICE_ENV.map((key) => `${key}=${serviceEnv[key] ?? '(default)'}`).join(' ')
+  const url = new URL(service.url)
+  const results = pairs.flatMap(({ baseline, candidate }, i) => [
+    { name: 'hello-world (bare Fastify)', round: i + 1, result: baseline },
+    { name: `portal subscriptions (${SUBSCRIPTIONS})`, round: i + 1, result: candidate },
+  ])
+  return [
+    '',
+    `## portal subscriptions vs hello-world on ${service.details.engine}`,
+    '',
+    `- date: ${startedAt.toISOString()}`,
+    `- machine: ${machineSummary()}; CPUs ${backgroundBusy} busy with other work just before the run`,
+    `- database: ${databaseDescription}, server_version ${service.details.serverVersion}`,
+    `- load: ${loadSummary(settings)}`,
+    `- service: ${env} JWT_SECRET=(unset: generated and kept by the service)`,
+    `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
+    '',
+    resultsTable(results, settings.rounds > 1),
+    '',
+    checksTable(compareToBaseline(pairs, TARGETS)),
+    '',
+  ].join('\n')
+}
+
+function pick(source: Record<string, string | undefined>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(keys.flatMap((key) => (source[key] ? [[key, source[key]]] : [])))
+}
+
+try {
+  await main()
+} catch (error) {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`)
+  process.exitCode = 1
+} finally {
+  await runCleanup()
+}
