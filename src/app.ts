@@ -33,6 +33,7 @@ import {
   subscriptionSchemas,
 } from './modules/subscriptions/index.ts'
 import { findActiveKeyByHash, Store, storeRoutes, touchKey } from './modules/stores/index.ts'
+import { createTestClock, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
 import {
   createPortalAuthenticator,
@@ -54,7 +55,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -121,7 +122,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
 
   const sessions = createPortalSessions({
     // An in-memory database keeps its generated secret in the database too, never in DATA_DIR.
-    secret: await resolveSessionSecret({
+    secret: () => resolveSessionSecret({
       configured: config.jwtSecret,
       engine: database.engine,
       dataDir: database.location === 'memory' ? 'memory://' : config.dataDir,
@@ -154,6 +155,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })
+    await admin.register(testClockRoutes, { testClock: createTestClock({ db, clock }) })
   }, { prefix: '/api/v1/admin' })
 
   return app

@@ -1,3 +1,5 @@
 export { Charge, CHARGE_STATUSES, type ChargeView } from './charge.schemas.ts'
 export { presentCharge } from './charge.presenter.ts'
 export { listChargesOfSubscription } from './charges.repository.ts'
+export { createTestClock, type TestClock } from './test-clock.ts'
+export { testClockRoutes, testClockSchemas } from './test-clock.routes.ts'

@@ -1,5 +1,5 @@
 import { errors, jwtVerify, SignJWT } from 'jose'
-import { randomUUID } from 'node:crypto'
+import { randomUUID, type webcrypto } from 'node:crypto'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
 
@@ -25,10 +25,23 @@ export interface IssuedSession {
 
 export type PortalSessions = ReturnType<typeof createPortalSessions>
 
-export function createPortalSessions({ secret, issuer, clock }: { secret: Uint8Array; issuer: string; clock: Clock }) {
+/**
+ * `secret` is fetched on first use (it may live in the database, which need not be migrated yet when
+ * the app is assembled), then imported once as a key.
+ */
+export function createPortalSessions({ secret, issuer, clock }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
   // Imported once: handing jose the raw bytes would import the key again on every sign and verify.
-  const key = crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+  let imported: Promise<webcrypto.CryptoKey> | undefined
+  const signingKey = (): Promise<webcrypto.CryptoKey> => {
+    imported ??= secret()
+      .then((bytes) => crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']))
+      .catch((error: unknown) => {
+        imported = undefined // a database hiccup must not poison every later request
+        throw error
+      })
+    return imported
+  }
 
   return {
     async issue(subscriberId: string, storeId: string): Promise<IssuedSession> {
@@ -42,14 +55,14 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: Uint8A
         .setJti(claims.jti)
         .setIssuedAt(iat)
         .setExpirationTime(claims.exp)
-        .sign(await key)
+        .sign(await signingKey())
       return { token, claims }
     },
 
     /** Checks signature, algorithm, issuer, audience and lifetime; any failure is the same 401. */
     async verify(token: string): Promise<SessionClaims> {
       try {
-        const { payload } = await jwtVerify(token, await key, {
+        const { payload } = await jwtVerify(token, await signingKey(), {
           algorithms: [SESSION_ALGORITHM],
           issuer,
           audience: SESSION_AUDIENCE,

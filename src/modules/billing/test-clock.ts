@@ -1,0 +1,72 @@
+import type { Db, StoreRow } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { invalidField, notFound } from '../../lib/errors.ts'
+import { toRfc3339 } from '../../lib/time.ts'
+import { storeNow } from '../stores/index.ts'
+import { processDueWork } from '../subscriptions/index.ts'
+
+export interface ProcessedCounts {
+  activations: number
+  renewals: number
+  retries: number
+  reminders: number
+  resumptions: number
+  cancellations: number
+  expirations: number
+}
+
+export interface TestClockView {
+  object: 'test_clock'
+  now: string
+  /** True while the store follows real time (the clock was never advanced). */
+  follows_real_time: boolean
+}
+
+export interface AdvanceResult {
+  now: string
+  processed: ProcessedCounts
+}
+
+// Bounds the work one call can ask for: a test that needs more advances again.
+const MAX_ADVANCE_MS = 10 * 366 * 24 * 3_600_000
+
+function requireTestMode(store: StoreRow): void {
+  // Live stores have no test clock at all: the route does not exist for them.
+  if (store.mode !== 'test') throw notFound('test clock', store.store_hash)
+}
+
+export function createTestClock({ db, clock }: { db: Db; clock: Clock }) {
+  return {
+    read(store: StoreRow): TestClockView {
+      requireTestMode(store)
+      return { object: 'test_clock', now: toRfc3339(storeNow(store, clock)), follows_real_time: store.test_clock_now === null }
+    },
+
+    /**
+     * Moves the store's clock to `to` and runs everything that fell due meanwhile before answering.
+     * Each piece runs at its own due time, in due order (its events carry that time), and work that
+     * becomes due because of earlier work (a cancellation at the end of a period that an activation
+     * opened) is found by the next pass.
+     */
+    async advance(store: StoreRow, to: string): Promise<AdvanceResult> {
+      requireTestMode(store)
+      const target = new Date(to)
+      const current = storeNow(store, clock)
+      if (target.getTime() < current.getTime()) throw invalidField('/body/to', `must not be before the store's current time ${toRfc3339(current)}`)
+      if (target.getTime() - current.getTime() > MAX_ADVANCE_MS) throw invalidField('/body/to', 'may be at most 10 years ahead; advance in steps')
+      await db.updateTable('stores').set({ test_clock_now: target }).where('id', '=', store.id).execute()
+
+      const processed: ProcessedCounts = { activations: 0, renewals: 0, retries: 0, reminders: 0, resumptions: 0, cancellations: 0, expirations: 0 }
+      for (;;) {
+        const counts = await processDueWork(db, clock, { storeId: store.id })
+        processed.activations += counts.activations
+        processed.resumptions += counts.resumptions
+        processed.cancellations += counts.cancellations
+        if (counts.activations + counts.resumptions + counts.cancellations === 0) break
+      }
+      return { now: toRfc3339(target), processed }
+    },
+  }
+}
+
+export type TestClock = ReturnType<typeof createTestClock>
