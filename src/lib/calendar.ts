@@ -10,7 +10,13 @@ const UNIT = { day: 'days', week: 'weeks', month: 'months', year: 'years' } as c
  */
 export function periodBoundary(anchor: Date, interval: PlanInterval, intervalCount: number, index: number, timeZone: string): Date {
   const start = DateTime.fromJSDate(anchor, { zone: timeZone })
-  return start.plus({ [UNIT[interval]]: intervalCount * index }).toUTC().toJSDate()
+  return valid(start.plus({ [UNIT[interval]]: intervalCount * index }), timeZone)
+}
+
+// luxon answers an Invalid Date for a zone it cannot resolve; a charge must never be scheduled at NaN.
+function valid(time: DateTime, timeZone: string): Date {
+  if (!time.isValid) throw new Error(`cannot compute a time in zone ${timeZone}: ${time.invalidExplanation ?? time.invalidReason}`)
+  return time.toUTC().toJSDate()
 }
 
 export interface Period {
@@ -26,5 +32,5 @@ export function periodAt(anchor: Date, interval: PlanInterval, intervalCount: nu
 }
 
 export function addDays(from: Date, days: number, timeZone: string): Date {
-  return DateTime.fromJSDate(from, { zone: timeZone }).plus({ days }).toUTC().toJSDate()
+  return valid(DateTime.fromJSDate(from, { zone: timeZone }).plus({ days }), timeZone)
 }
