@@ -242,6 +242,21 @@ export interface ChargesTable {
   settled_at: NullableTimestamp
 }
 
+/** The `test` gateway's ledger: one row per idempotency key it was asked to charge. */
+export interface TestGatewayChargesTable {
+  idempotency_key: string
+  store_id: string
+  subscription_id: string
+  amount: number
+  currency: string
+  payment_instrument_id: string
+  status: 'succeeded' | 'failed'
+  failure_code: string | null
+  gateway_charge_id: string | null
+  calls: Generated<number>
+  created_at: Timestamp
+}
+
 export interface Database {
   stores: StoresTable
   admin_api_keys: AdminApiKeysTable
@@ -258,6 +273,7 @@ export interface Database {
   revoked_sessions: RevokedSessionsTable
   service_secrets: ServiceSecretsTable
   charges: ChargesTable
+  test_gateway_charges: TestGatewayChargesTable
 }
 
 export type Db = Kysely<Database>

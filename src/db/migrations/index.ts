@@ -2,10 +2,12 @@ import type { Migration } from 'kysely/migration'
 import * as foundation from './0001-foundation.ts'
 import * as subscriptions from './0002-subscriptions.ts'
 import * as portal from './0003-portal.ts'
+import * as testGateway from './0004-test-gateway.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-subscriptions': subscriptions,
   '0003-portal': portal,
+  '0004-test-gateway': testGateway,
 }

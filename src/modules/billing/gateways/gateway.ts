@@ -1,0 +1,70 @@
+/**
+ * What the renewal engine needs from a payment gateway, and nothing more. Implementations: the
+ * `test` gateway (outcome chosen by instrument id, CONTRACT section 7) and the commerce platform's
+ * stored-instrument payments API.
+ *
+ * Exactly-once rests on two promises every implementation keeps:
+ *   1. A charge with an idempotency key already seen never moves money again; it answers the
+ *      first outcome (or, while that is still unknown, at most 'unknown').
+ *   2. 'failed' is only answered when no money moved. When the gateway cannot tell (timeout, reset
+ *      connection, server error after the request went out) it answers 'unknown', and the engine
+ *      reconciles with `lookup` or retries with the SAME key, never a new one.
+ * A rejected promise (a bug, the ledger database gone) must be treated exactly like 'unknown'.
+ */
+
+export type GatewayName = 'test' | 'platform'
+
+/** Failure codes a charge can end with; stored on the charge and shown to the merchant. */
+export const FAILURE_CODES = [
+  'card_declined',
+  'insufficient_funds',
+  'expired_card',
+  'instrument_invalid',
+  'processing_error',
+  // Our side is wrong (no credentials, credentials refused, no order to pay): no retry will help until fixed.
+  'gateway_configuration',
+] as const
+
+export type FailureCode = (typeof FAILURE_CODES)[number]
+
+export interface ChargeRequest {
+  /** Derived from (subscription, period, attempt) by `chargeIdempotencyKey`; the same attempt always reuses it. */
+  idempotencyKey: string
+  storeId: string
+  subscriptionId: string
+  /** Integer minor units (cents). */
+  amount: number
+  /** ISO 4217, upper case. */
+  currency: string
+  /** The vault's stored-instrument id; card data never reaches this service. */
+  paymentInstrumentId: string
+  description: string
+  /** The platform order this charge pays; the platform gateway needs it to obtain a payment access token. */
+  orderId?: string | undefined
+}
+
+export type ChargeOutcome =
+  | { status: 'succeeded'; gatewayChargeId: string }
+  | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
+  | { status: 'unknown'; reason: string }
+
+export interface PaymentGateway {
+  readonly name: GatewayName
+  /** Charges once per idempotency key; never throws for a payment outcome (see the promises above). */
+  charge(request: ChargeRequest): Promise<ChargeOutcome>
+  /**
+   * What became of an earlier charge with this request's key: its outcome; `undefined` when the
+   * gateway has no trace of it (no money moved, so charging again with the same key is safe); or
+   * 'unknown' when the gateway still cannot tell, and the engine should ask again later.
+   */
+  lookup(request: ChargeRequest): Promise<ChargeOutcome | undefined>
+}
+
+/**
+ * The idempotency key of one attempt to collect one period. A retry of the same attempt (after a
+ * crash or an unknown outcome) reuses it; a dunning retry is a new attempt and gets a new key.
+ */
+export function chargeIdempotencyKey(subscriptionId: string, periodStart: Date, attempt: number): string {
+  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, got ${attempt}`)
+  return `${subscriptionId}:${periodStart.toISOString()}:${attempt}`
+}

@@ -1,0 +1,132 @@
+import { Agent, request, type Dispatcher } from 'undici'
+import type { ChargeOutcome, ChargeRequest, PaymentGateway } from './gateway.ts'
+import { describeTransportError, paymentOutcome, titleOf, transactionsOutcome, wasNeverSent, type PlatformAnswer } from './platform-outcomes.ts'
+
+/** One store's credentials for the platform, from configuration. */
+export interface PlatformStoreConfig {
+  /** The store's REST API base, e.g. `https://api.example.com/stores/{hash}/v3`. */
+  apiBaseUrl: string
+  /** Where payments are submitted; the platform serves them from their own host. Defaults to apiBaseUrl. */
+  paymentsBaseUrl?: string | undefined
+  accessToken: string
+}
+
+export interface PlatformGatewayOptions {
+  /** The store's credentials, or undefined when the store has none configured. */
+  configFor(storeId: string): PlatformStoreConfig | undefined | Promise<PlatformStoreConfig | undefined>
+  /** Per request, from sending to the last byte of the answer. */
+  timeoutMs?: number
+  /** Tests and the server may share a pool; otherwise the gateway keeps its own keep-alive pool. */
+  dispatcher?: Dispatcher
+}
+
+export interface PlatformGateway extends PaymentGateway {
+  readonly name: 'platform'
+  close(): Promise<void>
+}
+
+const DEFAULT_TIMEOUT_MS = 15_000
+
+type Sent = { ok: true; answer: PlatformAnswer } | { ok: false; neverSent: boolean; reason: string }
+
+/**
+ * The commerce platform's stored-instrument payments API: obtain a payment access token for the
+ * order, then submit the payment with the vaulted instrument's token. Outcomes per platform-outcomes.ts.
+ * Credentials never enter an outcome or an error: every text from outside goes through `redact`.
+ */
+export function createPlatformGateway(options: PlatformGatewayOptions): PlatformGateway {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const ownAgent = options.dispatcher ? undefined : new Agent({ keepAliveTimeout: 10_000, connect: { timeout: Math.min(timeoutMs, 10_000) } })
+  const dispatcher = options.dispatcher ?? ownAgent!
+
+  async function send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<Sent> {
+    try {
+      const response = await request(url, {
+        method,
+        dispatcher,
+        headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      })
+      const text = await response.body.text()
+      let parsed: unknown
+      try {
+        parsed = text ? JSON.parse(text) : undefined
+      } catch {
+        parsed = undefined
+      }
+      return { ok: true, answer: { statusCode: response.statusCode, body: parsed } }
+    } catch (error) {
+      return { ok: false, neverSent: wasNeverSent(error), reason: describeTransportError(error) }
+    }
+  }
+
+  async function transactionsOfOrder(config: PlatformStoreConfig, orderId: string, redact: (text: string) => string): Promise<ChargeOutcome | undefined> {
+    const sent = await send('GET', `${trimSlash(config.apiBaseUrl)}/orders/${encodeURIComponent(orderId)}/transactions`, { 'x-auth-token': config.accessToken })
+    if (!sent.ok) return { status: 'unknown', reason: redact(`looking up the order's transactions: ${sent.reason}`) }
+    if (sent.answer.statusCode < 200 || sent.answer.statusCode >= 300) return { status: 'unknown', reason: `looking up the order's transactions: the platform answered ${sent.answer.statusCode}` }
+    return transactionsOutcome(sent.answer.body)
+  }
+
+  return {
+    name: 'platform',
+
+    async charge(charge: ChargeRequest): Promise<ChargeOutcome> {
+      const config = await options.configFor(charge.storeId)
+      if (!config) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'no platform credentials are configured for this store' }
+      if (!charge.orderId) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'a platform charge needs the order it pays' }
+      const secrets = [config.accessToken]
+      const redact = (text: string) => secrets.reduce((out, secret) => (secret ? out.replaceAll(secret, '[redacted]') : out), text)
+      const idempotency = { 'idempotency-key': charge.idempotencyKey }
+
+      // Step 1: a payment access token for the order. It moves no money, so its failures are definite.
+      const orderId = /^\d+$/.test(charge.orderId) ? Number(charge.orderId) : charge.orderId
+      const tokenSent = await send('POST', `${trimSlash(config.apiBaseUrl)}/payments/access_tokens`, { 'x-auth-token': config.accessToken, ...idempotency }, { order: { id: orderId, is_recurring: true } })
+      if (!tokenSent.ok) return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(`obtaining a payment access token: ${tokenSent.reason}`) }
+      const { statusCode, body } = tokenSent.answer
+      if (statusCode === 409 || statusCode === 422) {
+        // The platform will not let this order be paid; after a lost answer that is because it was paid.
+        const reconciled = await transactionsOfOrder(config, charge.orderId, redact)
+        return reconciled ?? { status: 'failed', failureCode: 'gateway_configuration', failureMessage: redact(`the order cannot be paid (${statusCode}): ${titleOf(body)}`) }
+      }
+      const pat = (body as { data?: { id?: unknown } } | null)?.data?.id
+      if (statusCode < 200 || statusCode >= 300 || typeof pat !== 'string' || !pat) {
+        const code = statusCode === 401 || statusCode === 403 || statusCode === 404 ? 'gateway_configuration' : 'processing_error'
+        return { status: 'failed', failureCode: code, failureMessage: redact(`obtaining a payment access token: the platform answered ${statusCode} ${titleOf(body)}`.trim()) }
+      }
+      secrets.push(pat)
+
+      // Step 2: the payment. From here on, anything short of a clear answer is 'unknown'.
+      const paymentsBase = trimSlash(config.paymentsBaseUrl ?? config.apiBaseUrl)
+      const paid = await send(
+        'POST',
+        `${paymentsBase}/payments`,
+        { authorization: `PAT ${pat}`, accept: 'application/vnd.bc.v1+json', ...idempotency },
+        { payment: { instrument: { type: 'stored_card', token: charge.paymentInstrumentId }, payment_method_id: 'stored_card' } },
+      )
+      if (!paid.ok) {
+        if (paid.neverSent) return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(`submitting the payment: ${paid.reason}`) }
+        return { status: 'unknown', reason: redact(`submitting the payment: ${paid.reason}`) }
+      }
+      const outcome = paymentOutcome(paid.answer)
+      return outcome.status === 'failed' ? { ...outcome, failureMessage: redact(outcome.failureMessage) } : outcome.status === 'unknown' ? { ...outcome, reason: redact(outcome.reason) } : outcome
+    },
+
+    async lookup(charge: ChargeRequest): Promise<ChargeOutcome | undefined> {
+      // Without an order or credentials, `charge` never sent anything, so there is nothing to find.
+      const config = await options.configFor(charge.storeId)
+      if (!config || !charge.orderId) return undefined
+      return transactionsOfOrder(config, charge.orderId, (text) => text.replaceAll(config.accessToken, '[redacted]'))
+    },
+
+    async close() {
+      await ownAgent?.close()
+    },
+  }
+}
+
+function trimSlash(url: string): string {
+  return url.endsWith('/') ? url.slice(0, -1) : url
+}
