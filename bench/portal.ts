@@ -3,11 +3,11 @@
 // Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL.
 // The session token lasts 15 minutes from the service's start: keep rounds x (warm-up + duration) x 2 well under that.
 import { prepareBenchDatabase } from './lib/bench-database.ts'
-import { startChild, type ChildServer } from './lib/child-server.ts'
-import { deferCleanup, runCleanup } from './lib/cleanup.ts'
-import { measure, type LoadResult } from './lib/load.ts'
+import type { ChildServer } from './lib/child-server.ts'
+import { deferCleanup } from './lib/cleanup.ts'
+import { load, pick, runBench, settingsOrUsage, startServer, verifyHello } from './lib/harness.ts'
 import { backgroundCpuBusy, checksTable, compareToBaseline, loadSummary, machineSummary, resultsTable, type Pair } from './lib/report.ts'
-import { readBenchSettings, SETTINGS_HELP, type BenchSettings } from './lib/settings.ts'
+import type { BenchSettings } from './lib/settings.ts'
 
 const SUBSCRIPTIONS = 5
 const TARGETS = { minThroughputRatio: 0.4, maxP99Ratio: 3 }
@@ -39,7 +39,7 @@ interface Run {
 }
 
 async function main(): Promise<void> {
-  const settings = settingsOrUsage()
+  const settings = settingsOrUsage('bench:portal')
   if (!settings) return
   const loadSeconds = settings.rounds * 2 * (settings.warmupSeconds + settings.durationSeconds)
   if (loadSeconds > SESSION_SECONDS - 60) {
@@ -80,41 +80,6 @@ async function main(): Promise<void> {
   process.stdout.write(`${report(run)}\n`)
 }
 
-function settingsOrUsage(): BenchSettings | undefined {
-  const usage = `npm run bench:portal [-- options]\n${SETTINGS_HELP}\n`
-  try {
-    const settings = readBenchSettings(process.argv.slice(2), process.env)
-    if (settings !== 'help') return settings
-    process.stdout.write(usage)
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}`)
-    process.exitCode = 2
-  }
-  return undefined
-}
-
-async function startServer(label: string, entry: URL, env: Record<string, string | undefined>): Promise<ChildServer> {
-  process.stderr.write(`${label}: starting\n`)
-  const child = await startChild(label, entry, env, nodeArgs())
-  deferCleanup(child.stop)
-  return child
-}
-
-async function load(label: string, server: ChildServer, settings: BenchSettings, headers?: Record<string, string>): Promise<LoadResult> {
-  process.stderr.write(`${label}: loading ${server.url}\n`)
-  return measure(server.url, settings, server.cpuSeconds, headers)
-}
-
-/** BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=prof", goes to both servers' Node, to profile them. */
-function nodeArgs(): string[] {
-  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
-}
-
-async function verifyHello(url: string): Promise<void> {
-  const response = await fetch(url)
-  if (response.status !== 200) throw new Error(`hello-world answered ${response.status}`)
-}
-
 /** The measured request must be the real thing: 200 with the subscriber's subscriptions, and refused without the token. */
 async function verifyPortal(url: string, auth: Record<string, string>): Promise<void> {
   const response = await fetch(url, { headers: auth })
@@ -151,15 +116,4 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
   ].join('\n')
 }
 
-function pick(source: Record<string, string | undefined>, keys: string[]): Record<string, string> {
-  return Object.fromEntries(keys.flatMap((key) => (source[key] ? [[key, source[key]]] : [])))
-}
-
-try {
-  await main()
-} catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`)
-  process.exitCode = 1
-} finally {
-  await runCleanup()
-}
+await runBench(main)

@@ -1,11 +1,11 @@
 // Storefront plan discovery against a bare Fastify hello-world, loaded the same way in the same run.
 // Usage: npm run bench:storefront [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL.
 import { prepareBenchDatabase } from './lib/bench-database.ts'
-import { startChild, type ChildServer } from './lib/child-server.ts'
-import { deferCleanup, runCleanup } from './lib/cleanup.ts'
-import { measure, type LoadResult } from './lib/load.ts'
+import type { ChildServer } from './lib/child-server.ts'
+import { deferCleanup } from './lib/cleanup.ts'
+import { load, pick, runBench, settingsOrUsage, startServer, verifyHello } from './lib/harness.ts'
 import { backgroundCpuBusy, checksTable, compareToBaseline, loadSummary, machineSummary, resultsTable, type Pair } from './lib/report.ts'
-import { readBenchSettings, SETTINGS_HELP, type BenchSettings } from './lib/settings.ts'
+import type { BenchSettings } from './lib/settings.ts'
 
 const PLAN_COUNT = 20
 const TARGETS = { minThroughputRatio: 0.6, maxP99Ratio: 2 }
@@ -35,7 +35,7 @@ interface Run {
 }
 
 async function main(): Promise<void> {
-  const settings = settingsOrUsage()
+  const settings = settingsOrUsage('bench:storefront')
   if (!settings) return
   const { DATABASE_URL: databaseUrl, DATA_DIR: _dataDir, ...inherited } = process.env
   const startedAt = new Date()
@@ -54,8 +54,10 @@ async function main(): Promise<void> {
     BENCH_PLAN_COUNT: String(PLAN_COUNT),
   }
   // Both stay up for every round, but only one is ever under load; an idle server costs nothing.
-  const hello = await startServer('hello-world', HELLO_ENTRY, inherited, verifyHello)
-  const service = await startServer('service', SERVICE_ENTRY, serviceEnv, verifyStorefront)
+  const hello = await startServer('hello-world', HELLO_ENTRY, inherited)
+  await verifyHello(hello.url)
+  const service = await startServer('service', SERVICE_ENTRY, serviceEnv)
+  await verifyStorefront(service.url)
 
   const pairs: Pair[] = []
   for (let round = 1; round <= settings.rounds; round++) {
@@ -68,42 +70,6 @@ async function main(): Promise<void> {
 
   const run = { startedAt, backgroundBusy, settings, databaseDescription: database.description, serviceEnv, service, pairs }
   process.stdout.write(`${report(run)}\n`)
-}
-
-function settingsOrUsage(): BenchSettings | undefined {
-  const usage = `npm run bench:storefront [-- options]\n${SETTINGS_HELP}\n`
-  try {
-    const settings = readBenchSettings(process.argv.slice(2), process.env)
-    if (settings !== 'help') return settings
-    process.stdout.write(usage)
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}`)
-    process.exitCode = 2
-  }
-  return undefined
-}
-
-async function startServer(label: string, entry: URL, env: Record<string, string | undefined>, verify: (url: string) => Promise<void>): Promise<ChildServer> {
-  process.stderr.write(`${label}: starting\n`)
-  const child = await startChild(label, entry, env, nodeArgs())
-  deferCleanup(child.stop)
-  await verify(child.url)
-  return child
-}
-
-async function load(label: string, server: ChildServer, settings: BenchSettings): Promise<LoadResult> {
-  process.stderr.write(`${label}: loading ${server.url}\n`)
-  return measure(server.url, settings, server.cpuSeconds)
-}
-
-/** BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=prof", goes to both servers' Node, to profile them. */
-function nodeArgs(): string[] {
-  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
-}
-
-async function verifyHello(url: string): Promise<void> {
-  const response = await fetch(url)
-  if (response.status !== 200) throw new Error(`hello-world answered ${response.status}`)
 }
 
 async function verifyStorefront(url: string): Promise<void> {
@@ -139,15 +105,4 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
   ].join('\n')
 }
 
-function pick(source: Record<string, string | undefined>, keys: string[]): Record<string, string> {
-  return Object.fromEntries(keys.flatMap((key) => (source[key] ? [[key, source[key]]] : [])))
-}
-
-try {
-  await main()
-} catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`)
-  process.exitCode = 1
-} finally {
-  await runCleanup()
-}
+await runBench(main)

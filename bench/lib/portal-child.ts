@@ -1,15 +1,14 @@
 // The service as `npm start` assembles it, seeded for the portal bench: a store with one plan, a
 // subscriber with five subscriptions (and other subscribers around them, so the query has to filter),
 // all through the admin API, then a portal session made through the real verify route.
-import { sql } from 'kysely'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import type { App } from '../../src/http/types.ts'
 import { randomToken, sha256Hex } from '../../src/lib/secrets.ts'
 import { createAdminKey, createStore } from '../../src/modules/stores/index.ts'
 import { announceReady, closeOnSignal } from './child-protocol.ts'
+import { post, serverVersion } from './seeding.ts'
 
 const PORTAL_BENCH_PATH = process.env.BENCH_PORTAL_PATH ?? '/api/v1/portal/subscriptions'
 const SUBSCRIPTIONS = Number(process.env.BENCH_PORTAL_SUBSCRIPTIONS ?? 5)
@@ -63,20 +62,9 @@ closeOnSignal(async () => {
 })
 announceReady(app.server, PORTAL_BENCH_PATH, {
   engine: database.engine,
-  serverVersion: await serverVersion(),
+  serverVersion: await serverVersion(database.db),
   subscriptions: SUBSCRIPTIONS,
   otherSubscribers: OTHER_SUBSCRIBERS,
   accessToken: session.access_token,
   expiresIn: session.expires_in,
 })
-
-async function post(app: App, headers: Record<string, string>, url: string, payload: object): Promise<{ id: string }> {
-  const response = await app.inject({ method: 'POST', url, headers, payload })
-  if (response.statusCode !== 201) throw new Error(`seeding ${url} answered ${response.statusCode}: ${response.body}`)
-  return response.json()
-}
-
-async function serverVersion(): Promise<string> {
-  const { rows } = await sql<{ server_version: string }>`SHOW server_version`.execute(database.db)
-  return rows[0]?.server_version ?? 'unknown'
-}

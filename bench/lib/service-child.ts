@@ -1,6 +1,5 @@
 // The service as `npm start` assembles it, on a database the parent prepared, seeded with one
 // product and its plans through the admin API so the data takes the same write path as in use.
-import { sql } from 'kysely'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
@@ -8,6 +7,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts'
 import type { App } from '../../src/http/types.ts'
 import { createAdminKey, createStore } from '../../src/modules/stores/index.ts'
 import { announceReady, closeOnSignal } from './child-protocol.ts'
+import { post, serverVersion } from './seeding.ts'
 
 const STORE_HASH = 'bench-store'
 const PLATFORM_PRODUCT_ID = 'bench-product-1'
@@ -28,7 +28,7 @@ closeOnSignal(async () => {
   await database.close()
 })
 const path = `/api/v1/storefront/plans?store_hash=${STORE_HASH}&platform_product_id=${PLATFORM_PRODUCT_ID}`
-announceReady(app.server, path, { engine: database.engine, serverVersion: await serverVersion(), planCount })
+announceReady(app.server, path, { engine: database.engine, serverVersion: await serverVersion(database.db), planCount })
 
 async function seedCatalog(app: App, headers: Record<string, string>): Promise<void> {
   const product = await post(app, headers, '/api/v1/admin/products', {
@@ -47,15 +47,4 @@ async function seedCatalog(app: App, headers: Record<string, string>): Promise<v
       trial_days: n % 3 === 0 ? 14 : 0,
     })
   }
-}
-
-async function post(app: App, headers: Record<string, string>, url: string, payload: object): Promise<{ id: string }> {
-  const response = await app.inject({ method: 'POST', url, headers, payload })
-  if (response.statusCode !== 201) throw new Error(`seeding ${url} answered ${response.statusCode}: ${response.body}`)
-  return response.json()
-}
-
-async function serverVersion(): Promise<string> {
-  const { rows } = await sql<{ server_version: string }>`SHOW server_version`.execute(database.db)
-  return rows[0]?.server_version ?? 'unknown'
 }
