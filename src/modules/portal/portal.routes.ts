@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { TSchema } from 'typebox'
-import type { Db, StoreRow } from '../../db/database.ts'
+import type { Db } from '../../db/database.ts'
 import { requireSecurityScheme } from '../../http/contract-defaults.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -10,21 +9,14 @@ import { Charge } from '../billing/index.ts'
 import { Plan, type CatalogService } from '../catalog/index.ts'
 import { portalActor } from '../portal-auth/index.ts'
 import {
-  CancelBody,
   ChangeRequest,
   ChangeRequestBody,
   ChangeRequestListQuery,
   findSubscriber,
-  IntervalBody,
-  OptionalBody,
-  PauseBody,
-  PaymentInstrumentBody,
   presentSubscriber,
-  QuantityBody,
-  ShippingAddressBody,
   Subscriber,
   Subscription,
-  SwapBody,
+  registerSubscriptionActions,
   type ChangeRequestService,
   type SubscriptionService,
 } from '../subscriptions/index.ts'
@@ -39,8 +31,6 @@ export interface PortalRouteDeps {
   catalog: CatalogService
   authenticatePortal: (request: FastifyRequest) => Promise<void>
 }
-
-type SubscriberActor = ReturnType<typeof portalActor>['actor']
 
 /**
  * What a signed-in subscriber may see and do. Every route acts as the subscriber of the session token:
@@ -106,38 +96,14 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
     return subscriptions.get(store, request.params.id, actor)
   })
 
-  const action = (
-    path: string,
-    operationId: string,
-    summary: string,
-    body: TSchema | undefined,
-    run: (store: StoreRow, id: string, actor: SubscriberActor, input: any) => Promise<unknown>,
-  ) =>
-    app.post(`/subscriptions/:id/${path}`, {
-      schema: {
-        operationId,
-        summary,
-        tags: ['Portal'],
-        params: Params,
-        ...(body ? { body } : {}),
-        response: { 200: Ref(Subscription), ...problemResponses(404, 409) },
-      },
-    }, async (request) => {
-      const { store, actor } = portalActor(request)
-      return run(store, request.params.id, actor, request.body ?? {}) as never
-    })
-
   // Business plans refuse direct swap, quantity and interval changes (409): propose a change request instead.
-  action('pause', 'pausePortalSubscription', 'Pause, optionally until a date', OptionalBody(PauseBody), (store, id, actor, input) => subscriptions.pause(store, id, actor, input))
-  action('resume', 'resumePortalSubscription', 'Resume a paused subscription', undefined, (store, id, actor) => subscriptions.resume(store, id, actor))
-  action('cancel', 'cancelPortalSubscription', 'Cancel now or at the end of the paid period', OptionalBody(CancelBody), (store, id, actor, input) => subscriptions.cancel(store, id, actor, input))
-  action('skip', 'skipPortalNextRenewal', 'Skip the next renewal (no charge; the period advances)', undefined, (store, id, actor) => subscriptions.skip(store, id, actor))
-  action('unskip', 'unskipPortalNextRenewal', 'Undo a skip of the next renewal', undefined, (store, id, actor) => subscriptions.unskip(store, id, actor))
-  action('swap', 'swapPortalSubscriptionPlan', 'Move to another plan (see swap-options) from the next period', SwapBody, (store, id, actor, input) => subscriptions.swap(store, id, actor, input))
-  action('quantity', 'changePortalSubscriptionQuantity', 'Change the quantity from the next charge', QuantityBody, (store, id, actor, input) => subscriptions.changeQuantity(store, id, actor, input))
-  action('interval', 'changePortalSubscriptionInterval', 'Change how often it renews, from the next charge', IntervalBody, (store, id, actor, input) => subscriptions.changeInterval(store, id, actor, input))
-  action('shipping-address', 'updatePortalSubscriptionShippingAddress', 'Change where it ships', ShippingAddressBody, (store, id, actor, input) => subscriptions.updateShippingAddress(store, id, actor, input))
-  action('payment-instrument', 'updatePortalSubscriptionPaymentInstrument', 'Charge another vault instrument from now on', PaymentInstrumentBody, (store, id, actor, input) => subscriptions.updatePaymentInstrument(store, id, actor, input))
+  registerSubscriptionActions(app, {
+    subscriptions,
+    audience: 'portal',
+    tags: ['Portal'],
+    actorOf: portalActor,
+    summaries: { swap: 'Move to another plan (see swap-options) from the next period' },
+  })
 
   app.get('/subscriptions/:id/charges', {
     schema: {

@@ -1,4 +1,3 @@
-import type { TSchema } from 'typebox'
 import { adminStore } from '../../http/admin-auth.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -6,24 +5,18 @@ import type { ChangeRequestService } from './change-requests.service.ts'
 import type { CheckoutService } from './checkout.service.ts'
 import type { Actor } from './subscription-mutation.ts'
 import {
-  CancelBody,
   ChangeRequest,
   ChangeRequestListQuery,
   CheckoutBody,
   CheckoutResult,
   DecisionBody,
-  IntervalBody,
   OptionalBody,
-  PauseBody,
-  PaymentInstrumentBody,
-  QuantityBody,
-  ShippingAddressBody,
   Subscription,
   SubscriptionListQuery,
   SubscriptionWithSubscriber,
-  SwapBody,
 } from './subscription.schemas.ts'
 import type { SubscriptionService } from './subscriptions.service.ts'
+import { registerSubscriptionActions } from './subscription-action.routes.ts'
 
 const ADMIN: Actor = { kind: 'admin' }
 
@@ -73,34 +66,7 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
     },
   }, async (request) => subscriptions.getWithSubscriber(adminStore(request), request.params.id))
 
-  const action = (
-    path: string,
-    operationId: string,
-    summary: string,
-    body: TSchema | undefined,
-    run: (store: ReturnType<typeof adminStore>, id: string, input: any) => Promise<unknown>,
-  ) =>
-    app.post(`/subscriptions/:id/${path}`, {
-      schema: {
-        operationId,
-        summary,
-        tags: ['Subscriptions'],
-        params: Params,
-        ...(body ? { body } : {}),
-        response: { 200: Ref(Subscription), ...problemResponses(404, 409) },
-      },
-    }, async (request) => run(adminStore(request), request.params.id, request.body ?? {}) as never)
-
-  action('pause', 'pauseSubscription', 'Pause, optionally until a date', OptionalBody(PauseBody), (store, id, input) => subscriptions.pause(store, id, ADMIN, input))
-  action('resume', 'resumeSubscription', 'Resume a paused subscription', undefined, (store, id) => subscriptions.resume(store, id, ADMIN))
-  action('cancel', 'cancelSubscription', 'Cancel now or at the end of the paid period', OptionalBody(CancelBody), (store, id, input) => subscriptions.cancel(store, id, ADMIN, input))
-  action('skip', 'skipNextRenewal', 'Skip the next renewal (no charge; the period advances)', undefined, (store, id) => subscriptions.skip(store, id, ADMIN))
-  action('unskip', 'unskipNextRenewal', 'Undo a skip of the next renewal', undefined, (store, id) => subscriptions.unskip(store, id, ADMIN))
-  action('swap', 'swapSubscriptionPlan', 'Move to another plan of the same store and currency from the next period', SwapBody, (store, id, input) => subscriptions.swap(store, id, ADMIN, input))
-  action('quantity', 'changeSubscriptionQuantity', 'Change the quantity from the next charge', QuantityBody, (store, id, input) => subscriptions.changeQuantity(store, id, ADMIN, input))
-  action('interval', 'changeSubscriptionInterval', 'Change how often it renews, from the next charge', IntervalBody, (store, id, input) => subscriptions.changeInterval(store, id, ADMIN, input))
-  action('shipping-address', 'updateSubscriptionShippingAddress', 'Change where it ships', ShippingAddressBody, (store, id, input) => subscriptions.updateShippingAddress(store, id, ADMIN, input))
-  action('payment-instrument', 'updateSubscriptionPaymentInstrument', 'Charge another vault instrument from now on', PaymentInstrumentBody, (store, id, input) => subscriptions.updatePaymentInstrument(store, id, ADMIN, input))
+  registerSubscriptionActions(app, { subscriptions, audience: 'admin', tags: ['Subscriptions'], actorOf: (request) => ({ store: adminStore(request), actor: ADMIN }) })
 
   const RequestParams = IdParams('cr')
 
