@@ -23,20 +23,17 @@ export function registerMetrics(app: FastifyInstance): Metrics {
     registers: [registry],
   })
 
-  // One pair of labelled children per (route, method, status), found without building a label object
-  // or a key string per request (routes and methods are the same interned strings every time).
+  // One pair of labelled children per (route, method, status): prom-client then skips building and
+  // validating a label object on every observation.
   type Series = { count: Counter.Internal; time: Histogram.Internal<string> }
-  const series = new Map<string, Map<string, Map<number, Series>>>()
+  const series = new Map<string, Series>()
   function seriesFor(route: string, method: string, status: number): Series {
-    let byMethod = series.get(route)
-    if (!byMethod) series.set(route, (byMethod = new Map()))
-    let byStatus = byMethod.get(method)
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()))
-    let found = byStatus.get(status)
+    const key = `${method} ${status} ${route}`
+    let found = series.get(key)
     if (!found) {
       const labels = { method, route, status_code: String(status) }
       found = { count: requests.labels(labels), time: duration.labels(labels) }
-      byStatus.set(status, found)
+      series.set(key, found)
     }
     return found
   }
