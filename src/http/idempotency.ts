@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/database.ts'
+import { canonicalJson } from '../lib/canonical-json.ts'
 import { AppError } from '../lib/errors.ts'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -117,7 +118,7 @@ export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Optio
 function requestHash(request: FastifyRequest): string {
   return createHash('sha256')
     .update(`${request.method} ${request.url}\n`)
-    .update(JSON.stringify(request.body ?? null))
+    .update(canonicalJson(request.body ?? null))
     .digest('hex')
 }
 

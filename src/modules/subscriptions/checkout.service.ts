@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Db, Executor, PlanRow, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
+import { canonicalJson } from '../../lib/canonical-json.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { recordEventsOfNewEntities, type EventType, type NewEvent } from '../events/index.ts'
@@ -32,19 +33,7 @@ function checkoutHash(input: CheckoutInput): string {
     email: input.email.toLowerCase(),
     ...(input.gift ? { gift: { ...input.gift, recipient_email: input.gift.recipient_email.toLowerCase() } } : {}),
   }
-  return createHash('sha256').update(JSON.stringify(canonical(normalised))).digest('hex')
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical)
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
-    )
-  }
-  return value
+  return createHash('sha256').update(canonicalJson(normalised)).digest('hex')
 }
 
 async function requirePlans(trx: Executor, store: StoreRow, input: CheckoutInput): Promise<PlanRow[]> {

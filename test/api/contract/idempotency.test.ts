@@ -38,6 +38,16 @@ describe('Idempotency-Key on POST', () => {
     assert.equal((await products('replay')).length, 1)
   })
 
+  test('a retry whose JSON lists the same fields in another order is the same request: replayed, not a conflict', async () => {
+    const key = `key-${++n}`
+    const first = await create(key, { platform_product_id: 'reordered', name: 'Reordered' })
+    const second = await create(key, { name: 'Reordered', platform_product_id: 'reordered' })
+    assert.equal(second.statusCode, 201, second.body)
+    assert.equal(second.headers['idempotent-replayed'], 'true')
+    assert.equal(second.body, first.body)
+    assert.equal((await products('reordered')).length, 1)
+  })
+
   test('without a key a retry runs again (and here conflicts on the duplicate product)', async () => {
     const body = { platform_product_id: 'nokey', name: 'No key' }
     assert.equal((await create(undefined, body)).statusCode, 201)
