@@ -31,6 +31,12 @@ const Env = Type.Object({
   RESPONSE_VALIDATION: Type.Optional(Type.Boolean()),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  PLATFORM_CREDENTIALS: Type.Optional(Type.String({ minLength: 2 })),
+  PLATFORM_API_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000 }),
+  TEST_GATEWAY_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
+  BILLING_CHARGE_LEASE_MS: Type.Integer({ minimum: 100, default: 60_000 }),
+  BILLING_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
+  BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
 })
 type Env = Static<typeof Env>
 
@@ -60,6 +66,43 @@ export interface Config {
   responseValidation: boolean
   webhookAllowPrivateNetworks: boolean
   shutdownTimeoutMs: number
+  billing: {
+    /** Live stores' commerce-platform API credentials, by store hash (PLATFORM_CREDENTIALS, JSON). */
+    platformCredentials: Readonly<Record<string, PlatformCredentials>>
+    platformTimeoutMs: number
+    /** Simulated processing time of the test gateway, for benchmarks. */
+    testGatewayLatencyMs: number
+    /** How long a worker owns a charge's gateway call before the reconciler may take it over. */
+    chargeLeaseMs: number
+    /** Gateway calls in flight at once per worker. */
+    concurrency: number
+    batchSize: number
+  }
+}
+
+export interface PlatformCredentials {
+  api_base_url: string
+  payments_base_url?: string
+  access_token: string
+}
+
+function parsePlatformCredentials(text: string | undefined): Record<string, PlatformCredentials> {
+  if (text === undefined) return {}
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new Error('PLATFORM_CREDENTIALS must be JSON: {"<store_hash>": {"api_base_url": "...", "access_token": "..."}}')
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('PLATFORM_CREDENTIALS must be a JSON object keyed by store hash')
+  for (const [hash, entry] of Object.entries(parsed)) {
+    const value = entry as Partial<PlatformCredentials> | null
+    if (typeof value?.api_base_url !== 'string' || !/^https?:\/\//.test(value.api_base_url) || typeof value.access_token !== 'string' || value.access_token === '') {
+      // Never echo the entry: it holds a token.
+      throw new Error(`PLATFORM_CREDENTIALS["${hash}"] needs api_base_url (http or https) and access_token`)
+    }
+  }
+  return parsed as Record<string, PlatformCredentials>
 }
 
 /** Reads and validates the environment once; throws naming the offending variable. */
@@ -93,5 +136,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     responseValidation: env.RESPONSE_VALIDATION ?? env.NODE_ENV === 'test',
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    billing: {
+      platformCredentials: Object.freeze(parsePlatformCredentials(env.PLATFORM_CREDENTIALS)),
+      platformTimeoutMs: env.PLATFORM_API_TIMEOUT_MS,
+      testGatewayLatencyMs: env.TEST_GATEWAY_LATENCY_MS,
+      chargeLeaseMs: env.BILLING_CHARGE_LEASE_MS,
+      concurrency: env.BILLING_CONCURRENCY,
+      batchSize: env.BILLING_BATCH_SIZE,
+    },
   })
 }

@@ -141,6 +141,12 @@ export interface SubscriptionsTable {
   created_at: Timestamp
   updated_at: Timestamp
   version: Generated<number>
+  pending_charge_id: string | null
+  dunning_attempts: Generated<number>
+  dunning_started_at: NullableTimestamp
+  unpaid_period_start: NullableTimestamp
+  past_due_at: NullableTimestamp
+  reminded_for: NullableTimestamp
 }
 
 export interface CheckoutsTable {
@@ -240,6 +246,10 @@ export interface ChargesTable {
   period_end: Timestamp
   created_at: Timestamp
   settled_at: NullableTimestamp
+  gateway: Generated<string>
+  gateway_charge_id: string | null
+  platform_order_id: string | null
+  lease_until: NullableTimestamp
 }
 
 /** The `test` gateway's ledger: one row per idempotency key it was asked to charge. */

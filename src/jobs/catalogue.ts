@@ -5,6 +5,7 @@ import { purgeExpiredIdempotencyKeys } from '../http/idempotency.ts'
 import type { Clock } from '../lib/clock.ts'
 import { createMagicLinkSender, createMailer, purgeExpiredPortalAuth, SEND_MAGIC_LINK_JOB, type Mailer } from '../modules/portal-auth/index.ts'
 import { processDueWork } from '../modules/subscriptions/index.ts'
+import { createGatewayResolver, createRenewalEngine, type RenewalEngine } from '../modules/billing/index.ts'
 import { createJobRunner, ensureRecurringJob, type JobHandler, type JobRunner } from './runner.ts'
 
 const DUE_WORK_EVERY_MS = 1_000
@@ -17,21 +18,40 @@ export interface WorkerDeps {
   /** Where sign-in links point; a function because the listening address is known only after start. */
   portalUrl: () => string
   mailer: Mailer
+  renewals: RenewalEngine
 }
 
-/** The recurring jobs: each reschedules itself after it runs. */
-const RECURRING = ['subscriptions.due_work', 'maintenance.purge_expired'] as const
+/**
+ * The recurring jobs: each reschedules itself after it runs. Renewals run as several instances so
+ * that several worker processes charge at once (they claim disjoint rows with SKIP LOCKED).
+ */
+const RENEWAL_INSTANCES = 4
+const RECURRING: { kind: string; instances: number }[] = [
+  { kind: 'subscriptions.due_work', instances: 1 },
+  { kind: 'billing.renewals', instances: RENEWAL_INSTANCES },
+  { kind: 'billing.reconcile', instances: 1 },
+  { kind: 'maintenance.purge_expired', instances: 1 },
+]
+const RECONCILE_EVERY_MS = 5_000
 
 /** Every kind of background work the service does, by job kind. */
-export function jobHandlers({ db, clock, log, portalUrl, mailer }: WorkerDeps): Record<string, JobHandler> {
+export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals }: WorkerDeps): Record<string, JobHandler> {
   const later = (ms: number) => ({ rescheduleAt: new Date(Date.now() + ms) })
   const sendMagicLink = createMagicLinkSender({ db, clock, mailer, portalUrl, log })
   return {
     'subscriptions.due_work': async () => {
       const counts = await processDueWork(db, clock)
       // A full batch means more may be due: come back at once rather than in a second.
-      const busy = counts.activations + counts.resumptions + counts.cancellations >= 200
+      const busy = counts.activations + counts.resumptions + counts.cancellations + counts.reminders + counts.prepaidCycles >= 200
       return later(busy ? 0 : DUE_WORK_EVERY_MS)
+    },
+    'billing.renewals': async () => {
+      const counts = await renewals.runDue()
+      return later(counts.claimed > 0 ? 0 : DUE_WORK_EVERY_MS)
+    },
+    'billing.reconcile': async () => {
+      const taken = await renewals.reconcile()
+      return later(taken > 0 ? 0 : RECONCILE_EVERY_MS)
     },
     'maintenance.purge_expired': async () => {
       await purgeExpiredIdempotencyKeys(db)
@@ -52,8 +72,13 @@ export async function startWorker(
   { config, portalUrl }: { config: Readonly<Config>; portalUrl: () => string },
 ): Promise<JobRunner & { mailer: Mailer }> {
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log })
-  const handlers = jobHandlers({ db, clock, log, portalUrl, mailer })
-  for (const kind of RECURRING) await ensureRecurringJob(db, kind)
+  const gateways = createGatewayResolver(db, config.billing)
+  const { chargeLeaseMs: leaseMs, concurrency, batchSize } = config.billing
+  const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, log })
+  const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals })
+  for (const { kind, instances } of RECURRING) {
+    for (let instance = 0; instance < instances; instance++) await ensureRecurringJob(db, kind, instance)
+  }
   const runner = createJobRunner({ db, handlers, log })
   runner.start()
   return {
@@ -61,6 +86,7 @@ export async function startWorker(
     async stop() {
       await runner.stop()
       mailer.close()
+      await gateways.close()
     },
     mailer,
   }

@@ -177,7 +177,9 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
 }
 
 /** Makes sure a recurring job exists; its handler reschedules it after each run. */
-export function ensureRecurringJob(db: Executor, kind: string): Promise<void> {
-  return enqueueJob(db, { kind, dedupeKey: `recurring:${kind}`, runAt: new Date(0), maxAttempts: 1_000_000 })
+/** Makes sure a recurring job exists; `instance` > 0 adds parallel copies that workers run side by side. */
+export function ensureRecurringJob(db: Executor, kind: string, instance = 0): Promise<void> {
+  const dedupeKey = instance === 0 ? `recurring:${kind}` : `recurring:${kind}#${instance}`
+  return enqueueJob(db, { kind, dedupeKey, runAt: new Date(0), maxAttempts: 1_000_000 })
 }
 

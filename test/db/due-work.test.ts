@@ -12,6 +12,7 @@ import { processDueWork } from '../../src/modules/subscriptions/index.ts'
 import { createPlan, createProduct } from '../helpers/catalog.ts'
 import { onPostgres, scratchUrl } from '../helpers/database.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
+import { createTestRenewals } from '../helpers/billing.ts'
 
 // The service's wall clock is years away from the stores' test clocks, so an event stamped with the
 // wall time instead of the due time cannot pass by accident.
@@ -19,7 +20,7 @@ const WALL = '2031-06-15T00:00:00.000Z'
 const T0 = '2026-01-10T09:00:00.000Z'
 const DAY = 86_400_000
 const plus = (iso: string, ms: number) => new Date(new Date(iso).getTime() + ms).toISOString()
-const NONE = { activations: 0, resumptions: 0, cancellations: 0 }
+const NONE = { activations: 0, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 }
 
 const POOL_TAG = `extra-pool-${process.pid}`
 
@@ -118,7 +119,8 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     return response.json
   }
 
-  const process_ = (shop: Shop) => processDueWork(t.db, clock, { storeId: shop.store.id })
+  // Renewal reminders and prepaid cycles have their own tests (test/api/billing); these are the lifecycle's.
+  const process_ = (shop: Shop) => processDueWork(t.db, clock, { storeId: shop.store.id, kinds: ['activation', 'resumption', 'cancellation'] })
 
   test('a future-start subscription stays pending before its start and activates at its start time once the store clock passes it', async () => {
     const shop = await newShop()
@@ -224,7 +226,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     await act(shop, toCancel.id, 'cancel', { at_period_end: true })
 
     await setStoreClock(shop, plus(T0, 60 * DAY))
-    assert.deepEqual(await process_(shop), { activations: 1, resumptions: 1, cancellations: 1 })
+    assert.deepEqual(await process_(shop), { ...NONE, activations: 1, resumptions: 1, cancellations: 1 })
     const events = await eventCount(t.db, shop.store.id)
     const versions = await Promise.all([pending, toResume, toCancel].map(async (s) => (await read(shop, s.id)).version))
 
@@ -309,7 +311,7 @@ describe('due lifecycle work through the worker (subscriptions.due_work job)', (
     const subscription = response.json.data[0]
     await t.db.updateTable('stores').set({ test_clock_now: new Date(plus(startAt, DAY)) }).where('id', '=', shop.store.id).execute()
 
-    const { 'subscriptions.due_work': dueWork } = jobHandlers({ db: t.db, clock, log: pino({ level: 'silent' }), portalUrl: () => 'http://127.0.0.1/portal', mailer: { send: async () => {}, close() {} } })
+    const { 'subscriptions.due_work': dueWork } = jobHandlers({ db: t.db, clock, log: pino({ level: 'silent' }), portalUrl: () => 'http://127.0.0.1/portal', mailer: { send: async () => {}, close() {} }, renewals: createTestRenewals(t.db, clock) })
     assert.ok(dueWork, 'the catalogue has a subscriptions.due_work handler')
     await ensureRecurringJob(t.db, 'subscriptions.due_work')
     const runner = createJobRunner({ db: t.db, handlers: { 'subscriptions.due_work': dueWork }, log: pino({ level: 'silent' }) })

@@ -126,7 +126,7 @@ describe('outbox: a state change and its event commit together or not at all', (
       assert.deepEqual(await row(created.id), before)
 
       await allowEvents()
-      assert.deepEqual(await processDueWork(t.db, clock, { storeId: store.id }), { activations: 1, resumptions: 0, cancellations: 0 })
+      assert.deepEqual(await processDueWork(t.db, clock, { storeId: store.id }), { activations: 1, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 })
       assert.equal((await row(created.id)).status, 'active')
       assert.deepEqual((await eventsOf(created.id)).map((event) => event.event_type), ['subscription.created', 'subscription.activated'])
     } finally {

@@ -3,6 +3,7 @@ import * as foundation from './0001-foundation.ts'
 import * as subscriptions from './0002-subscriptions.ts'
 import * as portal from './0003-portal.ts'
 import * as testGateway from './0004-test-gateway.ts'
+import * as billing from './0005-billing.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002-subscriptions': subscriptions,
   '0003-portal': portal,
   '0004-test-gateway': testGateway,
+  '0005-billing': billing,
 }

@@ -4,6 +4,7 @@ import { invalidField, notFound } from '../../lib/errors.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { storeNow } from '../stores/index.ts'
 import { processDueWork } from '../subscriptions/index.ts'
+import type { RenewalEngine } from './renewal-engine.ts'
 
 export interface ProcessedCounts {
   activations: number
@@ -35,7 +36,7 @@ function requireTestMode(store: StoreRow): void {
   if (store.mode !== 'test') throw notFound('test clock', store.store_hash)
 }
 
-export function createTestClock({ db, clock }: { db: Db; clock: Clock }) {
+export function createTestClock({ db, clock, renewals }: { db: Db; clock: Clock; renewals: RenewalEngine }) {
   return {
     read(store: StoreRow): TestClockView {
       requireTestMode(store)
@@ -57,12 +58,20 @@ export function createTestClock({ db, clock }: { db: Db; clock: Clock }) {
       await db.updateTable('stores').set({ test_clock_now: target }).where('id', '=', store.id).execute()
 
       const processed: ProcessedCounts = { activations: 0, renewals: 0, retries: 0, reminders: 0, resumptions: 0, cancellations: 0, expirations: 0 }
+      // Each pass runs lifecycle work before renewals: a renewal only ever creates work due after it
+      // (a retry, the next period's reminder), which the next pass finds in its turn.
       for (;;) {
-        const counts = await processDueWork(db, clock, { storeId: store.id })
-        processed.activations += counts.activations
-        processed.resumptions += counts.resumptions
-        processed.cancellations += counts.cancellations
-        if (counts.activations + counts.resumptions + counts.cancellations === 0) break
+        const due = await processDueWork(db, clock, { storeId: store.id })
+        const renewed = await renewals.runDue({ storeId: store.id })
+        processed.activations += due.activations
+        processed.resumptions += due.resumptions
+        processed.cancellations += due.cancellations
+        processed.reminders += due.reminders
+        processed.renewals += renewed.renewals
+        processed.retries += renewed.retries
+        processed.expirations += renewed.expirations
+        const lifecycle = due.activations + due.resumptions + due.cancellations + due.reminders + due.prepaidCycles
+        if (lifecycle === 0 && renewed.claimed === 0) break
       }
       return { now: toRfc3339(target), processed }
     },

@@ -60,6 +60,33 @@ export async function recordEventsOfNewEntities(trx: Executor, events: NewEvent[
   return built.map(({ recorded }) => recorded)
 }
 
+/**
+ * Events about entities that may already have events, in one read and one write: for batches whose
+ * rows the caller has locked. Events of one entity keep the order given.
+ */
+export async function recordEvents(trx: Executor, events: NewEvent[]): Promise<RecordedEvent[]> {
+  if (events.length === 0) return []
+  const entityIds = [...new Set(events.map(entityIdOf))]
+  const last = await trx
+    .selectFrom('events')
+    .select(['entity_id', (eb) => eb.fn.max('sequence').as('sequence')])
+    .where('entity_id', 'in', entityIds)
+    .groupBy('entity_id')
+    .execute()
+  const nextSequence = new Map(last.map((row) => [row.entity_id, Number(row.sequence)]))
+  const built = events.map((event) => {
+    const entityId = entityIdOf(event)
+    const sequence = (nextSequence.get(entityId) ?? 0) + 1
+    nextSequence.set(entityId, sequence)
+    return eventRow(event, entityId, sequence)
+  })
+  await trx
+    .insertInto('events')
+    .values(built.map(({ row }) => row))
+    .execute()
+  return built.map(({ recorded }) => recorded)
+}
+
 function entityIdOf(event: NewEvent): string {
   const entityId = event.entityId ?? event.data.id
   if (!entityId) throw new Error('an event needs the id of the entity it is about')

@@ -7,5 +7,5 @@ export {
   eventSchemas,
   type EventType,
 } from './event.schemas.ts'
-export { recordEvent, recordEventsOfNewEntities, type NewEvent, type RecordedEvent } from './event-log.ts'
+export { recordEvent, recordEvents, recordEventsOfNewEntities, type NewEvent, type RecordedEvent } from './event-log.ts'
 export { eventRoutes } from './events.routes.ts'

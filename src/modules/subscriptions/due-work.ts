@@ -4,16 +4,26 @@ import type { Clock } from '../../lib/clock.ts'
 import type { EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { applyMutation, type Mutation } from './subscription-mutation.ts'
-import { scheduleAtActivation } from './subscription-schedule.ts'
+import { scheduleAtActivation, scheduleAtResume } from './subscription-schedule.ts'
+import { periodAt } from '../../lib/calendar.ts'
 import { transition } from './subscription-state.ts'
 
-export type DueKind = 'activation' | 'resumption' | 'cancellation'
+export type DueKind = 'activation' | 'resumption' | 'cancellation' | 'reminder' | 'prepaid_cycle' | 'unpaid_cancellation'
 
 export interface DueCounts {
   activations: number
   resumptions: number
   cancellations: number
+  reminders: number
+  /** Cycles of a prepaid block that began (each is an order for the merchant to ship). */
+  prepaidCycles: number
 }
+
+/** Why a subscription that dunning could not recover was cancelled. */
+export const UNPAID_CANCELLATION_REASON = 'unpaid: dunning exhausted and the subscription stayed past_due'
+
+// A store may announce renewals at most this many days ahead (store schema); bounds the index scan.
+const MAX_REMINDER_DAYS = 30
 
 interface DueItem {
   kind: DueKind
@@ -35,13 +45,30 @@ export function dueMutation(kind: DueKind, subscription: SubscriptionRow, store:
       return { set: { status: transition(subscription.status, 'activate'), ...schedule }, events, at: dueAt }
     }
     case 'resumption':
-      return { set: { status: transition(subscription.status, 'resume'), paused_at: null, resume_at: null }, events: ['subscription.resumed'], at: dueAt }
+      return { set: { status: transition(subscription.status, 'resume'), paused_at: null, resume_at: null, ...scheduleAtResume(subscription, dueAt) }, events: ['subscription.resumed'], at: dueAt }
     case 'cancellation':
       return {
         set: { status: transition(subscription.status, 'cancel'), cancelled_at: dueAt, cancel_at_period_end: false, next_charge_at: null, resume_at: null },
         events: ['subscription.cancelled'],
         at: dueAt,
       }
+    case 'unpaid_cancellation':
+      return {
+        set: { status: transition(subscription.status, 'cancel'), cancelled_at: dueAt, cancellation_reason: UNPAID_CANCELLATION_REASON, next_charge_at: null },
+        events: ['subscription.cancelled'],
+        at: dueAt,
+      }
+    case 'reminder':
+      return { set: { reminded_for: subscription.next_charge_at }, events: ['subscription.renewal_upcoming'], at: dueAt }
+    case 'prepaid_cycle': {
+      const index = subscription.period_index + 1
+      const period = periodAt(subscription.billing_anchor_at!, subscription.interval, subscription.interval_count, index, store.timezone)
+      return {
+        set: { period_index: index, current_period_start: period.start, current_period_end: period.end, prepaid_cycles_remaining: Math.max(0, (subscription.prepaid_cycles_remaining ?? 1) - 1) },
+        events: ['prepaid.order_created'],
+        at: dueAt,
+      }
+    }
   }
 }
 
@@ -53,6 +80,21 @@ function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date): boolean {
       return row.status === 'paused' && row.resume_at?.getTime() === dueAt.getTime()
     case 'cancellation':
       return row.cancel_at_period_end && ['active', 'paused', 'past_due'].includes(row.status) && row.current_period_end?.getTime() === dueAt.getTime()
+    case 'unpaid_cancellation':
+      return row.status === 'past_due' && row.pending_charge_id === null && row.past_due_at !== null
+    case 'reminder':
+      return row.status === 'active' && row.next_charge_at !== null && row.reminded_for?.getTime() !== row.next_charge_at.getTime() && row.pending_charge_id === null
+    case 'prepaid_cycle':
+      return (
+        row.status === 'active' &&
+        !row.cancel_at_period_end &&
+        row.prepaid_cycles_total !== null &&
+        row.period_index >= 0 &&
+        row.billing_anchor_at !== null &&
+        row.current_period_end?.getTime() === dueAt.getTime() &&
+        row.next_charge_at !== null &&
+        row.current_period_end < row.next_charge_at
+      )
   }
 }
 
@@ -67,7 +109,7 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
     if (storeId) query = query.where('s.store_id', '=', storeId)
     return query
   }
-  const [activations, resumptions, cancellations] = await Promise.all([
+  const [activations, resumptions, cancellations, reminders, prepaidCycles, unpaidCancellations] = await Promise.all([
     base().select('s.start_at as due_at').where('s.status', '=', 'pending').where('s.start_at', '<=', storeClock).orderBy('s.start_at').limit(limit).execute(),
     base().select('s.resume_at as due_at').where('s.status', '=', 'paused').where('s.resume_at', '<=', storeClock).orderBy('s.resume_at').limit(limit).execute(),
     base()
@@ -78,13 +120,61 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
       .orderBy('s.current_period_end')
       .limit(limit)
       .execute(),
+    // Announced N days ahead, and only when that falls inside the current period: a daily plan
+    // with a three-day notice would otherwise announce every renewal before the previous one.
+    base()
+      .select(sql<Date>`s.next_charge_at - make_interval(days => st.renewal_reminder_days)`.as('due_at'))
+      .where('s.status', '=', 'active')
+      .where('s.pending_charge_id', 'is', null)
+      .where('s.cancel_at_period_end', '=', false)
+      .where('s.skip_next', '=', false)
+      .where('s.dunning_attempts', '=', 0)
+      .where('st.renewal_reminder_days', '>', 0)
+      .where('s.next_charge_at', '<=', sql<Date>`${storeClock} + make_interval(days => ${MAX_REMINDER_DAYS})`)
+      .where(sql<boolean>`s.next_charge_at - make_interval(days => st.renewal_reminder_days) <= ${storeClock}`)
+      .where(sql<boolean>`s.next_charge_at - make_interval(days => st.renewal_reminder_days) >= coalesce(s.current_period_start, s.start_at)`)
+      .where(sql<boolean>`s.reminded_for IS DISTINCT FROM s.next_charge_at`)
+      .orderBy('s.next_charge_at')
+      .limit(limit)
+      .execute(),
+    base()
+      .select('s.current_period_end as due_at')
+      .where('s.status', '=', 'active')
+      .where('s.cancel_at_period_end', '=', false)
+      .where('s.prepaid_cycles_total', 'is not', null)
+      .where('s.period_index', '>=', 0)
+      .where('s.current_period_end', '<=', storeClock)
+      .where(sql<boolean>`s.current_period_end < s.next_charge_at`)
+      .orderBy('s.current_period_end')
+      .limit(limit)
+      .execute(),
+    base()
+      .select(sql<Date>`s.past_due_at + make_interval(days => st.past_due_cancel_days)`.as('due_at'))
+      .where('s.status', '=', 'past_due')
+      .where('s.pending_charge_id', 'is', null)
+      .where(sql<boolean>`s.past_due_at + make_interval(days => st.past_due_cancel_days) <= ${storeClock}`)
+      .orderBy('s.past_due_at')
+      .limit(limit)
+      .execute(),
   ])
   const items: DueItem[] = [
     ...activations.map((row) => ({ kind: 'activation' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: row.due_at as Date })),
     ...resumptions.map((row) => ({ kind: 'resumption' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: row.due_at as Date })),
     ...cancellations.map((row) => ({ kind: 'cancellation' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: row.due_at as Date })),
+    ...prepaidCycles.map((row) => ({ kind: 'prepaid_cycle' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: row.due_at as Date })),
+    ...unpaidCancellations.map((row) => ({ kind: 'unpaid_cancellation' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: new Date(row.due_at) })),
+    ...reminders.map((row) => ({ kind: 'reminder' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: new Date(row.due_at) })),
   ]
   return items.sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime())
+}
+
+const COUNTED_AS: Record<DueKind, keyof DueCounts> = {
+  activation: 'activations',
+  resumption: 'resumptions',
+  cancellation: 'cancellations',
+  unpaid_cancellation: 'cancellations',
+  reminder: 'reminders',
+  prepaid_cycle: 'prepaidCycles',
 }
 
 /**
@@ -92,9 +182,10 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
  * Rows another worker holds are skipped (SKIP LOCKED) and rows already handled are re-checked, so
  * any number of workers may run this at once.
  */
-export async function processDueWork(db: Db, clock: Clock, options: { limit?: number; storeId?: string } = {}): Promise<DueCounts> {
-  const counts: DueCounts = { activations: 0, resumptions: 0, cancellations: 0 }
-  const items = await findDue(db, clock.now(), options.limit ?? 200, options.storeId)
+export async function processDueWork(db: Db, clock: Clock, options: { limit?: number; storeId?: string; kinds?: readonly DueKind[] } = {}): Promise<DueCounts> {
+  const counts: DueCounts = { activations: 0, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 }
+  const kinds = new Set(options.kinds ?? Object.keys(COUNTED_AS))
+  const items = (await findDue(db, clock.now(), options.limit ?? 200, options.storeId)).filter((item) => kinds.has(item.kind))
   for (const item of items) {
     const done = await db.transaction().execute(async (trx) => {
       const store = await trx.selectFrom('stores').selectAll().where('id', '=', item.storeId).executeTakeFirstOrThrow()
@@ -103,11 +194,7 @@ export async function processDueWork(db: Db, clock: Clock, options: { limit?: nu
       await applyMutation(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock))
       return true
     })
-    if (done) {
-      if (item.kind === 'activation') counts.activations++
-      else if (item.kind === 'resumption') counts.resumptions++
-      else counts.cancellations++
-    }
+    if (done) counts[COUNTED_AS[item.kind]]++
   }
   return counts
 }

@@ -21,7 +21,7 @@ export {
 export { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
 export { createCheckoutService, type CheckoutService } from './checkout.service.ts'
 export { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
-export { processDueWork, type DueCounts } from './due-work.ts'
+export { processDueWork, UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind } from './due-work.ts'
 export { subscriptionAdminRoutes } from './subscriptions.routes.ts'
 export type { Actor } from './subscription-mutation.ts'
 export { presentSubscriber, presentSubscription } from './subscription.presenter.ts'

@@ -58,3 +58,16 @@ export function reanchorAtNextCharge(subscription: Pick<SubscriptionRow, 'next_c
   if (!subscription.next_charge_at) return undefined
   return { billing_anchor_at: subscription.next_charge_at, period_index: -1 }
 }
+
+/**
+ * A renewal that fell due while the subscription was paused is not charged for the time it was
+ * paused: the billing anchor moves to the resume, and a new period is charged at once. Dunning of a
+ * period abandoned by the pause ends with it.
+ */
+export function scheduleAtResume(
+  subscription: Pick<SubscriptionRow, 'next_charge_at'>,
+  at: Date,
+): Partial<Schedule> & { dunning_attempts?: number; dunning_started_at?: null; unpaid_period_start?: null; reminded_for?: null } {
+  if (!subscription.next_charge_at || subscription.next_charge_at > at) return {}
+  return { billing_anchor_at: at, period_index: -1, next_charge_at: at, dunning_attempts: 0, dunning_started_at: null, unpaid_period_start: null, reminded_for: null }
+}

@@ -6,7 +6,7 @@ import { storeNow } from '../stores/index.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { createMutator, type Actor, type Mutation } from './subscription-mutation.ts'
 import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
-import { reanchorAtNextCharge } from './subscription-schedule.ts'
+import { reanchorAtNextCharge, scheduleAtResume } from './subscription-schedule.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriber, findSubscription, listSubscriptions } from './subscriptions.repository.ts'
 
@@ -97,8 +97,8 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
     },
 
     resume(store: StoreRow, id: string, actor: Actor) {
-      return mutate(store, id, actor, ({ subscription }) => ({
-        set: { status: transition(subscription.status, 'resume'), paused_at: null, resume_at: null },
+      return mutate(store, id, actor, ({ subscription, now }) => ({
+        set: { status: transition(subscription.status, 'resume'), paused_at: null, resume_at: null, ...scheduleAtResume(subscription, now) },
         events: ['subscription.resumed'],
       }))
     },
@@ -178,10 +178,14 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
     },
 
     updatePaymentInstrument(store: StoreRow, id: string, actor: Actor, input: { payment_instrument_id: string }) {
-      return change(store, id, actor, 'update_payment_instrument', () => ({
-        set: { payment_instrument_id: input.payment_instrument_id },
-        events: ['subscription.payment_instrument_updated'],
-      }))
+      return change(store, id, actor, 'update_payment_instrument', ({ subscription, now }) => {
+        // A subscription in dunning retries the unpaid period at once with the new instrument.
+        const inDunning = subscription.dunning_attempts > 0 && subscription.pending_charge_id === null && ['active', 'past_due'].includes(subscription.status)
+        return {
+          set: { payment_instrument_id: input.payment_instrument_id, ...(inDunning ? { next_charge_at: now } : {}) },
+          events: ['subscription.payment_instrument_updated'],
+        }
+      })
     },
 
     storeNow: (store: StoreRow) => storeNow(store, clock),

@@ -22,6 +22,7 @@ import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helper
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { assertProblem, checkout, checkoutBody, closeTestApp, nextEmail } from '../subscriptions/fixtures.ts'
+import { createTestRenewals } from '../../helpers/billing.ts'
 
 const PORTAL_URL = 'http://portal.test'
 const JWT_SECRET = 'sign-in-test-secret-0123456789-abcdefghij'
@@ -53,7 +54,7 @@ async function startHarness({ env = {}, clock = fixedClock(new Date()), smtp = t
     env: { PORTAL_URL, JWT_SECRET, JWT_ISSUER, ...(sink ? { SMTP_URL: sink.url } : {}), ...env },
   })
   const mailer = createMailer({ smtpUrl: sink?.url, from: 'Bean & Leaf <no-reply@bean.test>', log: t.app.log })
-  const handlers = jobHandlers({ db: t.db, clock, log: t.app.log, portalUrl: () => PORTAL_URL, mailer })
+  const handlers = jobHandlers({ db: t.db, clock, log: t.app.log, portalUrl: () => PORTAL_URL, mailer, renewals: createTestRenewals(t.db, clock) })
   // Only the sign-in sender: other kinds of work checkouts may queue are not what these tests are about.
   const runner = createJobRunner({ db: t.db, handlers: { [SEND_MAGIC_LINK_JOB]: handlers[SEND_MAGIC_LINK_JOB]! }, log: t.app.log, pollMs: 25 })
   runner.start()

@@ -1,0 +1,38 @@
+import type { Config } from '../../config.ts'
+import type { Db, StoreRow } from '../../db/database.ts'
+import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
+import type { GatewayResolver } from './renewal-engine.ts'
+
+/**
+ * Test-mode stores charge through the `test` gateway, live stores through the commerce platform
+ * with the credentials configured for their store hash (CONTRACT section 7).
+ */
+export function createGatewayResolver(db: Db, billing: Config['billing']): GatewayResolver & { close(): Promise<void> } {
+  const test = createTestGateway(db, { latencyMs: billing.testGatewayLatencyMs })
+  const storeHashes = new Map<string, string>()
+  const platform = createPlatformGateway({
+    timeoutMs: billing.platformTimeoutMs,
+    async configFor(storeId) {
+      let hash = storeHashes.get(storeId)
+      if (hash === undefined) {
+        const row = await db.selectFrom('stores').select('store_hash').where('id', '=', storeId).executeTakeFirst()
+        if (!row) return undefined
+        hash = row.store_hash
+        storeHashes.set(storeId, hash)
+      }
+      const credentials = billing.platformCredentials[hash]
+      if (!credentials) return undefined
+      return { apiBaseUrl: credentials.api_base_url, paymentsBaseUrl: credentials.payments_base_url, accessToken: credentials.access_token }
+    },
+  })
+  const byName: Record<string, PaymentGateway> = { test, platform }
+  return {
+    forStore: (store: StoreRow) => (store.mode === 'test' ? test : platform),
+    byName(name) {
+      const gateway = byName[name]
+      if (!gateway) throw new Error(`unknown payment gateway ${name}`)
+      return gateway
+    },
+    close: () => platform.close(),
+  }
+}

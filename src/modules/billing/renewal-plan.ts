@@ -1,0 +1,169 @@
+import type { Updateable } from 'kysely'
+import type { StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import { addDays, periodBoundary, type Period } from '../../lib/calendar.ts'
+import type { EventType } from '../events/index.ts'
+import { transition } from '../subscriptions/subscription-state.ts'
+import type { FailureCode } from './gateways/index.ts'
+
+/**
+ * The renewal engine's decisions as data: what a due renewal does, and what a settled charge does to
+ * its subscription. Nothing here reads the database or the clock, so every rule is tested on its own
+ * (test/unit/renewal-plan.test.ts) and the engine only carries the results to the database.
+ */
+
+type SubscriptionChanges = Updateable<SubscriptionsTable>
+
+export type Renewal =
+  /** The subscriber asked to skip: the period advances, nothing is charged. */
+  | { kind: 'skip'; set: SubscriptionChanges; events: EventType[] }
+  /** A gift's prepaid block ran out: nobody agreed to pay the next one. */
+  | { kind: 'expire'; set: SubscriptionChanges; events: EventType[] }
+  | { kind: 'charge'; attempt: number; amount: number; currency: string; period: Period; periodIndex: number }
+
+const MAX_CATCH_UP_PERIODS = 10_000
+
+function cadenceOf(subscription: SubscriptionRow) {
+  return { interval: subscription.interval, count: subscription.interval_count }
+}
+
+function boundary(subscription: SubscriptionRow, index: number, timeZone: string): Date {
+  const anchor = subscription.billing_anchor_at ?? subscription.start_at
+  const { interval, count } = cadenceOf(subscription)
+  return periodBoundary(anchor, interval, count, index, timeZone)
+}
+
+/** Periods a charge pays for at once: a prepaid plan's block, otherwise one. */
+export function cyclesPerCharge(subscription: Pick<SubscriptionRow, 'prepaid_cycles_total'>): number {
+  return subscription.prepaid_cycles_total ?? 1
+}
+
+/**
+ * The index (from the billing anchor) of the period that starts at `start`: the next charge pays the
+ * period beginning at `next_charge_at`, or, in dunning, the unpaid period the first attempt was for.
+ */
+export function periodIndexStartingAt(subscription: SubscriptionRow, start: Date, timeZone: string): number {
+  let index = Math.max(0, subscription.period_index + 1)
+  for (let guard = 0; guard < MAX_CATCH_UP_PERIODS && boundary(subscription, index, timeZone) < start; guard++) index++
+  return index
+}
+
+/** What the renewal due at `next_charge_at` does. */
+export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'>): Renewal {
+  const timeZone = store.timezone
+  const inDunning = subscription.dunning_attempts > 0 && subscription.unpaid_period_start !== null
+  const start = inDunning ? subscription.unpaid_period_start! : subscription.next_charge_at!
+  const index = periodIndexStartingAt(subscription, start, timeZone)
+
+  if (!inDunning && subscription.skip_next) {
+    const period = { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + 1, timeZone) }
+    return {
+      kind: 'skip',
+      set: { skip_next: false, period_index: index, current_period_start: period.start, current_period_end: period.end, next_charge_at: period.end, reminded_for: null },
+      events: ['subscription.updated'],
+    }
+  }
+  if (!inDunning && subscription.gift !== null && subscription.prepaid_cycles_total !== null && subscription.period_index >= 0) {
+    return {
+      kind: 'expire',
+      set: { status: transition(subscription.status, 'expire'), next_charge_at: null, prepaid_cycles_remaining: 0 },
+      events: ['subscription.expired'],
+    }
+  }
+  const cycles = cyclesPerCharge(subscription)
+  return {
+    kind: 'charge',
+    attempt: subscription.dunning_attempts + 1,
+    amount: subscription.amount * subscription.quantity,
+    currency: subscription.currency.trim(),
+    period: { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + cycles, timeZone) },
+    periodIndex: index,
+  }
+}
+
+export interface Settlement {
+  set: SubscriptionChanges
+  events: EventType[]
+}
+
+/**
+ * A charge for the period at `periodIndex` succeeded at `at`. The paid period (or the first cycle of
+ * a prepaid block) becomes current. A period that ended while it was unpaid is not billed again: after
+ * a late recovery the next charge is the first boundary after `at`.
+ */
+export function afterSuccess(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'>, periodIndex: number, at: Date): Settlement {
+  const timeZone = store.timezone
+  const cycles = cyclesPerCharge(subscription)
+  let next = periodIndex + cycles
+  for (let guard = 0; guard < MAX_CATCH_UP_PERIODS && boundary(subscription, next, timeZone) <= at; guard++) next++
+  const events: EventType[] = []
+  let status = subscription.status
+  if (subscription.status === 'past_due') {
+    status = transition(subscription.status, 'recover')
+    events.push('subscription.activated')
+  }
+  if (subscription.prepaid_cycles_total !== null) events.push('prepaid.order_created')
+  return {
+    set: {
+      status,
+      pending_charge_id: null,
+      period_index: periodIndex,
+      current_period_start: boundary(subscription, periodIndex, timeZone),
+      current_period_end: boundary(subscription, periodIndex + 1, timeZone),
+      next_charge_at: boundary(subscription, next, timeZone),
+      prepaid_cycles_remaining: subscription.prepaid_cycles_total === null ? null : cycles - 1,
+      dunning_attempts: 0,
+      dunning_started_at: null,
+      unpaid_period_start: null,
+      past_due_at: null,
+      reminded_for: null,
+    },
+    events,
+  }
+}
+
+export interface FailureDecision extends Settlement {
+  /** When the next attempt runs; null when dunning is exhausted. */
+  nextRetryAt: Date | null
+}
+
+/**
+ * Attempt `attempt` for the period starting `periodStart` failed at `at`. Retries follow the store's
+ * schedule, counted in days from the first failure; after the last one the subscription is past_due
+ * and waits for a new payment instrument (which retries at once) or for its automatic cancellation.
+ */
+export function afterFailure(
+  subscription: SubscriptionRow,
+  store: Pick<StoreRow, 'timezone' | 'dunning_retry_days'>,
+  attempt: number,
+  periodStart: Date,
+  at: Date,
+): FailureDecision {
+  const firstFailure = subscription.dunning_started_at ?? at
+  const retryDays = store.dunning_retry_days
+  const dunning = { pending_charge_id: null, dunning_attempts: attempt, dunning_started_at: firstFailure, unpaid_period_start: periodStart }
+  if (attempt <= retryDays.length && subscription.status === 'active') {
+    let nextRetryAt = addDays(firstFailure, retryDays[attempt - 1]!, store.timezone)
+    // An attempt brought forward by a new instrument can make the schedule's next date already past.
+    if (nextRetryAt <= at) nextRetryAt = addDays(at, 1, store.timezone)
+    return { set: { ...dunning, next_charge_at: nextRetryAt }, events: [], nextRetryAt }
+  }
+  if (subscription.status === 'active') {
+    return {
+      set: { ...dunning, status: transition(subscription.status, 'dunning_exhausted'), past_due_at: at, next_charge_at: null },
+      events: ['subscription.past_due'],
+      nextRetryAt: null,
+    }
+  }
+  // Already past_due (a retry with a new instrument failed too): it stays so, waiting as before.
+  return { set: { ...dunning, next_charge_at: null }, events: [], nextRetryAt: null }
+}
+
+/** The failure text a subscriber sees when the gateway gave none. */
+export const FAILURE_TEXT: Record<FailureCode, string> = {
+  card_declined: 'The card was declined.',
+  insufficient_funds: 'The card has insufficient funds.',
+  expired_card: 'The card has expired.',
+  instrument_invalid: 'The stored payment method can no longer be used.',
+  processing_error: 'The payment could not be processed.',
+  gateway_configuration: 'The store cannot take payments right now.',
+}
