@@ -33,7 +33,7 @@ import {
   subscriptionSchemas,
 } from './modules/subscriptions/index.ts'
 import { findActiveKeyByHash, Store, storeRoutes, touchKey } from './modules/stores/index.ts'
-import { createGatewayResolver, createRenewalEngine, createTestClock, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
+import { chargeAdminRoutes, createGatewayResolver, createRenewalEngine, createTestClock, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
 import {
   createPortalAuthenticator,
@@ -155,6 +155,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })
+    await admin.register(chargeAdminRoutes, { db })
     const gateways = createGatewayResolver(db, config.billing)
     admin.addHook('onClose', () => gateways.close())
     const renewals = createRenewalEngine({ db, clock, gateways, leaseMs: config.billing.chargeLeaseMs, concurrency: config.billing.concurrency, log: admin.log })

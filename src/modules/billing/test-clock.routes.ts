@@ -57,8 +57,10 @@ export async function testClockRoutes(app: App, { testClock }: { testClock: Test
       operationId: 'advanceTestClock',
       summary: "Move a test-mode store's clock forward and run the work due meanwhile",
       description:
-        'Runs every piece of work due up to `to`, each at its own due time and in order, before answering, and answers the counts. ' +
-        'Today that is activations, resumptions and cancellations at period end; renewals, retries, reminders and expirations are counted once the billing engine runs them.',
+        'Runs every piece of work due up to `to`, each at its own due time and in order, before answering, and answers the counts: ' +
+        'activations (trials and future starts), renewals (first charge attempts and skipped renewals), dunning retries, renewal reminders, ' +
+        'resumptions, cancellations (at period end, and after too long in past_due) and expirations (gifted prepaid blocks that ran out). ' +
+        'Charges go through the test gateway, whose outcome follows the payment instrument id (CONTRACT section 7).',
       tags: ['Test clock'],
       body: AdvanceBody,
       response: { 200: Ref(TestClockAdvance), ...problemResponses(404) },
