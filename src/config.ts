@@ -37,6 +37,7 @@ const Env = Type.Object({
   BILLING_CHARGE_LEASE_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   BILLING_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
   BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
+  JOB_LEASE_MS: Type.Integer({ minimum: 500, default: 60_000 }),
 })
 type Env = Static<typeof Env>
 
@@ -66,6 +67,8 @@ export interface Config {
   responseValidation: boolean
   webhookAllowPrivateNetworks: boolean
   shutdownTimeoutMs: number
+  /** How long a worker owns a claimed job; a worker that dies lets its jobs go when the lease ends. */
+  jobLeaseMs: number
   billing: {
     /** Live stores' commerce-platform API credentials, by store hash (PLATFORM_CREDENTIALS, JSON). */
     platformCredentials: Readonly<Record<string, PlatformCredentials>>
@@ -136,6 +139,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     responseValidation: env.RESPONSE_VALIDATION ?? env.NODE_ENV === 'test',
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    jobLeaseMs: env.JOB_LEASE_MS,
     billing: {
       platformCredentials: Object.freeze(parsePlatformCredentials(env.PLATFORM_CREDENTIALS)),
       platformTimeoutMs: env.PLATFORM_API_TIMEOUT_MS,

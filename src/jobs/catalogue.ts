@@ -19,6 +19,8 @@ export interface WorkerDeps {
   portalUrl: () => string
   mailer: Mailer
   renewals: RenewalEngine
+  /** How often to look for charges whose worker died; no more often than their lease can end. */
+  reconcileEveryMs?: number
 }
 
 /**
@@ -35,7 +37,7 @@ const RECURRING: { kind: string; instances: number }[] = [
 const RECONCILE_EVERY_MS = 5_000
 
 /** Every kind of background work the service does, by job kind. */
-export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals }: WorkerDeps): Record<string, JobHandler> {
+export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs = RECONCILE_EVERY_MS }: WorkerDeps): Record<string, JobHandler> {
   const later = (ms: number) => ({ rescheduleAt: new Date(Date.now() + ms) })
   const sendMagicLink = createMagicLinkSender({ db, clock, mailer, portalUrl, log })
   return {
@@ -51,7 +53,7 @@ export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals }: Wor
     },
     'billing.reconcile': async () => {
       const taken = await renewals.reconcile()
-      return later(taken > 0 ? 0 : RECONCILE_EVERY_MS)
+      return later(taken > 0 ? 0 : reconcileEveryMs)
     },
     'maintenance.purge_expired': async () => {
       await purgeExpiredIdempotencyKeys(db)
@@ -75,11 +77,12 @@ export async function startWorker(
   const gateways = createGatewayResolver(db, config.billing)
   const { chargeLeaseMs: leaseMs, concurrency, batchSize } = config.billing
   const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, log })
-  const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals })
+  const reconcileEveryMs = Math.max(500, Math.min(RECONCILE_EVERY_MS, leaseMs))
+  const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs })
   for (const { kind, instances } of RECURRING) {
     for (let instance = 0; instance < instances; instance++) await ensureRecurringJob(db, kind, instance)
   }
-  const runner = createJobRunner({ db, handlers, log })
+  const runner = createJobRunner({ db, handlers, log, leaseMs: config.jobLeaseMs })
   runner.start()
   return {
     ...runner,
