@@ -12,6 +12,7 @@ export function presentCharge(row: ChargeRow): ChargeView {
     status: row.status,
     attempt: row.attempt,
     payment_instrument_id: row.payment_instrument_id,
+    platform_order_id: row.platform_order_id,
     failure_code: row.failure_code,
     failure_message: row.failure_message,
     next_retry_at: toRfc3339OrNull(row.next_retry_at),

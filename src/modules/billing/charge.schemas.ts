@@ -14,6 +14,7 @@ export const Charge = Type.Object(
     status: StringEnum(CHARGE_STATUSES),
     attempt: Type.Integer({ minimum: 1, description: '1 for the renewal, 2.. for dunning retries of the same period' }),
     payment_instrument_id: Type.String(),
+    platform_order_id: Nullable(Type.String({ description: 'The renewal order on the commerce platform this charge pays (live stores)' })),
     failure_code: Nullable(Type.String({ example: 'card_declined' })),
     failure_message: Nullable(Type.String()),
     next_retry_at: Nullable(Timestamp),

@@ -6,7 +6,7 @@ import { recordEvents, type NewEvent } from '../events/index.ts'
 import { presentSubscription } from '../subscriptions/index.ts'
 import { updateSubscription } from '../subscriptions/subscriptions.repository.ts'
 import { presentCharge } from './charge.presenter.ts'
-import { chargeIdempotencyKey, type ChargeOutcome, type ChargeRequest, type PaymentGateway } from './gateways/index.ts'
+import { chargeIdempotencyKey, type ChargeOutcome, type ChargeRequest, type OrderOutcome, type PaymentGateway, type RenewalOrder } from './gateways/index.ts'
 import { afterFailure, afterSuccess, FAILURE_TEXT, periodIndexStartingAt, planRenewal, type Settlement } from './renewal-plan.ts'
 
 /**
@@ -84,6 +84,10 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
         .where('s.pending_charge_id', 'is', null)
         .where('s.cancel_at_period_end', '=', false)
         .where('s.next_charge_at', '<=', sql<Date>`coalesce(st.test_clock_now, ${clock.now()})`)
+        // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
+        // this renewal) renews after them: charging first would move the period past those cycles.
+        .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0
+                                 AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
       if (storeId) query = query.where('s.store_id', '=', storeId)
       const due = await query.orderBy('s.next_charge_at').limit(limit).forUpdate('s').skipLocked().execute()
       counts.claimed += due.length
@@ -180,12 +184,44 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
   async function collect(charge: ChargeRow): Promise<ChargeOutcome> {
     const gateway = gateways.byName(charge.gateway)
     const request = requestOf(charge)
+    if (gateway.createOrder && !charge.platform_order_id) {
+      const order = await raiseOrder(gateway, charge, request)
+      if (order.status !== 'created') return order
+      request.orderId = order.orderId
+    }
     const first = await gateway.charge(request).catch((error: unknown) => ({ status: 'unknown' as const, reason: String(error) }))
     if (first.status !== 'unknown') return first
     const found = await gateway.lookup(request).catch((error: unknown) => ({ status: 'unknown' as const, reason: String(error) }))
     // No trace at the gateway means no money moved: asking again with the same key is safe.
     if (found === undefined) return gateway.charge(request).catch((error: unknown) => ({ status: 'unknown' as const, reason: String(error) }))
     return found
+  }
+
+  /**
+   * The renewal's order on the platform, raised under the charge's idempotency key and kept on the
+   * charge before any payment is tried, so a retry pays the same order.
+   */
+  async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest): Promise<OrderOutcome> {
+    const row = await db
+      .selectFrom('subscriptions as s')
+      .innerJoin('products as p', 'p.id', 's.product_id')
+      .innerJoin('subscribers as c', 'c.id', 's.subscriber_id')
+      .select(['p.platform_product_id', 's.quantity', 's.shipping_address', 'c.email'])
+      .where('s.id', '=', charge.subscription_id)
+      .executeTakeFirstOrThrow()
+    const order: RenewalOrder = {
+      platformProductId: row.platform_product_id,
+      quantity: row.quantity,
+      amount: charge.amount,
+      currency: charge.currency.trim(),
+      email: row.email,
+      shippingAddress: (row.shipping_address as Record<string, unknown> | null) ?? null,
+    }
+    const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => ({ status: 'unknown', reason: String(error) }))
+    if (made.status === 'created') {
+      await db.updateTable('charges').set({ platform_order_id: made.orderId }).where('id', '=', charge.id).where('platform_order_id', 'is', null).execute()
+    }
+    return made
   }
 
   /** Step 3: settles charges that are still pending and moves their subscriptions on, in one transaction. */

@@ -88,6 +88,8 @@ function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date): boolean {
       return (
         row.status === 'active' &&
         !row.cancel_at_period_end &&
+        // In dunning the block's last cycle has ended and the next block is unpaid: nothing to ship.
+        row.dunning_attempts === 0 &&
         row.prepaid_cycles_total !== null &&
         row.period_index >= 0 &&
         row.billing_anchor_at !== null &&
@@ -134,6 +136,9 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
       .where(sql<boolean>`s.next_charge_at - make_interval(days => st.renewal_reminder_days) <= ${storeClock}`)
       .where(sql<boolean>`s.next_charge_at - make_interval(days => st.renewal_reminder_days) >= coalesce(s.current_period_start, s.start_at)`)
       .where(sql<boolean>`s.reminded_for IS DISTINCT FROM s.next_charge_at`)
+      // A resume after a missed renewal re-anchors and charges at once (period_index -1 behind a period
+      // that already ended): its "N days before" fell while paused, so there is nothing to announce.
+      .where(sql<boolean>`NOT (s.period_index = -1 AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
       .orderBy('s.next_charge_at')
       .limit(limit)
       .execute(),
@@ -142,6 +147,7 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
       .where('s.status', '=', 'active')
       .where('s.cancel_at_period_end', '=', false)
       .where('s.prepaid_cycles_total', 'is not', null)
+      .where('s.dunning_attempts', '=', 0)
       .where('s.period_index', '>=', 0)
       .where('s.current_period_end', '<=', storeClock)
       .where(sql<boolean>`s.current_period_end < s.next_charge_at`)

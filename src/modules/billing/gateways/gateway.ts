@@ -48,8 +48,30 @@ export type ChargeOutcome =
   | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
   | { status: 'unknown'; reason: string }
 
+/** What the platform needs to raise the order a renewal pays (platform gateway only). */
+export interface RenewalOrder {
+  platformProductId: string
+  quantity: number
+  /** The whole order in integer minor units: the charge's amount. */
+  amount: number
+  currency: string
+  email: string
+  shippingAddress: Record<string, unknown> | null
+}
+
+export type OrderOutcome =
+  | { status: 'created'; orderId: string }
+  | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
+  | { status: 'unknown'; reason: string }
+
 export interface PaymentGateway {
   readonly name: GatewayName
+  /**
+   * Raises the order a renewal pays, for gateways that pay orders (the platform's payments API does).
+   * Called once per charge before `charge`, under the charge's idempotency key; the engine stores
+   * the order id on the charge, so a retry after a crash asks again with the same key.
+   */
+  createOrder?(request: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome>
   /** Charges once per idempotency key; never throws for a payment outcome (see the promises above). */
   charge(request: ChargeRequest): Promise<ChargeOutcome>
   /**

@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici'
-import type { ChargeOutcome, ChargeRequest, PaymentGateway } from './gateway.ts'
+import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateway.ts'
 import { describeTransportError, paymentOutcome, titleOf, transactionsOutcome, wasNeverSent, type PlatformAnswer } from './platform-outcomes.ts'
 
 /** One store's credentials for the platform, from configuration. */
@@ -72,6 +72,39 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
 
   return {
     name: 'platform',
+
+    async createOrder(charge: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome> {
+      const config = await options.configFor(charge.storeId)
+      if (!config) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'no platform credentials are configured for this store' }
+      const redact = (text: string) => text.replaceAll(config.accessToken, '[redacted]')
+      const sent = await send(
+        'POST',
+        `${trimSlash(config.apiBaseUrl)}/orders`,
+        { 'x-auth-token': config.accessToken, 'idempotency-key': `${charge.idempotencyKey}:order` },
+        {
+          status: 'pending',
+          external_source: 'subscription-billing',
+          external_id: charge.idempotencyKey,
+          currency_code: order.currency,
+          customer_email: order.email,
+          products: [{ product_id: /^\d+$/.test(order.platformProductId) ? Number(order.platformProductId) : order.platformProductId, quantity: order.quantity }],
+          // Minor units: the platform must not recompute the price from its catalogue.
+          total_minor_units: order.amount,
+          shipping_address: order.shippingAddress,
+        },
+      )
+      if (!sent.ok) {
+        return sent.neverSent
+          ? { status: 'failed', failureCode: 'processing_error', failureMessage: redact(`creating the renewal order: ${sent.reason}`) }
+          : { status: 'unknown', reason: redact(`creating the renewal order: ${sent.reason}`) }
+      }
+      const { statusCode, body } = sent.answer
+      const id = (body as { data?: { id?: unknown } } | null)?.data?.id
+      if (statusCode >= 200 && statusCode < 300 && (typeof id === 'number' || (typeof id === 'string' && id !== ''))) return { status: 'created', orderId: String(id) }
+      if (statusCode >= 500 || statusCode === 409 || statusCode === 429) return { status: 'unknown', reason: `creating the renewal order: the platform answered ${statusCode}` }
+      const code = statusCode === 401 || statusCode === 403 || statusCode === 404 ? 'gateway_configuration' : 'processing_error'
+      return { status: 'failed', failureCode: code, failureMessage: redact(`creating the renewal order: the platform answered ${statusCode} ${titleOf(body)}`.trim()) }
+    },
 
     async charge(charge: ChargeRequest): Promise<ChargeOutcome> {
       const config = await options.configFor(charge.storeId)
