@@ -30,6 +30,8 @@ interface DueItem {
   subscriptionId: string
   storeId: string
   dueAt: Date
+  /** For a reminder: the renewal it announces, as found. */
+  announces?: Date
 }
 
 /** What becomes true when a piece of due work runs, computed from the row alone. */
@@ -72,7 +74,7 @@ export function dueMutation(kind: DueKind, subscription: SubscriptionRow, store:
   }
 }
 
-function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date): boolean {
+function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date, announces?: Date): boolean {
   switch (kind) {
     case 'activation':
       return row.status === 'pending' && row.start_at.getTime() === dueAt.getTime()
@@ -83,7 +85,14 @@ function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date): boolean {
     case 'unpaid_cancellation':
       return row.status === 'past_due' && row.pending_charge_id === null && row.past_due_at !== null
     case 'reminder':
-      return row.status === 'active' && row.next_charge_at !== null && row.reminded_for?.getTime() !== row.next_charge_at.getTime() && row.pending_charge_id === null
+      // The renewal found must still be the next one: another worker may have charged it meanwhile.
+      return (
+        row.status === 'active' &&
+        row.next_charge_at !== null &&
+        row.next_charge_at.getTime() === announces?.getTime() &&
+        row.reminded_for?.getTime() !== row.next_charge_at.getTime() &&
+        row.pending_charge_id === null
+      )
     case 'prepaid_cycle':
       return (
         row.status === 'active' &&
@@ -126,6 +135,7 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
     // with a three-day notice would otherwise announce every renewal before the previous one.
     base()
       .select(sql<Date>`s.next_charge_at - make_interval(days => st.renewal_reminder_days)`.as('due_at'))
+      .select('s.next_charge_at as announces')
       .where('s.status', '=', 'active')
       .where('s.pending_charge_id', 'is', null)
       .where('s.cancel_at_period_end', '=', false)
@@ -169,7 +179,7 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
     ...cancellations.map((row) => ({ kind: 'cancellation' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: row.due_at as Date })),
     ...prepaidCycles.map((row) => ({ kind: 'prepaid_cycle' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: row.due_at as Date })),
     ...unpaidCancellations.map((row) => ({ kind: 'unpaid_cancellation' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: new Date(row.due_at) })),
-    ...reminders.map((row) => ({ kind: 'reminder' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: new Date(row.due_at) })),
+    ...reminders.map((row) => ({ kind: 'reminder' as const, subscriptionId: row.id, storeId: row.store_id, dueAt: new Date(row.due_at), announces: row.announces as Date })),
   ]
   return items.sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime())
 }
@@ -196,7 +206,7 @@ export async function processDueWork(db: Db, clock: Clock, options: { limit?: nu
     const done = await db.transaction().execute(async (trx) => {
       const store = await trx.selectFrom('stores').selectAll().where('id', '=', item.storeId).executeTakeFirstOrThrow()
       const row = await trx.selectFrom('subscriptions').selectAll().where('id', '=', item.subscriptionId).forUpdate().skipLocked().executeTakeFirst()
-      if (!row || !stillDue(item.kind, row, item.dueAt) || item.dueAt > storeNow(store, clock)) return false
+      if (!row || !stillDue(item.kind, row, item.dueAt, item.announces) || item.dueAt > storeNow(store, clock)) return false
       await applyMutation(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock))
       return true
     })

@@ -433,6 +433,7 @@ describe('subscriber portal routes', () => {
         status: 'failed',
         attempt: 1,
         payment_instrument_id: sub.payment_instrument_id,
+        platform_order_id: null,
         failure_code: 'card_declined',
         failure_message: 'The card was declined',
         next_retry_at: '2026-06-03T00:00:00.000Z',
