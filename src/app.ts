@@ -33,6 +33,7 @@ import {
   subscriptionSchemas,
 } from './modules/subscriptions/index.ts'
 import { findActiveKeyByHash, Store, storeRoutes, touchKey } from './modules/stores/index.ts'
+import { createWebhookService, webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, createGatewayResolver, createRenewalEngine, createTestClock, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
 import {
@@ -55,7 +56,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -156,6 +157,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })
     await admin.register(chargeAdminRoutes, { db })
+    await admin.register(webhookAdminRoutes, { webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }) })
     const gateways = createGatewayResolver(db, config.billing)
     admin.addHook('onClose', () => gateways.close())
     const renewals = createRenewalEngine({ db, clock, gateways, leaseMs: config.billing.chargeLeaseMs, concurrency: config.billing.concurrency, log: admin.log })

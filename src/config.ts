@@ -1,5 +1,6 @@
 import envSchema from 'env-schema'
 import { Type, type Static } from 'typebox'
+import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './modules/webhooks/retry-schedule.ts'
 
 const Env = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
@@ -38,6 +39,11 @@ const Env = Type.Object({
   BILLING_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
   BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
   JOB_LEASE_MS: Type.Integer({ minimum: 500, default: 60_000 }),
+  WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ minLength: 1 })),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
+  WEBHOOK_DISABLE_AFTER_MS: Type.Integer({ minimum: 1_000, default: 5 * 24 * 3_600_000 }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1_000, default: 64 }),
+  WEBHOOK_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5_000, default: 200 }),
 })
 type Env = Static<typeof Env>
 
@@ -67,6 +73,15 @@ export interface Config {
   responseValidation: boolean
   webhookAllowPrivateNetworks: boolean
   shutdownTimeoutMs: number
+  webhooks: {
+    /** Delays between attempts after a failure (WEBHOOK_RETRY_SCHEDULE, e.g. "5s,5m,30m"). */
+    retrySchedule: readonly number[]
+    timeoutMs: number
+    /** An endpoint failing without a success for this long is disabled. */
+    disableAfterMs: number
+    concurrency: number
+    batchSize: number
+  }
   /** How long a worker owns a claimed job; a worker that dies lets its jobs go when the lease ends. */
   jobLeaseMs: number
   billing: {
@@ -87,6 +102,14 @@ export interface PlatformCredentials {
   api_base_url: string
   payments_base_url?: string
   access_token: string
+}
+
+function parseSchedule(text: string): number[] {
+  try {
+    return parseRetrySchedule(text)
+  } catch (error) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE: ${(error as Error).message}`)
+  }
 }
 
 function parsePlatformCredentials(text: string | undefined): Record<string, PlatformCredentials> {
@@ -140,6 +163,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     jobLeaseMs: env.JOB_LEASE_MS,
+    webhooks: {
+      retrySchedule: Object.freeze(env.WEBHOOK_RETRY_SCHEDULE === undefined ? [...DEFAULT_RETRY_SCHEDULE_MS] : parseSchedule(env.WEBHOOK_RETRY_SCHEDULE)),
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      disableAfterMs: env.WEBHOOK_DISABLE_AFTER_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      batchSize: env.WEBHOOK_BATCH_SIZE,
+    },
     billing: {
       platformCredentials: Object.freeze(parsePlatformCredentials(env.PLATFORM_CREDENTIALS)),
       platformTimeoutMs: env.PLATFORM_API_TIMEOUT_MS,

@@ -190,6 +190,7 @@ export interface EventsTable {
   /** The event exactly as delivered: kept as text so every delivery sends the same bytes. */
   payload: string
   created_at: Timestamp
+  fanned_out: Generated<boolean>
 }
 
 export interface JobsTable {
@@ -284,6 +285,57 @@ export interface Database {
   service_secrets: ServiceSecretsTable
   charges: ChargesTable
   test_gateway_charges: TestGatewayChargesTable
+  webhook_subscriptions: WebhookSubscriptionsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
+}
+
+export type WebhookStatus = 'enabled' | 'disabled'
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
+
+export interface WebhookSubscriptionsTable {
+  id: string
+  store_id: string
+  url: string
+  event_types: ColumnType<string[], string[], string[]>
+  description: string | null
+  status: WebhookStatus
+  disabled_reason: string | null
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: NullableTimestamp
+  failing_since: NullableTimestamp
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  store_id: string
+  webhook_subscription_id: string
+  event_id: string
+  event_type: string
+  entity_id: string
+  event_position: ColumnType<number, number | string, number | string>
+  status: DeliveryStatus
+  attempts: Generated<number>
+  next_attempt_at: NullableTimestamp
+  locked_until: NullableTimestamp
+  last_status_code: number | null
+  last_error: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+  delivered_at: NullableTimestamp
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>
+  delivery_id: string
+  attempted_at: Timestamp
+  status_code: number | null
+  latency_ms: number
+  error: string | null
+  response_body: string | null
 }
 
 export type Db = Kysely<Database>
@@ -303,3 +355,6 @@ export type EventRow = Selectable<EventsTable>
 export type JobRow = Selectable<JobsTable>
 
 export type ChargeRow = Selectable<ChargesTable>
+export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>

@@ -27,6 +27,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Subscriptions', description: 'Checkout ingestion and every action on a subscription (admin API key)' },
         { name: 'Change requests', description: 'B2B changes proposed by subscribers, decided by the merchant (admin API key)' },
         { name: 'Events', description: 'The event log: every change, in the order it was recorded (admin API key)' },
+        { name: 'Webhooks', description: 'Outbound webhook endpoints, their deliveries, redelivery and replay (admin API key)' },
         { name: 'Billing', description: 'Renewal charge attempts and their outcomes (admin API key)' },
         { name: 'Test clock', description: "A test-mode store's own clock: move it forward and the due work runs (admin API key)" },
         { name: 'Portal sign-in', description: 'Magic-link sign-in for subscribers: ask for a link, exchange its token for a session, sign out' },

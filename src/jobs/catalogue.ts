@@ -6,6 +6,8 @@ import type { Clock } from '../lib/clock.ts'
 import { createMagicLinkSender, createMailer, purgeExpiredPortalAuth, SEND_MAGIC_LINK_JOB, type Mailer } from '../modules/portal-auth/index.ts'
 import { processDueWork } from '../modules/subscriptions/index.ts'
 import { createGatewayResolver, createRenewalEngine, type RenewalEngine } from '../modules/billing/index.ts'
+import { createWebhookAgent, createWebhookDispatcher, startDispatchLoop } from '../modules/webhooks/index.ts'
+import { systemClock } from '../lib/clock.ts'
 import { createJobRunner, ensureRecurringJob, type JobHandler, type JobRunner } from './runner.ts'
 
 const DUE_WORK_EVERY_MS = 1_000
@@ -84,12 +86,26 @@ export async function startWorker(
   }
   const runner = createJobRunner({ db, handlers, log, leaseMs: config.jobLeaseMs })
   runner.start()
+  const agent = createWebhookAgent({ allowPrivateNetworks: config.webhookAllowPrivateNetworks, connections: config.webhooks.concurrency })
+  const dispatcher = createWebhookDispatcher({
+    db,
+    clock: systemClock,
+    agent,
+    retrySchedule: config.webhooks.retrySchedule,
+    disableAfterMs: config.webhooks.disableAfterMs,
+    timeoutMs: config.webhooks.timeoutMs,
+    concurrency: config.webhooks.concurrency,
+    batchSize: config.webhooks.batchSize,
+    log,
+  })
+  const dispatch = startDispatchLoop({ dispatcher, log })
   return {
     ...runner,
     async stop() {
-      await runner.stop()
+      await Promise.all([runner.stop(), dispatch.stop()])
       mailer.close()
       await gateways.close()
+      await agent.close()
     },
     mailer,
   }

@@ -4,6 +4,7 @@ import * as subscriptions from './0002-subscriptions.ts'
 import * as portal from './0003-portal.ts'
 import * as testGateway from './0004-test-gateway.ts'
 import * as billing from './0005-billing.ts'
+import * as webhooks from './0006-webhooks.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003-portal': portal,
   '0004-test-gateway': testGateway,
   '0005-billing': billing,
+  '0006-webhooks': webhooks,
 }

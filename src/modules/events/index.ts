@@ -2,6 +2,7 @@ export {
   CHANGE_REQUEST_EVENT_TYPES,
   CHARGE_EVENT_TYPES,
   EVENT_TYPES,
+  EventTypeSchema,
   Event,
   SUBSCRIPTION_EVENT_TYPES,
   eventSchemas,

@@ -1,0 +1,306 @@
+import { sql } from 'kysely'
+import { request, type Dispatcher } from 'undici'
+import type { Db } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { newId } from '../../lib/ids.ts'
+import { classifyAnswer, nextAttemptAt, type AttemptResult } from './retry-schedule.ts'
+import { signatureHeader } from './webhook-signing.ts'
+
+/**
+ * Outbound delivery, at least once (CONTRACT section 8):
+ *   1. Fan-out turns each recorded event into one delivery row per enabled endpoint that wants its
+ *      type, in one transaction with marking the event done, so none is lost or doubled.
+ *   2. Due deliveries are claimed with SKIP LOCKED under a lease and the claim commits before any
+ *      HTTP call; a dispatcher that dies mid-call lets the lease run out and another sends again
+ *      (the same `webhook-id` and body, so receivers can drop the duplicate).
+ *   3. Each attempt is recorded with the delivery's new state and the endpoint's health.
+ * One entity's events reach an endpoint in order: a delivery waits while an earlier one of the
+ * same entity to the same endpoint is still pending.
+ */
+
+export interface DispatcherOptions {
+  db: Db
+  /** Real time: retries and signatures follow the wall clock, not a store's test clock. */
+  clock: Clock
+  agent: Dispatcher
+  retrySchedule: readonly number[]
+  disableAfterMs: number
+  timeoutMs?: number
+  concurrency?: number
+  batchSize?: number
+  log?: { warn(object: object, message: string): void }
+}
+
+interface Claimed {
+  id: string
+  attempts: number
+  lease: Date
+  payload: string
+  event_id: string
+  webhook_subscription_id: string
+  url: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: Date | null
+  endpoint_status: string
+}
+
+interface Sent {
+  claimed: Claimed
+  attemptedAt: Date
+  latencyMs: number
+  statusCode: number | null
+  error: string | null
+  responseBody: string | null
+  result: AttemptResult | { kind: 'endpoint_disabled' }
+}
+
+const RESPONSE_KEPT_BYTES = 1024
+// Beyond this the answer is not read to its end: the connection is dropped instead.
+const RESPONSE_DRAINED_BYTES = 64 * 1024
+const USER_AGENT = 'subscription-billing-webhooks/1'
+
+export function createWebhookDispatcher(options: DispatcherOptions) {
+  const { db, clock, agent } = options
+  const timeoutMs = options.timeoutMs ?? 15_000
+  const concurrency = options.concurrency ?? 64
+  const batchSize = options.batchSize ?? 200
+  // Long enough for every call of a batch to time out once, queued behind the concurrency bound.
+  const leaseMs = timeoutMs * (Math.ceil(batchSize / concurrency) + 1)
+
+  async function fanOut(limit = 1_000): Promise<number> {
+    return db.transaction().execute(async (trx) => {
+      const events = await trx
+        .selectFrom('events')
+        .select(['id', 'store_id', 'event_type', 'entity_id', 'position'])
+        .where('fanned_out', '=', false)
+        .orderBy('position')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute()
+      if (events.length === 0) return 0
+      const storeIds = [...new Set(events.map((event) => event.store_id))]
+      const endpoints = await trx
+        .selectFrom('webhook_subscriptions')
+        .select(['id', 'store_id', 'event_types'])
+        .where('store_id', 'in', storeIds)
+        .where('status', '=', 'enabled')
+        .execute()
+      const now = clock.now()
+      const rows = events.flatMap((event) =>
+        endpoints
+          .filter((endpoint) => endpoint.store_id === event.store_id && endpoint.event_types.includes(event.event_type))
+          .map((endpoint) => ({
+            id: newId('msg'),
+            store_id: event.store_id,
+            webhook_subscription_id: endpoint.id,
+            event_id: event.id,
+            event_type: event.event_type,
+            entity_id: event.entity_id,
+            event_position: event.position,
+            status: 'pending' as const,
+            next_attempt_at: now,
+            created_at: now,
+            updated_at: now,
+          })),
+      )
+      for (let start = 0; start < rows.length; start += 1_000) {
+        await trx.insertInto('webhook_deliveries').values(rows.slice(start, start + 1_000)).onConflict((oc) => oc.doNothing()).execute()
+      }
+      await trx.updateTable('events').set({ fanned_out: true }).where('id', 'in', events.map((event) => event.id)).execute()
+      return events.length
+    })
+  }
+
+  async function claim(limit: number): Promise<Claimed[]> {
+    const now = clock.now()
+    const lease = new Date(now.getTime() + leaseMs)
+    return db.transaction().execute(async (trx) => {
+      const due = await sql<{ id: string }>`
+        SELECT d.id FROM webhook_deliveries d
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+           AND (d.locked_until IS NULL OR d.locked_until < ${now})
+           AND NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries e
+              WHERE e.webhook_subscription_id = d.webhook_subscription_id AND e.entity_id = d.entity_id
+                AND e.status = 'pending' AND e.event_position < d.event_position)
+         ORDER BY d.next_attempt_at
+         LIMIT ${limit}
+         FOR UPDATE OF d SKIP LOCKED`.execute(trx)
+      if (due.rows.length === 0) return []
+      const ids = due.rows.map((row) => row.id)
+      await trx.updateTable('webhook_deliveries').set({ locked_until: lease }).where('id', 'in', ids).execute()
+      const rows = await trx
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .innerJoin('webhook_subscriptions as w', 'w.id', 'd.webhook_subscription_id')
+        .select([
+          'd.id',
+          'd.attempts',
+          'd.event_id',
+          'd.webhook_subscription_id',
+          'e.payload',
+          'w.url',
+          'w.secret',
+          'w.previous_secret',
+          'w.previous_secret_expires_at',
+          'w.status as endpoint_status',
+        ])
+        .where('d.id', 'in', ids)
+        .execute()
+      return rows.map((row) => ({ ...row, lease }))
+    })
+  }
+
+  async function send(claimed: Claimed): Promise<Sent> {
+    const attemptedAt = clock.now()
+    if (claimed.endpoint_status !== 'enabled') {
+      return { claimed, attemptedAt, latencyMs: 0, statusCode: null, error: 'the endpoint is disabled', responseBody: null, result: { kind: 'endpoint_disabled' } }
+    }
+    const secrets = [claimed.secret]
+    if (claimed.previous_secret && claimed.previous_secret_expires_at && claimed.previous_secret_expires_at > attemptedAt) secrets.push(claimed.previous_secret)
+    const started = performance.now()
+    try {
+      const response = await request(claimed.url, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'webhook-id': claimed.event_id,
+          'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
+          'webhook-signature': signatureHeader(secrets, claimed.event_id, attemptedAt, claimed.payload),
+        },
+        body: claimed.payload,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+      const responseBody = await readStart(response.body)
+      const retryAfter = response.headers['retry-after']
+      return {
+        claimed,
+        attemptedAt,
+        latencyMs: Math.round(performance.now() - started),
+        statusCode: response.statusCode,
+        error: null,
+        responseBody,
+        result: classifyAnswer(response.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, attemptedAt),
+      }
+    } catch (error) {
+      return { claimed, attemptedAt, latencyMs: Math.round(performance.now() - started), statusCode: null, error: describe(error, timeoutMs), responseBody: null, result: { kind: 'failed' } }
+    }
+  }
+
+  async function record(sent: Sent[]): Promise<void> {
+    if (sent.length === 0) return
+    const now = clock.now()
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('webhook_attempts')
+        .values(sent.map((attempt) => ({
+          delivery_id: attempt.claimed.id,
+          attempted_at: attempt.attemptedAt,
+          status_code: attempt.statusCode,
+          latency_ms: attempt.latencyMs,
+          error: attempt.error,
+          response_body: attempt.responseBody,
+        })))
+        .execute()
+      const updates = sent.map((attempt) => {
+        const attempts = attempt.claimed.attempts + 1
+        const { result } = attempt
+        const lastError = attempt.error ?? (attempt.statusCode !== null && result.kind !== 'delivered' ? `the endpoint answered ${attempt.statusCode}` : null)
+        if (result.kind === 'delivered') return { id: attempt.claimed.id, lease: attempt.claimed.lease, status: 'succeeded', attempts, next: null, code: attempt.statusCode, error: null, delivered: attempt.attemptedAt }
+        const next = result.kind === 'failed' ? nextAttemptAt(attempts, options.retrySchedule, attempt.attemptedAt, result.retryAfterMs) : null
+        return { id: attempt.claimed.id, lease: attempt.claimed.lease, status: next ? 'pending' : 'failed', attempts, next, code: attempt.statusCode, error: lastError, delivered: null }
+      })
+      // Only while the lease is ours: a dispatcher that stalled past it must not undo a newer attempt.
+      await sql`
+        UPDATE webhook_deliveries AS d
+           SET status = v.status, attempts = v.attempts::int, next_attempt_at = v.next::timestamptz,
+               last_status_code = v.code::int, last_error = v.error, delivered_at = v.delivered::timestamptz,
+               locked_until = NULL, updated_at = ${now}
+          FROM (VALUES ${sql.join(updates.map((u) => sql`(${u.id}, ${u.lease.toISOString()}, ${u.status}, ${u.attempts}, ${u.next?.toISOString() ?? null}, ${u.code}, ${u.error}, ${u.delivered?.toISOString() ?? null})`))})
+            AS v(id, lease, status, attempts, next, code, error, delivered)
+         WHERE d.id = v.id AND d.locked_until = v.lease::timestamptz`.execute(trx)
+
+      const succeeded = new Set(sent.filter((attempt) => attempt.result.kind === 'delivered').map((attempt) => attempt.claimed.webhook_subscription_id))
+      const gone = new Set(sent.filter((attempt) => attempt.result.kind === 'gone').map((attempt) => attempt.claimed.webhook_subscription_id))
+      const failing = new Set(sent.filter((attempt) => attempt.result.kind === 'failed').map((attempt) => attempt.claimed.webhook_subscription_id).filter((id) => !succeeded.has(id)))
+      if (succeeded.size > 0) {
+        await trx.updateTable('webhook_subscriptions').set({ failing_since: null }).where('id', 'in', [...succeeded]).where('failing_since', 'is not', null).execute()
+      }
+      if (failing.size > 0) {
+        await trx.updateTable('webhook_subscriptions').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()
+        const disabled = await trx
+          .updateTable('webhook_subscriptions')
+          .set({ status: 'disabled', disabled_reason: `failing without a success for ${Math.round(options.disableAfterMs / 3_600_000)} hours`, updated_at: now })
+          .where('id', 'in', [...failing])
+          .where('status', '=', 'enabled')
+          .where('failing_since', '<=', new Date(now.getTime() - options.disableAfterMs))
+          .returning(['id', 'url'])
+          .execute()
+        for (const endpoint of disabled) options.log?.warn({ webhookSubscriptionId: endpoint.id }, 'webhook endpoint disabled: it kept failing')
+      }
+      if (gone.size > 0) {
+        const disabled = await trx
+          .updateTable('webhook_subscriptions')
+          .set({ status: 'disabled', disabled_reason: 'the endpoint answered 410 Gone', updated_at: now })
+          .where('id', 'in', [...gone])
+          .where('status', '=', 'enabled')
+          .returning('id')
+          .execute()
+        for (const endpoint of disabled) options.log?.warn({ webhookSubscriptionId: endpoint.id }, 'webhook endpoint disabled: it answered 410 Gone')
+      }
+    })
+  }
+
+  return {
+    fanOut,
+
+    /** Claims up to one batch of due deliveries, sends them (bounded concurrency) and records the attempts. */
+    async deliverDue(limit = batchSize): Promise<number> {
+      const claimed = await claim(limit)
+      if (claimed.length === 0) return 0
+      const sent: Sent[] = []
+      let next = 0
+      await Promise.all(
+        Array.from({ length: Math.min(concurrency, claimed.length) }, async () => {
+          while (next < claimed.length) sent.push(await send(claimed[next++]!))
+        }),
+      )
+      await record(sent)
+      return claimed.length
+    },
+  }
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>
+
+/** The first KiB of an answer, as text; the rest is drained (keep-alive) or the connection dropped. */
+async function readStart(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
+  const kept: Buffer[] = []
+  let keptBytes = 0
+  let total = 0
+  for await (const chunk of body) {
+    total += chunk.length
+    if (keptBytes < RESPONSE_KEPT_BYTES) {
+      const slice = chunk.subarray(0, RESPONSE_KEPT_BYTES - keptBytes)
+      kept.push(slice)
+      keptBytes += slice.length
+    }
+    if (total > RESPONSE_DRAINED_BYTES) {
+      body.destroy()
+      break
+    }
+  }
+  return keptBytes === 0 ? null : Buffer.concat(kept).toString('utf8')
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const err = error as { name?: string; code?: string; message?: string }
+  if (err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT') return `no answer within ${timeoutMs / 1000} s`
+  return [err.code, err.message].filter(Boolean).join(': ') || 'the request failed'
+}

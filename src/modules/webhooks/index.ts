@@ -1,0 +1,7 @@
+export { webhookAdminRoutes } from './webhooks.routes.ts'
+export { webhookSchemas } from './webhook.schemas.ts'
+export { createWebhookService, type WebhookService } from './webhook-subscriptions.service.ts'
+export { createWebhookDispatcher, type WebhookDispatcher } from './dispatcher.ts'
+export { startDispatchLoop, type DispatchLoop } from './dispatch-loop.ts'
+export { createWebhookAgent } from './ssrf-guard.ts'
+export { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './retry-schedule.ts'

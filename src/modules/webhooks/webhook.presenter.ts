@@ -1,0 +1,41 @@
+import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookSubscriptionRow } from '../../db/database.ts'
+import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
+import type { WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
+
+export function presentWebhookSubscription(row: WebhookSubscriptionRow): WebhookSubscriptionView {
+  return {
+    id: row.id,
+    object: 'webhook_subscription',
+    url: row.url,
+    event_types: row.event_types,
+    description: row.description,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+  }
+}
+
+export function presentDelivery(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[]): WebhookDeliveryView {
+  return {
+    id: row.id,
+    object: 'webhook_delivery',
+    webhook_subscription_id: row.webhook_subscription_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    next_attempt_at: row.status === 'pending' ? toRfc3339OrNull(row.next_attempt_at) : null,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    created_at: toRfc3339(row.created_at),
+    delivered_at: toRfc3339OrNull(row.delivered_at),
+    attempt_log: attempts.map((attempt) => ({
+      attempted_at: toRfc3339(attempt.attempted_at),
+      status_code: attempt.status_code,
+      latency_ms: attempt.latency_ms,
+      error: attempt.error,
+      response_body: attempt.response_body,
+    })),
+  }
+}

@@ -1,0 +1,117 @@
+import { Type, type Static } from 'typebox'
+import { Id, Nullable, PageQuery, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { EventTypeSchema } from '../events/index.ts'
+
+export const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const
+
+const Url = Type.String({ minLength: 8, maxLength: 2048, format: 'uri', description: 'Where deliveries are POSTed; https for live stores', example: 'https://example.com/webhooks/billing' })
+const EventTypes = Type.Array(Ref(EventTypeSchema as typeof EventTypeSchema & { $id: string }), {
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
+  description: 'The event types to deliver (see the EventType enum)',
+})
+const Description = Type.String({ maxLength: 500 })
+
+export const WebhookSubscription = Type.Object(
+  {
+    id: Id('wh'),
+    object: Type.Literal('webhook_subscription'),
+    url: Type.String(),
+    event_types: Type.Array(Type.String()),
+    description: Nullable(Type.String()),
+    status: StringEnum(WEBHOOK_STATUSES),
+    disabled_reason: Nullable(Type.String({ description: 'Why deliveries stopped: 410 Gone, five days of failures, or an admin' })),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'WebhookSubscription', title: 'WebhookSubscription', additionalProperties: false },
+)
+export type WebhookSubscriptionView = Static<typeof WebhookSubscription>
+
+const Secret = Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]{32,}$', description: 'The signing secret (Standard Webhooks): shown only here; keep it' })
+
+export const WebhookSubscriptionWithSecret = Type.Object(
+  { ...WebhookSubscription.properties, secret: Secret },
+  { $id: 'WebhookSubscriptionWithSecret', title: 'WebhookSubscriptionWithSecret', additionalProperties: false },
+)
+
+export const CreateWebhookBody = Type.Object(
+  {
+    url: Url,
+    event_types: EventTypes,
+    description: Type.Optional(Nullable(Description)),
+    status: Type.Optional(StringEnum(WEBHOOK_STATUSES, { default: 'enabled' })),
+  },
+  { additionalProperties: false },
+)
+export type CreateWebhookInput = Static<typeof CreateWebhookBody>
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    event_types: Type.Optional(EventTypes),
+    description: Type.Optional(Nullable(Description)),
+    status: Type.Optional(StringEnum(WEBHOOK_STATUSES, { description: 'enabled re-enables a disabled endpoint (clearing disabled_reason)' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>
+
+export const RotatedSecret = Type.Object(
+  {
+    object: Type.Literal('webhook_secret'),
+    secret: Secret,
+    previous_secret_expires_at: { ...Timestamp, description: 'Until then deliveries are signed with both secrets' },
+  },
+  { $id: 'RotatedSecret', title: 'RotatedSecret', additionalProperties: false },
+)
+
+export const WebhookAttempt = Type.Object(
+  {
+    attempted_at: Timestamp,
+    status_code: Nullable(Type.Integer()),
+    latency_ms: Type.Integer({ minimum: 0 }),
+    error: Nullable(Type.String()),
+    response_body: Nullable(Type.String({ description: 'The first KiB of the answer' })),
+  },
+  { additionalProperties: false },
+)
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Id('msg'),
+    object: Type.Literal('webhook_delivery'),
+    webhook_subscription_id: Id('wh'),
+    event_id: Id('evt', 'Also the webhook-id header of every attempt'),
+    event_type: Type.String(),
+    status: StringEnum(DELIVERY_STATUSES),
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Nullable(Timestamp),
+    last_status_code: Nullable(Type.Integer()),
+    last_error: Nullable(Type.String()),
+    created_at: Timestamp,
+    delivered_at: Nullable(Timestamp),
+    attempt_log: Type.Array(WebhookAttempt, { description: 'The latest attempts, newest first (at most 20)' }),
+  },
+  { $id: 'WebhookDelivery', title: 'WebhookDelivery', additionalProperties: false },
+)
+export type WebhookDeliveryView = Static<typeof WebhookDelivery>
+
+export const DeliveryListQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(StringEnum(DELIVERY_STATUSES)) },
+  { additionalProperties: false },
+)
+
+export const RedeliverBody = Type.Object({ event_id: Id('evt') }, { additionalProperties: false })
+export const ReplayBody = Type.Object(
+  { since: { ...Timestamp, description: 'Failed deliveries created at or after this time are sent again' } },
+  { additionalProperties: false },
+)
+export const ReplayResult = Type.Object(
+  { object: Type.Literal('webhook_replay'), redelivered: Type.Integer({ minimum: 0 }) },
+  { $id: 'WebhookReplay', title: 'WebhookReplay', additionalProperties: false },
+)
+
+export const webhookSchemas = [WebhookSubscription, WebhookSubscriptionWithSecret, RotatedSecret, WebhookDelivery, ReplayResult]
