@@ -197,17 +197,25 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     if (sent.length === 0) return
     const now = clock.now()
     await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('webhook_attempts')
-        .values(sent.map((attempt) => ({
-          delivery_id: attempt.claimed.id,
-          attempted_at: attempt.attemptedAt,
-          status_code: attempt.statusCode,
-          latency_ms: attempt.latencyMs,
-          error: attempt.error,
-          response_body: attempt.responseBody,
-        })))
-        .execute()
+      // An endpoint deleted while its deliveries were in flight took them along (ON DELETE CASCADE): their
+      // attempts have nothing to belong to, and inserting them would fail the whole batch's record.
+      // FOR KEY SHARE keeps the rows found from being deleted before this commits.
+      const existing = await trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', sent.map((attempt) => attempt.claimed.id)).forKeyShare().execute()
+      const stillThere = new Set(existing.map((row) => row.id))
+      const recorded = sent.filter((attempt) => stillThere.has(attempt.claimed.id))
+      if (recorded.length > 0) {
+        await trx
+          .insertInto('webhook_attempts')
+          .values(recorded.map((attempt) => ({
+            delivery_id: attempt.claimed.id,
+            attempted_at: attempt.attemptedAt,
+            status_code: attempt.statusCode,
+            latency_ms: attempt.latencyMs,
+            error: attempt.error,
+            response_body: attempt.responseBody,
+          })))
+          .execute()
+      }
       const updates = sent.map((attempt) => {
         const attempts = attempt.claimed.attempts + 1
         const { result } = attempt
@@ -236,7 +244,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         await trx.updateTable('webhook_subscriptions').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()
         const disabled = await trx
           .updateTable('webhook_subscriptions')
-          .set({ status: 'disabled', disabled_reason: `failing without a success for ${Math.round(options.disableAfterMs / 3_600_000)} hours`, updated_at: now })
+          .set({ status: 'disabled', disabled_reason: `failing without a success for ${describeDuration(options.disableAfterMs)}`, updated_at: now })
           .where('id', 'in', [...failing])
           .where('status', '=', 'enabled')
           .where('failing_since', '<=', new Date(now.getTime() - options.disableAfterMs))
@@ -297,6 +305,14 @@ async function readStart(body: AsyncIterable<Buffer> & { destroy(): void }): Pro
     }
   }
   return keptBytes === 0 ? null : Buffer.concat(kept).toString('utf8')
+}
+
+/** "5 days", "36 hours", "1 minute": the threshold as a disabled endpoint's reason states it. */
+function describeDuration(ms: number): string {
+  const units = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'minute'], [1_000, 'second']] as const
+  const [size, name] = units.find(([unit]) => ms >= unit && ms % unit === 0) ?? units.find(([unit]) => ms >= unit) ?? units[3]
+  const count = Math.round((ms / size) * 10) / 10
+  return `${count} ${name}${count === 1 ? '' : 's'}`
 }
 
 function describe(error: unknown, timeoutMs: number): string {

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Agent } from 'undici'
+import type { Db } from '../../../src/db/database.ts'
+import type { App } from '../../../src/http/types.ts'
+import { fixedClock, systemClock, type Clock } from '../../../src/lib/clock.ts'
+import { createWebhookAgent, createWebhookDispatcher, type WebhookDispatcher } from '../../../src/modules/webhooks/index.ts'
+import { createPlan, createProduct } from '../../helpers/catalog.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+
+export type Auth = Record<string, string>
+
+/** The service with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, so 127.0.0.1 receivers can be registered. */
+export function webhookTestApp(): Promise<TestApp> {
+  return buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } })
+}
+
+export const endpointsUrl = '/api/v1/admin/webhook-subscriptions'
+
+/** POST /webhook-subscriptions that must succeed; answers the created endpoint with its secret. */
+export async function createEndpoint(app: App, auth: Auth, body: Record<string, unknown>): Promise<any> {
+  const response = await call(app, { method: 'POST', url: endpointsUrl, headers: auth, payload: body })
+  assert.equal(response.statusCode, 201, `creating a webhook subscription failed: ${response.body}`)
+  return response.json
+}
+
+export function patchEndpoint(app: App, auth: Auth, id: string, body: Record<string, unknown>) {
+  return call(app, { method: 'PATCH', url: `${endpointsUrl}/${id}`, headers: auth, payload: body })
+}
+
+export function getEndpoint(app: App, auth: Auth, id: string) {
+  return call(app, { method: 'GET', url: `${endpointsUrl}/${id}`, headers: auth })
+}
+
+export function endpointAction(app: App, auth: Auth, id: string, action: string, payload?: Record<string, unknown>) {
+  return call(app, { method: 'POST', url: `${endpointsUrl}/${id}/${action}`, headers: auth, ...(payload ? { payload } : {}) })
+}
+
+/** An endpoint's deliveries (newest first) through the admin API. */
+export async function listDeliveries(app: App, auth: Auth, id: string, query = 'limit=100'): Promise<any[]> {
+  const response = await call(app, { method: 'GET', url: `${endpointsUrl}/${id}/deliveries?${query}`, headers: auth })
+  assert.equal(response.statusCode, 200, response.body)
+  return response.json.data
+}
+
+/** The one delivery of `eventId` to endpoint `id`. */
+export async function deliveryOf(app: App, auth: Auth, id: string, eventId: string): Promise<any> {
+  const found = (await listDeliveries(app, auth, id)).filter((delivery) => delivery.event_id === eventId)
+  assert.equal(found.length, 1, `expected one delivery of ${eventId}`)
+  return found[0]
+}
+
+/** The event's payload column, exactly as stored. */
+export async function storedPayload(db: Db, eventId: string): Promise<string> {
+  const row = await db.selectFrom('events').select('payload').where('id', '=', eventId).executeTakeFirstOrThrow()
+  return row.payload
+}
+
+/** A store's events as stored, in recorded order. */
+export async function storeEvents(db: Db, storeId: string): Promise<{ id: string; event_type: string; entity_id: string; sequence: number; payload: string }[]> {
+  return db.selectFrom('events').select(['id', 'event_type', 'entity_id', 'sequence', 'payload']).where('store_id', '=', storeId).orderBy('position').execute()
+}
+
+export interface TestDispatcher extends WebhookDispatcher {
+  agent: Agent
+  close(): Promise<void>
+}
+
+/** A dispatcher as the worker builds it, with short defaults for tests; close() ends its agent. */
+export function testDispatcher(db: Db, options: {
+  clock?: Clock
+  retrySchedule?: readonly number[]
+  disableAfterMs?: number
+  timeoutMs?: number
+  batchSize?: number
+  concurrency?: number
+  allowPrivateNetworks?: boolean
+} = {}): TestDispatcher {
+  const agent = createWebhookAgent({ allowPrivateNetworks: options.allowPrivateNetworks ?? true })
+  const dispatcher = createWebhookDispatcher({
+    db,
+    clock: options.clock ?? systemClock,
+    agent,
+    retrySchedule: options.retrySchedule ?? [60_000],
+    disableAfterMs: options.disableAfterMs ?? 5 * 24 * 3_600_000,
+    timeoutMs: options.timeoutMs ?? 5_000,
+    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+  })
+  return { ...dispatcher, agent, close: () => agent.close() }
+}
+
+/**
+ * Runs fan-out and delivery passes as the worker's loop does. Without `until`, stops at the first pass
+ * with nothing to do; with it, keeps polling (every 10 ms) until it holds, up to timeoutMs.
+ */
+export async function drive(dispatcher: WebhookDispatcher, options: { until?: () => boolean; timeoutMs?: number } = {}): Promise<number> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
+  let passes = 0
+  for (;;) {
+    passes += 1
+    const fanned = await dispatcher.fanOut()
+    const sent = await dispatcher.deliverDue()
+    if (options.until?.()) return passes
+    if (fanned + sent === 0) {
+      if (!options.until) return passes
+      if (Date.now() > deadline) throw new Error(`dispatching did not reach the expected state within ${options.timeoutMs ?? 10_000} ms`)
+      await sleep(10)
+    }
+  }
+}
+
+export interface Shop extends StoreWithKey {
+  planId: string
+}
+
+/** A test-mode store with a monthly plan. */
+export async function newShop(t: TestApp, options: { mode?: 'test' | 'live' } = {}): Promise<Shop> {
+  const shop = await createStoreWithKey(t.db, options)
+  const product = await createProduct(t.app, shop.auth)
+  const plan = await createPlan(t.app, shop.auth, product.id)
+  return { ...shop, planId: plan.id }
+}
+
+/** One checkout of the shop's plan; answers the subscription. */
+export async function subscribe(t: TestApp, shop: Shop, overrides: Record<string, unknown> = {}): Promise<any> {
+  const [subscription] = await checkout(t.app, shop.auth, checkoutBody(shop.planId, overrides))
+  return subscription
+}
+
+/** Removes endpoints a test made, so their leftover deliveries cannot reach a later test's dispatcher. */
+export async function removeEndpoints(t: TestApp, auth: Auth): Promise<void> {
+  const response = await call(t.app, { method: 'GET', url: `${endpointsUrl}?limit=100`, headers: auth })
+  for (const endpoint of response.json?.data ?? []) {
+    await call(t.app, { method: 'DELETE', url: `${endpointsUrl}/${endpoint.id}`, headers: auth })
+  }
+}
+
+/**
+ * A dispatcher clock that stands still, a minute ahead of real time: deliveries the admin routes queue
+ * (test pings, redeliveries, replays) are due at the real time they were asked for, so they must not
+ * be ahead of the dispatcher's clock. A minute is well inside the receivers' 5-minute tolerance.
+ */
+export function dispatcherClock(): ReturnType<typeof fixedClock> {
+  return fixedClock(new Date(Date.now() + 60_000))
+}
+
+export const SECOND = 1_000
+export const MINUTE = 60 * SECOND
+export const HOUR = 60 * MINUTE
