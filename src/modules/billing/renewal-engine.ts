@@ -250,6 +250,9 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
       const stores = await loadStores(trx, pending.map((charge) => charge.store_id))
 
       const events: NewEvent[] = []
+      const chargeValues: ReturnType<typeof sql>[] = []
+      const moves: { id: string; set: Record<string, unknown>; at: Date; store: StoreRow; eventTypes: string[] }[] = []
+      const chargeEvents: { charge: ChargeRow; store: StoreRow; at: Date; succeeded: boolean }[] = []
       for (const { attempt, outcome } of definite) {
         if (!stillPending.has(attempt.charge.id) || outcome.status === 'unknown') continue
         const charge = attempt.charge
@@ -269,30 +272,49 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
             nextRetryAt = failure.nextRetryAt
           }
         }
-        if (succeeded && change.events.length === 0 && !('period_index' in change.set)) {
+        if (succeeded && !('period_index' in change.set)) {
           // Money moved for a subscription that left billing meanwhile: recorded, and said loudly.
           options.log?.warn({ chargeId: charge.id, subscriptionId: subscription.id, status: subscription.status }, 'a renewal charge succeeded after its subscription left billing')
         }
-        const settled = await trx
-          .updateTable('charges')
-          .set({
-            status: succeeded ? 'succeeded' : 'failed',
-            gateway_charge_id: outcome.status === 'succeeded' ? outcome.gatewayChargeId : null,
-            failure_code: outcome.status === 'failed' ? outcome.failureCode : null,
-            failure_message: outcome.status === 'failed' ? outcome.failureMessage || FAILURE_TEXT[outcome.failureCode] : null,
-            next_retry_at: nextRetryAt,
-            settled_at: at,
-            lease_until: null,
-          })
-          .where('id', '=', charge.id)
-          .returningAll()
-          .executeTakeFirstOrThrow()
-        events.push({ storeId: store.id, eventType: succeeded ? 'charge.succeeded' : 'charge.failed', occurredAt: at, data: presentCharge(settled) })
-        if (Object.keys(change.set).length === 0) continue
-        const updated = await updateSubscription(trx, subscription.id, change.set, at)
-        subscriptionById.set(updated.id, updated)
-        const view = presentSubscription(updated, store.store_hash)
-        for (const eventType of change.events) events.push({ storeId: store.id, eventType, occurredAt: at, data: view })
+        const settled: ChargeRow = {
+          ...charge,
+          status: succeeded ? 'succeeded' : 'failed',
+          gateway_charge_id: outcome.status === 'succeeded' ? outcome.gatewayChargeId : null,
+          failure_code: outcome.status === 'failed' ? outcome.failureCode : null,
+          failure_message: outcome.status === 'failed' ? outcome.failureMessage || FAILURE_TEXT[outcome.failureCode] : null,
+          next_retry_at: nextRetryAt,
+          settled_at: at,
+          lease_until: null,
+        }
+        chargeValues.push(sql`(${settled.id}, ${settled.status}, ${settled.gateway_charge_id}, ${settled.failure_code}, ${settled.failure_message}, ${settled.next_retry_at?.toISOString() ?? null}, ${at.toISOString()})`)
+        chargeEvents.push({ charge: settled, store, at, succeeded })
+        if (Object.keys(change.set).length > 0) moves.push({ id: subscription.id, set: change.set as Record<string, unknown>, at, store, eventTypes: change.events })
+      }
+      if (chargeValues.length > 0) {
+        await sql`UPDATE charges AS c SET status = v.status, gateway_charge_id = v.gateway_charge_id, failure_code = v.failure_code, failure_message = v.failure_message,
+                   next_retry_at = v.next_retry_at::timestamptz, settled_at = v.settled_at::timestamptz, lease_until = NULL
+              FROM (VALUES ${sql.join(chargeValues)}) AS v(id, status, gateway_charge_id, failure_code, failure_message, next_retry_at, settled_at)
+             WHERE c.id = v.id`.execute(trx)
+      }
+      for (const { charge, store, at, succeeded } of chargeEvents) events.push({ storeId: store.id, eventType: succeeded ? 'charge.succeeded' : 'charge.failed', occurredAt: at, data: presentCharge(charge) })
+      // One UPDATE per shape of change (success, failure...): the columns each sets, typed.
+      const groups = new Map<string, typeof moves>()
+      for (const move of moves) {
+        const key = Object.keys(move.set).sort().join(',')
+        groups.set(key, [...(groups.get(key) ?? []), move])
+      }
+      for (const [key, group] of groups) {
+        const columns = key.split(',')
+        const rows = group.map((move) => sql`(${sql.join([sql`${move.id}`, sql`${move.at.toISOString()}`, ...columns.map((column) => sql`${toParam(move.set[column])}`)])})`)
+        const updated = await sql<SubscriptionRow>`UPDATE subscriptions AS s SET ${sql.join(columns.map((column) => sql`${sql.ref(column)} = ${sql.raw(`v.${column}::${COLUMN_TYPES[column] ?? 'text'}`)}`))},
+                 updated_at = v.at::timestamptz, version = s.version + 1
+            FROM (VALUES ${sql.join(rows)}) AS v(id, at, ${sql.join(columns.map((column) => sql.ref(column)))})
+           WHERE s.id = v.id RETURNING s.*`.execute(trx)
+        const byId = new Map(updated.rows.map((row) => [row.id, row]))
+        for (const move of group) {
+          const view = presentSubscription(byId.get(move.id)!, move.store.store_hash)
+          for (const eventType of move.eventTypes) events.push({ storeId: move.store.id, eventType: eventType as NewEvent['eventType'], occurredAt: move.at, data: view })
+        }
       }
       await recordEvents(trx, events)
     })
@@ -364,3 +386,13 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
 }
 
 export type RenewalEngine = ReturnType<typeof createRenewalEngine>
+
+// The SQL type of each subscription column a settlement sets, for the typed VALUES list.
+const COLUMN_TYPES: Record<string, string> = {
+  status: 'text', pending_charge_id: 'text', period_index: 'integer', current_period_start: 'timestamptz', current_period_end: 'timestamptz',
+  next_charge_at: 'timestamptz', prepaid_cycles_remaining: 'integer', dunning_attempts: 'integer', dunning_started_at: 'timestamptz',
+  unpaid_period_start: 'timestamptz', past_due_at: 'timestamptz', reminded_for: 'timestamptz',
+}
+function toParam(value: unknown): unknown {
+  return value instanceof Date ? value.toISOString() : value
+}

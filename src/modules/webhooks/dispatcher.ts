@@ -117,41 +117,32 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     const now = clock.now()
     const lease = new Date(now.getTime() + leaseMs)
     return db.transaction().execute(async (trx) => {
-      const due = await sql<{ id: string }>`
-        SELECT d.id FROM webhook_deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-           AND (d.locked_until IS NULL OR d.locked_until < ${now})
-           AND NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries e
-              WHERE e.webhook_subscription_id = d.webhook_subscription_id AND e.entity_id = d.entity_id
-                AND e.status = 'pending' AND e.event_position < d.event_position)
-         ORDER BY d.next_attempt_at
-         LIMIT ${limit}
-         FOR UPDATE OF d SKIP LOCKED`.execute(trx)
-      if (due.rows.length === 0) return []
-      const ids = due.rows.map((row) => row.id)
-      await trx.updateTable('webhook_deliveries').set({ locked_until: lease }).where('id', 'in', ids).execute()
-      const rows = await trx
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('events as e', 'e.id', 'd.event_id')
-        .innerJoin('webhook_subscriptions as w', 'w.id', 'd.webhook_subscription_id')
-        .select([
-          'd.id',
-          'd.attempts',
-          'd.event_id',
-          'd.webhook_subscription_id',
-          'e.payload',
-          'w.url',
-          'w.secret',
-          'w.previous_secret',
-          'w.previous_secret_expires_at',
-          'w.status as endpoint_status',
-        ])
-        .where('d.id', 'in', ids)
-        .execute()
+      // Stale statistics (a fresh table, PGlite without autovacuum, or stats taken when nothing was pending)
+      // make the planner sort every pending row per claim; the index order is right at any size.
+      await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
+      const { rows } = await sql<Omit<Claimed, 'lease'> & { failing_since: Date | null }>`
+        WITH due AS (
+          SELECT d.id FROM webhook_deliveries d
+           WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+             AND (d.locked_until IS NULL OR d.locked_until < ${now})
+             AND NOT EXISTS (
+               SELECT 1 FROM webhook_deliveries e
+                WHERE e.webhook_subscription_id = d.webhook_subscription_id AND e.entity_id = d.entity_id
+                  AND e.status = 'pending' AND e.event_position < d.event_position)
+           ORDER BY d.next_attempt_at
+           LIMIT ${limit}
+           FOR UPDATE OF d SKIP LOCKED)
+        UPDATE webhook_deliveries AS d SET locked_until = ${lease}
+          FROM due, events e, webhook_subscriptions w
+         WHERE d.id = due.id AND e.id = d.event_id AND w.id = d.webhook_subscription_id
+        RETURNING d.id, d.attempts, d.event_id, d.webhook_subscription_id, e.payload, w.url, w.secret, w.previous_secret,
+                  w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since`.execute(trx)
+      for (const row of rows) if (row.failing_since !== null) failingKnown.add(row.webhook_subscription_id)
       return rows.map((row) => ({ ...row, lease }))
     })
   }
+  // Endpoints seen with failing_since set: only these need it cleared after a success.
+  const failingKnown = new Set<string>()
 
   async function send(claimed: Claimed): Promise<Sent> {
     const attemptedAt = clock.now()
@@ -200,22 +191,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       // An endpoint deleted while its deliveries were in flight took them along (ON DELETE CASCADE): their
       // attempts have nothing to belong to, and inserting them would fail the whole batch's record.
       // FOR KEY SHARE keeps the rows found from being deleted before this commits.
-      const existing = await trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', sent.map((attempt) => attempt.claimed.id)).forKeyShare().execute()
-      const stillThere = new Set(existing.map((row) => row.id))
-      const recorded = sent.filter((attempt) => stillThere.has(attempt.claimed.id))
-      if (recorded.length > 0) {
-        await trx
-          .insertInto('webhook_attempts')
-          .values(recorded.map((attempt) => ({
-            delivery_id: attempt.claimed.id,
-            attempted_at: attempt.attemptedAt,
-            status_code: attempt.statusCode,
-            latency_ms: attempt.latencyMs,
-            error: attempt.error,
-            response_body: attempt.responseBody,
-          })))
-          .execute()
-      }
+      // Attempts of deliveries an endpoint's deletion took along are dropped; FOR KEY SHARE keeps the rest.
+      await sql`
+        WITH v (delivery_id, attempted_at, status_code, latency_ms, error, response_body) AS (VALUES ${sql.join(sent.map((a) => sql`(${a.claimed.id}, ${a.attemptedAt.toISOString()}::timestamptz, ${a.statusCode}::int, ${a.latencyMs}::int, ${a.error}, ${a.responseBody})`))}),
+             existing AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT delivery_id FROM v) FOR KEY SHARE)
+        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body)
+        SELECT v.delivery_id, v.attempted_at, v.status_code, v.latency_ms, v.error, v.response_body FROM v JOIN existing ON existing.id = v.delivery_id`.execute(trx)
       const updates = sent.map((attempt) => {
         const attempts = attempt.claimed.attempts + 1
         const { result } = attempt
@@ -237,8 +218,9 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       const succeeded = new Set(sent.filter((attempt) => attempt.result.kind === 'delivered').map((attempt) => attempt.claimed.webhook_subscription_id))
       const gone = new Set(sent.filter((attempt) => attempt.result.kind === 'gone').map((attempt) => attempt.claimed.webhook_subscription_id))
       const failing = new Set(sent.filter((attempt) => attempt.result.kind === 'failed').map((attempt) => attempt.claimed.webhook_subscription_id).filter((id) => !succeeded.has(id)))
-      if (succeeded.size > 0) {
-        await trx.updateTable('webhook_subscriptions').set({ failing_since: null }).where('id', 'in', [...succeeded]).where('failing_since', 'is not', null).execute()
+      const recovered = [...succeeded].filter((id) => failingKnown.delete(id))
+      if (recovered.length > 0) {
+        await trx.updateTable('webhook_subscriptions').set({ failing_since: null }).where('id', 'in', recovered).where('failing_since', 'is not', null).execute()
       }
       if (failing.size > 0) {
         await trx.updateTable('webhook_subscriptions').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()

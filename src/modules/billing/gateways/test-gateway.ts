@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ulid } from 'ulid'
+import type { Insertable, Selectable } from 'kysely'
+import { monotonicFactory } from 'ulid'
 import type { Db, TestGatewayChargesTable } from '../../../db/database.ts'
 import { systemClock, type Clock } from '../../../lib/clock.ts'
 import type { ChargeOutcome, ChargeRequest, FailureCode, PaymentGateway } from './gateway.ts'
@@ -41,6 +42,15 @@ export interface TestGateway extends PaymentGateway {
 }
 
 type LedgerRow = Pick<TestGatewayChargesTable, 'status' | 'failure_code' | 'gateway_charge_id'>
+type LedgerEntry = Selectable<TestGatewayChargesTable>
+interface Waiting {
+  values: Insertable<TestGatewayChargesTable>
+  resolve(row: LedgerEntry): void
+  reject(error: unknown): void
+}
+
+const MAX_ROWS_PER_STATEMENT = 500
+const nextUlid = monotonicFactory()
 
 function outcomeOf(row: LedgerRow): ChargeOutcome {
   if (row.status === 'succeeded') return { status: 'succeeded', gatewayChargeId: row.gateway_charge_id ?? '' }
@@ -56,6 +66,64 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
   const clock = options.clock ?? systemClock
   const latencyMs = options.latencyMs ?? 0
 
+  // Calls arriving in the same tick are written together, as a real processor's ledger would
+  // batch them; one statement per call would make the test gateway the bottleneck of every bench.
+  let waiting: Waiting[] = []
+  let scheduled = false
+  const schedule = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(() => void flush())
+  }
+
+  /**
+   * One statement both charges and replays: the primary key lets only the first call with a key
+   * insert (concurrent ones wait for it, then take the update branch), and RETURNING hands back the
+   * first outcome either way. `calls` = 1 tells the first call from a replay.
+   */
+  function record(values: Insertable<TestGatewayChargesTable>): Promise<LedgerEntry> {
+    return new Promise((resolve, reject) => {
+      waiting.push({ values, resolve, reject })
+      schedule()
+    })
+  }
+
+  async function flush(): Promise<void> {
+    scheduled = false
+    const taken = waiting
+    waiting = []
+    // One statement may touch a row once: a second call with the same key goes in the next one.
+    const keys = new Set<string>()
+    const now: Waiting[] = []
+    for (const entry of taken) {
+      if (keys.has(entry.values.idempotency_key)) waiting.push(entry)
+      else {
+        keys.add(entry.values.idempotency_key)
+        now.push(entry)
+      }
+    }
+    if (waiting.length > 0) schedule()
+    for (let start = 0; start < now.length; start += MAX_ROWS_PER_STATEMENT) {
+      const chunk = now.slice(start, start + MAX_ROWS_PER_STATEMENT)
+      try {
+        const rows = await db
+          .insertInto('test_gateway_charges')
+          .values(chunk.map((entry) => entry.values))
+          .onConflict((oc) => oc.column('idempotency_key').doUpdateSet((eb) => ({ calls: eb('test_gateway_charges.calls', '+', 1) })))
+          .returningAll()
+          .execute()
+        const byKey = new Map(rows.map((row) => [row.idempotency_key, row]))
+        for (const entry of chunk) {
+          const row = byKey.get(entry.values.idempotency_key)
+          if (row) entry.resolve(row)
+          else entry.reject(new Error(`test gateway: no ledger row came back for ${entry.values.idempotency_key}`))
+        }
+      } catch (error) {
+        for (const entry of chunk) entry.reject(error)
+      }
+    }
+  }
+
   return {
     name: 'test',
 
@@ -63,26 +131,18 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
       if (!Number.isInteger(request.amount) || request.amount < 0) throw new RangeError(`amount must be a non-negative integer of minor units, got ${request.amount}`)
       if (latencyMs > 0) await sleep(latencyMs)
       const scripted = scriptedOutcome(request.paymentInstrumentId)
-      // One statement both charges and replays: the primary key lets only the first call with a key
-      // insert (concurrent ones wait for it, then take the update branch), and RETURNING hands back
-      // the first outcome either way. `calls` = 1 tells the first call from a replay.
-      const row = await db
-        .insertInto('test_gateway_charges')
-        .values({
-          idempotency_key: request.idempotencyKey,
-          store_id: request.storeId,
-          subscription_id: request.subscriptionId,
-          amount: request.amount,
-          currency: request.currency,
-          payment_instrument_id: request.paymentInstrumentId,
-          status: scripted.status,
-          failure_code: scripted.status === 'failed' ? scripted.failureCode : null,
-          gateway_charge_id: scripted.status === 'succeeded' ? `tgw_${ulid()}` : null,
-          created_at: clock.now(),
-        })
-        .onConflict((oc) => oc.column('idempotency_key').doUpdateSet((eb) => ({ calls: eb('test_gateway_charges.calls', '+', 1) })))
-        .returningAll()
-        .executeTakeFirstOrThrow()
+      const row = await record({
+        idempotency_key: request.idempotencyKey,
+        store_id: request.storeId,
+        subscription_id: request.subscriptionId,
+        amount: request.amount,
+        currency: request.currency,
+        payment_instrument_id: request.paymentInstrumentId,
+        status: scripted.status,
+        failure_code: scripted.status === 'failed' ? scripted.failureCode : null,
+        gateway_charge_id: scripted.status === 'succeeded' ? `tgw_${nextUlid()}` : null,
+        created_at: clock.now(),
+      })
       // Reusing a key for a different charge is an engine bug; real gateways refuse it, and so do we, loudly.
       if (row.amount !== request.amount || row.currency.trim() !== request.currency || row.payment_instrument_id !== request.paymentInstrumentId || row.subscription_id !== request.subscriptionId || row.store_id !== request.storeId) {
         throw new Error(`test gateway: idempotency key ${request.idempotencyKey} was first used for a different charge`)

@@ -1,0 +1,153 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import type { Db, StoreRow } from '../../src/db/database.ts'
+import { newId } from '../../src/lib/ids.ts'
+import { recordEventsOfNewEntities, type NewEvent } from '../../src/modules/events/index.ts'
+import type { WebhookDispatcher } from '../../src/modules/webhooks/index.ts'
+import { now } from './webhook-receivers.ts'
+
+/** event id -> when its transaction's commit returned (epoch ms, this process's clock) */
+export type CommitTimes = Map<string, number>
+
+/**
+ * Events as a checkout writes them: `subscription.created` then `subscription.activated` for each new
+ * subscription, through the outbox writer the service uses, with `template` (a real subscription's API
+ * view) as the payload's data so bodies have the service's size.
+ */
+function eventsFor(store: StoreRow, template: Record<string, unknown>, count: number, at: Date): NewEvent[] {
+  const events: NewEvent[] = []
+  while (events.length < count) {
+    const data = { ...template, id: newId('sub'), object: 'subscription', platform_order_id: `bench-${events.length}-${Math.random().toString(36).slice(2, 10)}` }
+    events.push({ storeId: store.id, eventType: 'subscription.created', occurredAt: at, data })
+    if (events.length < count) events.push({ storeId: store.id, eventType: 'subscription.activated', occurredAt: at, data: { ...data, status: 'active' } })
+  }
+  return events
+}
+
+async function commitEvents(db: Db, events: NewEvent[], commits: CommitTimes): Promise<void> {
+  const recorded = await db.transaction().execute((trx) => recordEventsOfNewEntities(trx, events))
+  const at = now()
+  for (const event of recorded) commits.set(event.id, at)
+}
+
+/** `count` events committed up front, `perTransaction` at a time: the backlog a dispatcher drains. */
+export async function insertBacklog(db: Db, store: StoreRow, template: Record<string, unknown>, count: number, perTransaction = 1_000): Promise<CommitTimes> {
+  const commits: CommitTimes = new Map()
+  for (let done = 0; done < count; done += perTransaction) {
+    await commitEvents(db, eventsFor(store, template, Math.min(perTransaction, count - done), new Date()), commits)
+  }
+  return commits
+}
+
+export interface SteadyRun {
+  commits: CommitTimes
+  seconds: number
+  /** Ticks whose transaction started more than one tick late (the producer could not keep the rate). */
+  lateTicks: number
+}
+
+/**
+ * Events at a steady rate while the dispatcher runs: every `tickMs` a transaction of rate x tick
+ * events, started on schedule whether or not earlier ones have committed (at most 32 in flight).
+ */
+export async function produceSteady(db: Db, store: StoreRow, template: Record<string, unknown>, ratePerSecond: number, seconds: number, tickMs = 20): Promise<SteadyRun> {
+  const commits: CommitTimes = new Map()
+  const ticks = Math.round((seconds * 1000) / tickMs)
+  const perTick = Math.max(1, Math.round((ratePerSecond * tickMs) / 1000))
+  const inFlight = new Set<Promise<void>>()
+  let lateTicks = 0
+  const started = performance.now()
+  for (let tick = 0; tick < ticks; tick++) {
+    const due = started + tick * tickMs
+    const wait = due - performance.now()
+    if (wait > 0) await sleep(wait)
+    else if (-wait > tickMs) lateTicks++
+    while (inFlight.size >= 32) await Promise.race(inFlight)
+    const pending = commitEvents(db, eventsFor(store, template, perTick, new Date()), commits).finally(() => inFlight.delete(pending))
+    inFlight.add(pending)
+  }
+  await Promise.all(inFlight)
+  return { commits, seconds: (performance.now() - started) / 1000, lateTicks }
+}
+
+export interface StatementStats {
+  count: number
+  ms: number
+}
+
+/**
+ * Times every statement sent through a Kysely it is plugged into (`db.withPlugin(profiler)`), by its
+ * SQL with parameter lists folded. The time runs from compiling to the decoded result, so it includes
+ * waiting for a pooled connection; BEGIN and COMMIT are not seen.
+ */
+export class WebhookStatementProfiler implements KyselyPlugin {
+  readonly statements = new Map<string, StatementStats>()
+  readonly #started = new WeakMap<object, { key: string; at: number }>()
+  readonly #compile: (node: RootOperationNode, queryId: PluginTransformQueryArgs['queryId']) => string
+
+  constructor(compile: (node: RootOperationNode, queryId: PluginTransformQueryArgs['queryId']) => string) {
+    this.#compile = compile
+  }
+
+  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
+    this.#started.set(queryId, { key: statementKey(this.#compile(node, queryId)), at: performance.now() })
+    return node
+  }
+
+  async transformResult({ result, queryId }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const started = this.#started.get(queryId)
+    if (started) {
+      const entry = this.statements.get(started.key) ?? { count: 0, ms: 0 }
+      entry.count += 1
+      entry.ms += performance.now() - started.at
+      this.statements.set(started.key, entry)
+    }
+    return result
+  }
+}
+
+function statementKey(text: string): string {
+  return text
+    .replace(/\s+/g, ' ')
+    .replace(/\(\$\d+(, \$\d+)*\)(, \(\$\d+(, \$\d+)*\))*/g, '(…)')
+    .replace(/\$\d+(, \$\d+)+/g, '…')
+    .trim()
+    .slice(0, 100)
+}
+
+export interface PassStats {
+  fanOut: { passes: number; busy: number; events: number; ms: number }
+  deliverDue: { passes: number; busy: number; deliveries: number; ms: number }
+}
+
+/** The dispatcher with each fanOut() and deliverDue() pass timed and counted. */
+export function timedDispatcher(dispatcher: WebhookDispatcher): { dispatcher: WebhookDispatcher; stats: PassStats } {
+  const stats: PassStats = { fanOut: { passes: 0, busy: 0, events: 0, ms: 0 }, deliverDue: { passes: 0, busy: 0, deliveries: 0, ms: 0 } }
+  return {
+    stats,
+    dispatcher: {
+      async fanOut(limit?: number) {
+        const started = performance.now()
+        const events = await dispatcher.fanOut(limit)
+        stats.fanOut.passes++
+        if (events > 0) {
+          stats.fanOut.busy++
+          stats.fanOut.events += events
+          stats.fanOut.ms += performance.now() - started
+        }
+        return events
+      },
+      async deliverDue(limit?: number) {
+        const started = performance.now()
+        const deliveries = await dispatcher.deliverDue(limit)
+        stats.deliverDue.passes++
+        if (deliveries > 0) {
+          stats.deliverDue.busy++
+          stats.deliverDue.deliveries += deliveries
+          stats.deliverDue.ms += performance.now() - started
+        }
+        return deliveries
+      },
+    },
+  }
+}

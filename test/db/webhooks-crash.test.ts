@@ -1,0 +1,346 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { after, before, describe, test } from 'node:test'
+import { Webhook } from 'standardwebhooks'
+import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
+import type { Db, StoreRow } from '../../src/db/database.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { systemClock } from '../../src/lib/clock.ts'
+import { createCatalogService } from '../../src/modules/catalog/index.ts'
+import { recordEvents, type NewEvent } from '../../src/modules/events/index.ts'
+import { createStore } from '../../src/modules/stores/index.ts'
+import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
+import { createWebhookService } from '../../src/modules/webhooks/index.ts'
+import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
+import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
+
+/**
+ * At-least-once delivery, proved against real processes (CONTRACT section 8, issue 6): the service's
+ * worker (`ROLE=worker`, whose dispatch loop delivers) is killed with SIGKILL at random moments while
+ * it sends >= 5,000 events to two real receivers, restarted, and finally left to finish. Then every
+ * event reached every subscribed endpoint at least once, every duplicate carries the first arrival's
+ * `webhook-id` and byte-identical body, and every arrival verifies with `standardwebhooks`.
+ */
+
+// A short timeout makes the claim lease (timeout x (ceil(batch / concurrency) + 1)) short, so the
+// deliveries a killed worker had claimed are taken again within seconds; a short retry schedule keeps
+// a slow answer under load from parking a delivery for minutes.
+const WORKER_ENV = {
+  ROLE: 'worker',
+  SEED_DEMO_DATA: 'false',
+  LOG_LEVEL: 'error',
+  JOB_LEASE_MS: '1500',
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_RETRY_SCHEDULE: '500ms,1s,1s,2s,2s,5s,5s,10s,10s',
+}
+const EVENT_TYPES = ['subscription.created', 'subscription.activated', 'subscription.updated'] as const
+const ITEMS_PER_ORDER = 25
+const CHECKOUT_SUBSCRIPTIONS = 2_000 // two events each: created, activated
+const UPDATED_EVENTS = 1_000 // one more on half of them, recorded in bulk transactions
+
+interface Arrival {
+  webhookId: string
+  body: Buffer
+  verified: boolean
+  verifyError?: string
+  /** The payload's own id and sequence, read from the verified body. */
+  eventId?: string
+  entityId?: string
+  sequence?: number
+}
+
+interface Receiver {
+  url: string
+  secret: string
+  arrivals: Arrival[]
+  /** event id -> first arrival */
+  first: Map<string, Arrival>
+  close(): Promise<void>
+}
+
+/** A real HTTP receiver on 127.0.0.1 that verifies each delivery as a Standard Webhooks receiver would. */
+async function startReceiver(onArrival: () => void): Promise<Omit<Receiver, 'secret'> & { setSecret(secret: string): void }> {
+  let verifier: Webhook | undefined
+  const arrivals: Arrival[] = []
+  const first = new Map<string, Arrival>()
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks)
+      const headers = {
+        'webhook-id': String(req.headers['webhook-id'] ?? ''),
+        'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
+        'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
+      }
+      const arrival: Arrival = { webhookId: headers['webhook-id'], body, verified: false }
+      try {
+        const payload = verifier!.verify(body.toString('utf8'), headers) as { id: string; sequence: number; data: { id: string } }
+        arrival.verified = true
+        arrival.eventId = payload.id
+        arrival.entityId = payload.data.id
+        arrival.sequence = payload.sequence
+      } catch (error) {
+        arrival.verifyError = (error as Error).message
+      }
+      arrivals.push(arrival)
+      if (!first.has(arrival.webhookId)) first.set(arrival.webhookId, arrival)
+      // May SIGKILL the worker now: this delivery has arrived, but its attempt is not recorded yet.
+      onArrival()
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
+    })
+  })
+  server.keepAliveTimeout = 30_000
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    arrivals,
+    first,
+    setSecret: (secret) => (verifier = new Webhook(secret)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+interface Seeded {
+  store: StoreRow
+  /** event id -> its entity and sequence */
+  events: Map<string, { entityId: string; sequence: number; eventType: string }>
+  secrets: string[]
+}
+
+/** Two endpoints, then >= 5,000 events over 2,000 subscriptions: checkouts, and updates in bulk transactions. */
+async function seed(db: Db, urls: string[]): Promise<Seeded> {
+  const store = await createStore(db, { storeHash: 'webhooks-crash', mode: 'test' })
+  const webhooks = createWebhookService({ db, clock: systemClock, allowPrivateNetworks: true })
+  const secrets: string[] = []
+  for (const [index, url] of urls.entries()) {
+    const created = await webhooks.create(store, { url, event_types: [...EVENT_TYPES], description: `receiver ${index}` })
+    secrets.push(created.secret)
+  }
+  const catalog = createCatalogService({ db, clock: systemClock, onChange: () => {} })
+  const product = await catalog.createProduct(store, { platform_product_id: 'beans', name: 'Beans' })
+  const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
+  const checkouts = createCheckoutService({ db, clock: systemClock })
+  const subscriptions: { id: string; object: 'subscription' }[] = []
+  for (let order = 0; subscriptions.length < CHECKOUT_SUBSCRIPTIONS; order++) {
+    const outcome = await checkouts.checkout(store, {
+      platform_order_id: `order-${order}`,
+      email: `buyer${order}@example.com`,
+      name: 'Buyer',
+      shipping_address: SHIPPING_ADDRESS,
+      payment_instrument_id: 'pi_visa_ok',
+      items: Array.from({ length: ITEMS_PER_ORDER }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
+    })
+    subscriptions.push(...(outcome.data as unknown as { id: string; object: 'subscription' }[]))
+  }
+  const updated = subscriptions.filter((_, index) => index % 2 === 0).slice(0, UPDATED_EVENTS)
+  for (let start = 0; start < updated.length; start += 250) {
+    await db.transaction().execute(async (trx) => {
+      const now = new Date()
+      const events: NewEvent[] = updated.slice(start, start + 250).map((subscription) => ({
+        storeId: store.id,
+        eventType: 'subscription.updated',
+        occurredAt: now,
+        data: { ...subscription, quantity: 7 },
+      }))
+      await recordEvents(trx, events)
+    })
+  }
+  const rows = await db.selectFrom('events').select(['id', 'entity_id', 'sequence', 'event_type']).where('store_id', '=', store.id).execute()
+  const events = new Map(rows.map((row) => [row.id, { entityId: row.entity_id, sequence: row.sequence, eventType: row.event_type }]))
+  return { store, events, secrets }
+}
+
+/** What the database says once the worker has stopped: every delivery row succeeded, one per event and endpoint. */
+async function deliveryRows(db: Db, storeId: string): Promise<{ total: number; succeeded: number; attempts: number; failures: string[] }> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('attempts').as('attempts')])
+    .where('store_id', '=', storeId)
+    .groupBy('status')
+    .execute()
+  const total = rows.reduce((sum, row) => sum + Number(row.n), 0)
+  const succeeded = Number(rows.find((row) => row.status === 'succeeded')?.n ?? 0)
+  const attempts = rows.reduce((sum, row) => sum + Number(row.attempts ?? 0), 0)
+  // Failed attempts (a slow answer under the short timeout, say) are retried; say which, for the diagnostic.
+  const failed = await db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+    .select(['a.error', 'a.status_code', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('d.store_id', '=', storeId)
+    .where((eb) => eb.or([eb('a.status_code', 'is', null), eb('a.status_code', '>=', 300)]))
+    .groupBy(['a.error', 'a.status_code'])
+    .execute()
+  return { total, succeeded, attempts, failures: failed.map((row) => `${Number(row.n)} x ${row.error ?? row.status_code}`) }
+}
+
+describe('at-least-once webhook delivery under SIGKILL (CONTRACT section 8)', { timeout: 300_000 }, () => {
+  const KILLS = onPostgres ? 10 : 5
+
+  let handle: DatabaseHandle | undefined
+  let dataDir: string | undefined
+  let env: Record<string, string>
+
+  before(async () => {
+    if (onPostgres) {
+      handle = await createTestDatabase()
+      env = { ...WORKER_ENV, DATABASE_URL: scratchUrl(handle)! }
+    } else {
+      dataDir = mkdtempSync(join(tmpdir(), 'sb-webhooks-crash-'))
+      env = { ...WORKER_ENV, DATA_DIR: dataDir }
+    }
+  })
+  after(async () => {
+    await handle?.close()
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  test(`a dispatcher killed ${KILLS} times over >= 5,000 events delivers every event to every endpoint at least once`, async (t) => {
+    // The running worker and when the receivers should kill it (total arrivals across both), if they should.
+    let worker: RunningServer | undefined
+    let killAtArrival = Infinity
+    let totalArrivals = 0
+    const killed: string[] = []
+    const onArrival = () => {
+      totalArrivals++
+      if (worker && totalArrivals >= killAtArrival) {
+        killAtArrival = Infinity
+        worker.child.kill('SIGKILL')
+        killed.push(`at arrival ${totalArrivals}`)
+      }
+    }
+    const receivers = [await startReceiver(onArrival), await startReceiver(onArrival)]
+    const phases: string[] = []
+    let phaseStart = performance.now()
+    const phase = (name: string) => {
+      phases.push(`${name} ${((performance.now() - phaseStart) / 1000).toFixed(1)} s`)
+      phaseStart = performance.now()
+    }
+    try {
+      let seeded: Seeded
+      if (handle) {
+        seeded = await seed(handle.db, receivers.map((receiver) => receiver.url))
+      } else {
+        const seeding = await connectDatabase({ dataDir: dataDir! })
+        await migrateToLatest(seeding.db)
+        seeded = await seed(seeding.db, receivers.map((receiver) => receiver.url))
+        await seeding.close()
+      }
+      phase('seeding')
+      seeded.secrets.forEach((secret, index) => receivers[index]!.setSecret(secret))
+      const eventCount = seeded.events.size
+      assert.ok(eventCount >= 5_000, `seeded ${eventCount} events`)
+      assert.ok([...seeded.events.values()].every((event) => (EVENT_TYPES as readonly string[]).includes(event.eventType)), 'every event is of a subscribed type')
+      const expectedDeliveries = eventCount * receivers.length
+      const unique = () => receivers.reduce((sum, receiver) => sum + receiver.first.size, 0)
+
+      for (let kill = 0; kill < KILLS; kill++) {
+        worker = await startServer(env, 60_000)
+        const exited = new Promise((resolve) => worker!.child.once('exit', resolve))
+        if (kill % 2 === 0) {
+          // From inside a receiver, at a random arrival well into this run: deliveries are in flight.
+          killAtArrival = totalArrivals + 100 + Math.floor(Math.random() * (expectedDeliveries / (2 * KILLS)))
+          const deadline = Date.now() + 20_000
+          while (worker.child.exitCode === null && worker.child.signalCode === null && Date.now() < deadline) await sleep(20)
+          if (worker.child.signalCode === null) {
+            killAtArrival = Infinity
+            worker.child.kill('SIGKILL')
+            killed.push('at the deadline')
+          }
+        } else {
+          // At a random moment after the start: fan-out, a claim, sends or the record may be under way.
+          await sleep(50 + Math.floor(Math.random() * 600))
+          worker.child.kill('SIGKILL')
+          killed.push(`${totalArrivals} arrivals in`)
+        }
+        await exited
+        worker = undefined
+      }
+      assert.ok(unique() < expectedDeliveries, 'the kills happened while there was work left')
+      phase(`${KILLS} kills`)
+      const before = unique()
+
+      // The last restart is left to finish.
+      worker = await startServer(env, 60_000)
+      try {
+        const deadline = Date.now() + 90_000
+        while (unique() < expectedDeliveries) {
+          assert.ok(Date.now() < deadline, `delivery did not finish: ${unique()}/${expectedDeliveries} (event, endpoint) pairs arrived\n${worker.output()}`)
+          await sleep(100)
+        }
+      } finally {
+        await worker.stop('SIGTERM')
+        worker = undefined
+      }
+      phase(`last run (${expectedDeliveries - before} pairs left)`)
+
+      // Every event reached every endpoint at least once; nothing else arrived.
+      for (const [index, receiver] of receivers.entries()) {
+        const missing = [...seeded.events.keys()].filter((id) => !receiver.first.has(id))
+        assert.deepEqual(missing.slice(0, 5), [], `receiver ${index}: ${missing.length} events never arrived`)
+        const strangers = [...receiver.first.keys()].filter((id) => !seeded.events.has(id))
+        assert.deepEqual(strangers, [], `receiver ${index}: deliveries of unknown events`)
+      }
+
+      let duplicates = 0
+      for (const [index, receiver] of receivers.entries()) {
+        // Every arrival verifies against this endpoint's secret, and its webhook-id is the event id.
+        const unverified = receiver.arrivals.filter((arrival) => !arrival.verified)
+        assert.equal(unverified.length, 0, `receiver ${index}: ${unverified.length} deliveries failed verification (${unverified[0]?.verifyError})`)
+        for (const arrival of receiver.arrivals) assert.equal(arrival.webhookId, arrival.eventId, 'webhook-id is the event id')
+        // Duplicates are identifiable: the same webhook-id, with a body byte-identical to the first arrival's.
+        for (const arrival of receiver.arrivals) {
+          const firstArrival = receiver.first.get(arrival.webhookId)!
+          if (firstArrival === arrival) continue
+          duplicates++
+          assert.ok(arrival.body.equals(firstArrival.body), `receiver ${index}: a duplicate of ${arrival.webhookId} has a different body`)
+        }
+        // One entity's events first arrived in sequence order (a delivery waits for the entity's earlier ones).
+        const lastSequence = new Map<string, number>()
+        for (const arrival of receiver.first.values()) {
+          const previous = lastSequence.get(arrival.entityId!) ?? 0
+          assert.equal(arrival.sequence, previous + 1, `receiver ${index}: ${arrival.entityId} event ${arrival.sequence} arrived first after ${previous}`)
+          lastSequence.set(arrival.entityId!, arrival.sequence!)
+        }
+      }
+      const received = receivers.reduce((sum, receiver) => sum + receiver.arrivals.length, 0)
+      assert.equal(received, expectedDeliveries + duplicates)
+      // The receiver-side kills land between an arrival and its recorded attempt, so they must show as duplicates.
+      assert.ok(duplicates > 0, 'the kills left deliveries to be sent again')
+
+      // And the database agrees: one delivery per (event, endpoint), all succeeded.
+      let rows: Awaited<ReturnType<typeof deliveryRows>>
+      if (handle) {
+        rows = await deliveryRows(handle.db, seeded.store.id)
+      } else {
+        const reading = await connectDatabase({ dataDir: dataDir! })
+        try {
+          rows = await deliveryRows(reading.db, seeded.store.id)
+        } finally {
+          await reading.close()
+        }
+      }
+      assert.equal(rows.total, expectedDeliveries, 'one delivery row per event and endpoint')
+      assert.equal(rows.succeeded, expectedDeliveries, 'every delivery row succeeded')
+
+      t.diagnostic(`${eventCount} events x ${receivers.length} endpoints = ${expectedDeliveries} deliveries; ${KILLS} SIGKILLs (${killed.join('; ')})`)
+      t.diagnostic(`received ${received} deliveries, ${duplicates} duplicates (${receivers.map((receiver, index) => `receiver ${index}: ${receiver.arrivals.length - receiver.first.size}`).join(', ')}); ${rows.attempts} attempts recorded${rows.failures.length > 0 ? `, failed ones: ${rows.failures.join('; ')}` : ''}`)
+      t.diagnostic(phases.join(', '))
+    } finally {
+      if (worker) await worker.stop('SIGKILL')
+      await Promise.all(receivers.map((receiver) => receiver.close()))
+    }
+  })
+})
