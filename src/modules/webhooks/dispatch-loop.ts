@@ -13,26 +13,27 @@ export interface DispatchLoop {
  * loop held for seconds would delay renewals; the guarantees (SKIP LOCKED claims under a lease,
  * commit before any HTTP call) are the dispatcher's own either way.
  */
-export function startDispatchLoop({ dispatcher, log, lanes = 2, idleMs = 50 }: {
+export function startDispatchLoop({ dispatcher, log, lanes = 2, idleMs = 20 }: {
   dispatcher: WebhookDispatcher
   log: { error(object: object, message: string): void }
+  /** Delivery lanes; fan-out runs in one more. */
   lanes?: number
   idleMs?: number
 }): DispatchLoop {
   let running = true
-  const lane = async () => {
+  // Fan-out has a lane of its own: a pass writing thousands of delivery rows would otherwise hold
+  // back the deliveries of the lane that ran it.
+  const loop = (pass: () => Promise<number>) => async () => {
     while (running) {
       try {
-        const fanned = await dispatcher.fanOut()
-        const delivered = await dispatcher.deliverDue()
-        if (fanned + delivered === 0) await sleep(idleMs)
+        if ((await pass()) === 0) await sleep(idleMs)
       } catch (error) {
         log.error({ err: error }, 'webhook dispatch pass failed; retrying in a second')
         await sleep(1_000)
       }
     }
   }
-  const done = Promise.all(Array.from({ length: lanes }, lane))
+  const done = Promise.all([loop(() => dispatcher.fanOut())(), ...Array.from({ length: lanes }, loop(() => dispatcher.deliverDue()))])
   return {
     async stop() {
       running = false
