@@ -44,20 +44,8 @@ export async function recordEvent(trx: Executor, event: NewEvent): Promise<Recor
  * The first events of entities created in this same transaction, in one statement: nothing can have
  * been recorded about them before, so each entity's sequence starts at 1 in the order given.
  */
-export async function recordEventsOfNewEntities(trx: Executor, events: NewEvent[]): Promise<RecordedEvent[]> {
-  if (events.length === 0) return []
-  const nextSequence = new Map<string, number>()
-  const built = events.map((event) => {
-    const entityId = entityIdOf(event)
-    const sequence = (nextSequence.get(entityId) ?? 0) + 1
-    nextSequence.set(entityId, sequence)
-    return eventRow(event, entityId, sequence)
-  })
-  await trx
-    .insertInto('events')
-    .values(built.map(({ row }) => row))
-    .execute()
-  return built.map(({ recorded }) => recorded)
+export function recordEventsOfNewEntities(trx: Executor, events: NewEvent[]): Promise<RecordedEvent[]> {
+  return insertNumbered(trx, events, new Map())
 }
 
 /**
@@ -73,11 +61,16 @@ export async function recordEvents(trx: Executor, events: NewEvent[]): Promise<R
     .where('entity_id', 'in', entityIds)
     .groupBy('entity_id')
     .execute()
-  const nextSequence = new Map(last.map((row) => [row.entity_id, Number(row.sequence)]))
+  return insertNumbered(trx, events, new Map(last.map((row) => [row.entity_id, Number(row.sequence)])))
+}
+
+/** Numbers each entity's events on from its last sequence (0 when it has none) and writes them in one statement. */
+async function insertNumbered(trx: Executor, events: NewEvent[], lastSequence: Map<string, number>): Promise<RecordedEvent[]> {
+  if (events.length === 0) return []
   const built = events.map((event) => {
     const entityId = entityIdOf(event)
-    const sequence = (nextSequence.get(entityId) ?? 0) + 1
-    nextSequence.set(entityId, sequence)
+    const sequence = (lastSequence.get(entityId) ?? 0) + 1
+    lastSequence.set(entityId, sequence)
     return eventRow(event, entityId, sequence)
   })
   await trx
