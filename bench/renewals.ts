@@ -4,21 +4,17 @@
 // Usage: npm run bench:renewals [-- --subscriptions N --latency-subscriptions N --workers N --batch N --concurrency N --latency-ms N --pool N --profile]
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:renewals
 import { performance } from 'node:perf_hooks'
-import { cpus } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
+import type { Engine } from '../src/db/connect.ts'
 import type { Db } from '../src/db/database.ts'
-import { migrateToLatest } from '../src/db/migrate.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { createRenewalEngine, createTestGateway, type GatewayResolver, type RenewalCounts } from '../src/modules/billing/index.ts'
-import { prepareBenchDatabase } from './lib/bench-database.ts'
-import { deferCleanup } from './lib/cleanup.ts'
+import { cpuTimes } from './lib/cpu.ts'
+import { runDatabaseBench, type DatabaseBench } from './lib/database-bench.ts'
 import { runBench } from './lib/harness.ts'
-import { backgroundCpuBusy, machineSummary, markdownTable, type Align } from './lib/report.ts'
-import { dueSubscriptions, plainRenewalBatch, seedDueSubscriptions, StatementProfiler, tidyTables, verifyRenewed, type SeededStore } from './lib/renewal-workload.ts'
-import { serverVersion } from './lib/seeding.ts'
+import { machineSummary, markdownTable, type Align } from './lib/report.ts'
+import { dueSubscriptions, plainRenewalBatch, seedDueSubscriptions, tidyTables, verifyRenewed, type SeededStore } from './lib/renewal-workload.ts'
+import { readBenchOptions } from './lib/settings.ts'
+import { StatementProfiler } from './lib/statement-profiler.ts'
 
 const TARGETS = { minRatio: 0.3, minPostgresPerSecond: 1_000, minPostgresPerSecondWithLatency: 300 }
 const DEFAULTS = {
@@ -72,57 +68,23 @@ interface Case {
   measured: Measured
 }
 
-function readSettings(engine: 'pglite' | 'postgres'): Settings | undefined {
-  const { values } = parseArgs({
-    options: {
-      subscriptions: { type: 'string' },
-      'latency-subscriptions': { type: 'string' },
-      'latency-ms': { type: 'string' },
-      workers: { type: 'string' },
-      batch: { type: 'string' },
-      concurrency: { type: 'string' },
-      pool: { type: 'string' },
-      profile: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  })
-  if (values.help) {
-    process.stdout.write(USAGE)
-    return undefined
-  }
-  const whole = (raw: string | undefined, fallback: number, name: string, minimum = 1) => {
-    if (raw === undefined) return fallback
-    const value = Number(raw)
-    if (!Number.isInteger(value) || value < minimum) throw new Error(`--${name} must be a whole number >= ${minimum}, got ${raw}\n${USAGE}`)
-    return value
-  }
+function readSettings(engine: Engine): Settings | undefined {
+  const options = readBenchOptions(['subscriptions', 'latency-subscriptions', 'latency-ms', 'workers', 'batch', 'concurrency', 'pool'], USAGE)
+  if (!options) return undefined
+  const { whole } = options
   return {
-    subscriptions: whole(values.subscriptions, DEFAULTS[engine].subscriptions, 'subscriptions'),
-    latencySubscriptions: whole(values['latency-subscriptions'], DEFAULTS[engine].latencySubscriptions, 'latency-subscriptions'),
-    latencyMs: whole(values['latency-ms'], DEFAULTS.latencyMs, 'latency-ms', 0),
-    workers: whole(values.workers, DEFAULTS.workers, 'workers'),
-    batch: whole(values.batch, DEFAULTS.batch, 'batch'),
-    concurrency: whole(values.concurrency, DEFAULTS.concurrency, 'concurrency'),
-    pool: whole(values.pool, DEFAULTS.pool, 'pool'),
-    profile: values.profile,
+    subscriptions: whole('subscriptions', DEFAULTS[engine].subscriptions),
+    latencySubscriptions: whole('latency-subscriptions', DEFAULTS[engine].latencySubscriptions),
+    latencyMs: whole('latency-ms', DEFAULTS.latencyMs, 0),
+    workers: whole('workers', DEFAULTS.workers),
+    batch: whole('batch', DEFAULTS.batch),
+    concurrency: whole('concurrency', DEFAULTS.concurrency),
+    pool: whole('pool', DEFAULTS.pool),
+    profile: options.profile,
   }
 }
 
-async function main(): Promise<void> {
-  const serverUrl = process.env.DATABASE_URL || undefined
-  const engine = serverUrl ? 'postgres' : 'pglite'
-  const settings = readSettings(engine)
-  if (!settings) return
-  const startedAt = new Date()
-  const background = await backgroundCpuBusy()
-
-  const database = await prepareBenchDatabase(serverUrl)
-  deferCleanup(database.dispose)
-  const handle = await connectDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: database.env.DATA_DIR, poolSize: settings.pool })
-  deferCleanup(() => closeDatabase(handle, serverUrl, database.env.DATABASE_URL))
-  const db = handle.db
-  await migrateToLatest(db)
-  const version = await serverVersion(db)
+async function main({ db, engine, settings, startedAt, background, description }: DatabaseBench<Settings>): Promise<void> {
 
   const warmup = Math.min(settings.subscriptions, settings.workers * settings.batch * 2)
   progress(`warm-up: ${warmup} renewals through each path (unmeasured)`)
@@ -142,30 +104,11 @@ async function main(): Promise<void> {
     progress(`profile: ${PROFILE_SUBSCRIPTIONS} renewals with every statement timed`)
     profile = await profileEngine(db, settings)
   }
-  const description = `${database.description}, server_version ${version}${engine === 'postgres' ? `, pool of ${settings.pool}` : ', one connection'}`
   process.stdout.write(report({ startedAt, engine, description, background, settings, warmup, cases }) + profile)
 }
 
 function progress(message: string): void {
   process.stderr.write(`${message}\n`)
-}
-
-/** Closes the pool and lets its sockets go before the scratch database is dropped WITH (FORCE). */
-async function closeDatabase(handle: DatabaseHandle, serverUrl: string | undefined, benchUrl: string | undefined): Promise<void> {
-  await handle.close()
-  if (!serverUrl || !benchUrl) return
-  const name = new URL(benchUrl).pathname.slice(1)
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    for (let waited = 0; waited < 5_000; waited += 20) {
-      const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name])
-      if (rows[0]!.n === 0) break
-      await sleep(20)
-    }
-  } finally {
-    await client.end()
-  }
 }
 
 async function seed(db: Db, label: string, count: number): Promise<SeededStore> {
@@ -185,17 +128,6 @@ async function timed(renewals: number, work: () => Promise<number>): Promise<Mea
   const after = cpuTimes()
   const machineBusy = after.total > machine.total ? (after.busy - machine.busy) / (after.total - machine.total) : 0
   return { renewals, seconds, cpuMs: (used.user + used.system) / 1000, machineBusy, batches }
-}
-
-function cpuTimes(): { busy: number; total: number } {
-  let busy = 0
-  let total = 0
-  for (const { times } of cpus()) {
-    const sum = times.user + times.nice + times.sys + times.irq + times.idle
-    busy += sum - times.idle
-    total += sum
-  }
-  return { busy, total }
 }
 
 /** The rows of `count` renewals written by plain SQL: `workers` loops taking batches of `batch` from one list. */
@@ -272,7 +204,7 @@ async function profileEngine(db: Db, settings: Settings): Promise<string> {
   ].join('\n')
 }
 
-function report(r: { startedAt: Date; engine: 'pglite' | 'postgres'; description: string; background: string; settings: Settings; warmup: number; cases: Case[] }): string {
+function report(r: { startedAt: Date; engine: Engine; description: string; background: string; settings: Settings; warmup: number; cases: Case[] }): string {
   const { settings } = r
   const rate = (m: Measured) => m.renewals / m.seconds
   const baseline = r.cases[0]!.measured
@@ -318,4 +250,4 @@ function report(r: { startedAt: Date; engine: 'pglite' | 'postgres'; description
   ].join('\n')
 }
 
-await runBench(main)
+await runBench(() => runDatabaseBench(readSettings, main))

@@ -5,20 +5,14 @@
 // Usage: npm run bench:webhooks [-- --events N --rate N --seconds N --lanes N --concurrency N --batch N --pool N --profile]
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:webhooks
 import { createHmac, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { cpus } from 'node:os'
 import { performance } from 'node:perf_hooks'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
-import pg from 'pg'
 import { Agent, request } from 'undici'
 import { Webhook } from 'standardwebhooks'
-import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
+import type { Engine } from '../src/db/connect.ts'
 import type { Db, StoreRow } from '../src/db/database.ts'
-import { migrateToLatest } from '../src/db/migrate.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { createCatalogService } from '../src/modules/catalog/index.ts'
 import { createStore } from '../src/modules/stores/index.ts'
@@ -33,14 +27,16 @@ import {
   type WebhookDispatcher,
 } from '../src/modules/webhooks/index.ts'
 import { signatureHeader } from '../src/modules/webhooks/webhook-signing.ts'
-import { prepareBenchDatabase } from './lib/bench-database.ts'
 import { deferCleanup } from './lib/cleanup.ts'
+import { cpuSecondsOf, cpuTimes } from './lib/cpu.ts'
+import { runDatabaseBench, type DatabaseBench } from './lib/database-bench.ts'
 import { runBench } from './lib/harness.ts'
-import { backgroundCpuBusy, machineSummary, markdownTable, type Align } from './lib/report.ts'
-import { serverVersion } from './lib/seeding.ts'
+import { machineSummary, markdownTable } from './lib/report.ts'
+import { readBenchOptions } from './lib/settings.ts'
+import { StatementProfiler } from './lib/statement-profiler.ts'
 import { profileCpu } from './lib/webhook-cpu-profile.ts'
 import { now, startReceivers, type ReceiverLog, type Receivers } from './lib/webhook-receivers.ts'
-import { insertBacklog, produceSteady, timedDispatcher, WebhookStatementProfiler, type CommitTimes, type PassStats } from './lib/webhook-workload.ts'
+import { insertBacklog, produceSteady, timedDispatcher, type CommitTimes, type PassStats } from './lib/webhook-workload.ts'
 
 const TARGETS = { minPostgresPerSecond: 1_000, minRatio: 0.5, maxSteadyP99Ms: 250 }
 const DEFAULTS = {
@@ -102,57 +98,23 @@ interface Measured {
   duplicates: number
 }
 
-function readSettings(engine: 'pglite' | 'postgres'): Settings | undefined {
-  const { values } = parseArgs({
-    options: {
-      events: { type: 'string' },
-      rate: { type: 'string' },
-      seconds: { type: 'string' },
-      lanes: { type: 'string' },
-      concurrency: { type: 'string' },
-      batch: { type: 'string' },
-      pool: { type: 'string' },
-      profile: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  })
-  if (values.help) {
-    process.stdout.write(USAGE)
-    return undefined
-  }
-  const whole = (raw: string | undefined, fallback: number, name: string, minimum = 1) => {
-    if (raw === undefined) return fallback
-    const value = Number(raw)
-    if (!Number.isInteger(value) || value < minimum) throw new Error(`--${name} must be a whole number >= ${minimum}, got ${raw}\n${USAGE}`)
-    return value
-  }
+function readSettings(engine: Engine): Settings | undefined {
+  const options = readBenchOptions(['events', 'rate', 'seconds', 'lanes', 'concurrency', 'batch', 'pool'], USAGE)
+  if (!options) return undefined
+  const { whole } = options
   return {
-    events: whole(values.events, DEFAULTS[engine].events, 'events'),
-    rate: whole(values.rate, DEFAULTS.rate, 'rate'),
-    seconds: whole(values.seconds, DEFAULTS.seconds, 'seconds'),
-    lanes: whole(values.lanes, DEFAULTS.lanes, 'lanes'),
-    concurrency: whole(values.concurrency, DEFAULTS.concurrency, 'concurrency'),
-    batch: whole(values.batch, DEFAULTS.batch, 'batch'),
-    pool: whole(values.pool, DEFAULTS.pool, 'pool'),
-    profile: values.profile,
+    events: whole('events', DEFAULTS[engine].events),
+    rate: whole('rate', DEFAULTS.rate),
+    seconds: whole('seconds', DEFAULTS.seconds),
+    lanes: whole('lanes', DEFAULTS.lanes),
+    concurrency: whole('concurrency', DEFAULTS.concurrency),
+    batch: whole('batch', DEFAULTS.batch),
+    pool: whole('pool', DEFAULTS.pool),
+    profile: options.profile,
   }
 }
 
-async function main(): Promise<void> {
-  const serverUrl = process.env.DATABASE_URL || undefined
-  const engine = serverUrl ? 'postgres' : 'pglite'
-  const settings = readSettings(engine)
-  if (!settings) return
-  const startedAt = new Date()
-  const background = await backgroundCpuBusy()
-
-  const database = await prepareBenchDatabase(serverUrl)
-  deferCleanup(database.dispose)
-  const handle = await connectDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: database.env.DATA_DIR, poolSize: settings.pool })
-  deferCleanup(() => closeDatabase(handle, serverUrl, database.env.DATABASE_URL))
-  const db = handle.db
-  await migrateToLatest(db)
-  const version = await serverVersion(db)
+async function main({ db, engine, settings, startedAt, background, description }: DatabaseBench<Settings>): Promise<void> {
   backendCpu = backendCpuOf(db, engine)
 
   const receivers = await startReceivers(RECEIVERS)
@@ -201,30 +163,11 @@ async function main(): Promise<void> {
     await verifyDelivered(db, store, RECEIVERS)
   }
 
-  const description = `${database.description}, server_version ${version}${engine === 'postgres' ? `, pool of ${settings.pool}` : ', one connection'}`
   process.stdout.write(report({ startedAt, engine, description, background, settings, cases, drainStats: drained.stats, steadyLate: steady.lateTicks, steadyRate: steady.rate, verification: [drained.verification, steady.verification], bodyBytes: Math.round(payloads.reduce((sum, row) => sum + Buffer.byteLength(row.payload), 0) / payloads.length) }) + profile)
 }
 
 function progress(message: string): void {
   process.stderr.write(`${message}\n`)
-}
-
-/** Closes the pool and lets its sockets go before the scratch database is dropped WITH (FORCE). */
-async function closeDatabase(handle: DatabaseHandle, serverUrl: string | undefined, benchUrl: string | undefined): Promise<void> {
-  await handle.close()
-  if (!serverUrl || !benchUrl) return
-  const name = new URL(benchUrl).pathname.slice(1)
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    for (let waited = 0; waited < 5_000; waited += 20) {
-      const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name])
-      if (rows[0]!.n === 0) break
-      await sleep(20)
-    }
-  } finally {
-    await client.end()
-  }
 }
 
 /** A test-mode store (http endpoints allowed), its endpoints, and a real checkout's subscription as the payload template. */
@@ -292,21 +235,10 @@ async function payloadsOf(db: Db, ids: string[]): Promise<{ id: string; payload:
   return rows
 }
 
-function cpuTimes(): { busy: number; total: number } {
-  let busy = 0
-  let total = 0
-  for (const { times } of cpus()) {
-    const sum = times.user + times.nice + times.sys + times.irq + times.idle
-    busy += sum - times.idle
-    total += sum
-  }
-  return { busy, total }
-}
-
 /** CPU seconds of each PostgreSQL backend serving this database, when the server runs on this machine (/proc); undefined on PGlite or elsewhere. */
 type BackendCpu = () => Promise<Map<number, number> | undefined>
 
-function backendCpuOf(db: Db, engine: 'pglite' | 'postgres'): BackendCpu {
+function backendCpuOf(db: Db, engine: Engine): BackendCpu {
   return async () => {
     if (engine !== 'postgres') return undefined
     const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db)
@@ -317,16 +249,6 @@ function backendCpuOf(db: Db, engine: 'pglite' | 'postgres'): BackendCpu {
       cpu.set(pid, seconds)
     }
     return cpu
-  }
-}
-
-function cpuSecondsOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return undefined
   }
 }
 
@@ -486,7 +408,7 @@ async function verifyDelivered(db: Db, store: StoreRow, endpoints: number): Prom
 
 /** Where a drain's time goes: each statement the dispatcher sends, timed; its passes; and the cost of signing. */
 async function profileDispatcher(db: Db, store: StoreRow, template: Record<string, unknown>, agent: Agent, receivers: Receivers, settings: Settings, secret: string): Promise<string> {
-  const profiler = new WebhookStatementProfiler((node, queryId) => db.getExecutor().compileQuery(node, queryId).sql)
+  const profiler = new StatementProfiler((node, queryId) => db.getExecutor().compileQuery(node, queryId).sql, { keyLength: 100 })
   const profiled = db.withPlugin(profiler)
   const backlog = await insertBacklog(db, store, template, PROFILE_EVENTS)
   const deliveries = backlog.size * RECEIVERS
@@ -575,7 +497,7 @@ function percentile(values: number[], p: number): number {
 
 function report(r: {
   startedAt: Date
-  engine: 'pglite' | 'postgres'
+  engine: Engine
   description: string
   background: string
   settings: Settings
@@ -644,4 +566,4 @@ function report(r: {
   ].join('\n')
 }
 
-await runBench(main)
+await runBench(() => runDatabaseBench(readSettings, main))

@@ -1,9 +1,7 @@
 // What bench/renewals.ts renews and measures against: due subscriptions seeded in bulk, the plain-SQL
-// baseline that writes the rows a renewal writes, the check that every renewal charged exactly once,
-// and a statement profiler for --profile.
+// baseline that writes the rows a renewal writes, and the check that every renewal charged exactly once.
 import { randomBytes } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
-import { sql, type Insertable, type KyselyPlugin, type RawBuilder, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
+import { sql, type Insertable, type RawBuilder } from 'kysely'
 import { DateTime } from 'luxon'
 import { ulid } from 'ulid'
 import type { ChargeRow, Db, EventsTable, PlanRow, StoreRow, SubscribersTable, SubscriptionRow, SubscriptionsTable, TestGatewayChargesTable } from '../../src/db/database.ts'
@@ -191,49 +189,4 @@ export async function verifyRenewed(db: Db, seeded: SeededStore, now: Date): Pro
   if (wrong.length > 0) {
     throw new Error(`store ${seeded.store.store_hash}: renewals not exactly once: ${wrong.map(([key, value]) => `${key} ${found[key]} (expected ${value})`).join(', ')}`)
   }
-}
-
-export interface StatementStats {
-  count: number
-  ms: number
-}
-
-/**
- * Counts and times every statement sent through the Kysely it is plugged into (by `withPlugin`), by
- * its SQL with parameter lists folded. The time runs from compiling to the decoded result, so it
- * includes waiting for a pooled connection; BEGIN and COMMIT are not seen.
- */
-export class StatementProfiler implements KyselyPlugin {
-  readonly statements = new Map<string, StatementStats>()
-  readonly #started = new WeakMap<object, { key: string; at: number }>()
-  readonly #compile: (node: RootOperationNode, queryId: PluginTransformQueryArgs['queryId']) => string
-
-  constructor(compile: (node: RootOperationNode, queryId: PluginTransformQueryArgs['queryId']) => string) {
-    this.#compile = compile
-  }
-
-  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
-    this.#started.set(queryId, { key: statementKey(this.#compile(node, queryId)), at: performance.now() })
-    return node
-  }
-
-  async transformResult({ result, queryId }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const started = this.#started.get(queryId)
-    if (started) {
-      const entry = this.statements.get(started.key) ?? { count: 0, ms: 0 }
-      entry.count += 1
-      entry.ms += performance.now() - started.at
-      this.statements.set(started.key, entry)
-    }
-    return result
-  }
-}
-
-function statementKey(text: string): string {
-  return text
-    .replace(/\s+/g, ' ')
-    .replace(/\(\$\d+(, \$\d+)*\)(, \(\$\d+(, \$\d+)*\))*/g, '(…)')
-    .replace(/\$\d+(, \$\d+)+/g, '…')
-    .trim()
-    .slice(0, 110)
 }

@@ -1,4 +1,5 @@
 import { availableParallelism, cpus, platform, arch } from 'node:os'
+import { cpuTimes } from './cpu.ts'
 import type { LoadResult } from './load.ts'
 import type { BenchSettings } from './settings.ts'
 
@@ -25,17 +26,6 @@ export async function backgroundCpuBusy(sampleMs = 1000): Promise<string> {
   const after = cpuTimes()
   const total = after.total - before.total
   return `${total > 0 ? Math.round((100 * (after.busy - before.busy)) / total) : 0}%`
-}
-
-function cpuTimes(): { busy: number; total: number } {
-  let busy = 0
-  let total = 0
-  for (const { times } of cpus()) {
-    const sum = times.user + times.nice + times.sys + times.irq + times.idle
-    busy += sum - times.idle
-    total += sum
-  }
-  return { busy, total }
 }
 
 export function loadSummary(settings: BenchSettings): string {

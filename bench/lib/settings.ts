@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
 import type { LoadSettings } from './load.ts'
 
 export interface BenchSettings extends LoadSettings {
@@ -48,4 +48,38 @@ function wholeNumber(raw: string, name: string, minimum: number): number {
   const value = Number(raw)
   if (!Number.isInteger(value) || value < minimum) throw new Error(`${name} must be a whole number >= ${minimum}, got ${raw}`)
   return value
+}
+
+export interface BenchOptions<N extends string> {
+  /** --profile was given. */
+  profile: boolean
+  /** Option `name` as a whole number >= `minimum`, `fallback` when it was not given; throws with the usage otherwise. */
+  whole(name: N, fallback: number, minimum?: number): number
+}
+
+/**
+ * The command line of a bench whose options are whole numbers (`names`) and --profile. Undefined after
+ * printing `usage` for --help.
+ */
+export function readBenchOptions<N extends string>(names: readonly N[], usage: string): BenchOptions<N> | undefined {
+  const options: ParseArgsOptionsConfig = {
+    ...Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+    profile: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  }
+  const { values } = parseArgs({ options })
+  if (values.help) {
+    process.stdout.write(usage)
+    return undefined
+  }
+  return {
+    profile: values.profile === true,
+    whole(name, fallback, minimum = 1) {
+      const raw = values[name] as string | undefined
+      if (raw === undefined) return fallback
+      const value = Number(raw)
+      if (!Number.isInteger(value) || value < minimum) throw new Error(`--${name} must be a whole number >= ${minimum}, got ${raw}\n${usage}`)
+      return value
+    },
+  }
 }

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { cpuSecondsOf } from './cpu.ts'
 
 /** What the receivers recorded: every arrival's webhook-id and receipt time (epoch ms, the receivers' clock). */
 export interface ReceiverLog {
@@ -124,15 +124,5 @@ export async function startReceivers(count = 2): Promise<Receivers> {
       await exited
       clearTimeout(force)
     },
-  }
-}
-
-function cpuSecondsOf(pid: number | undefined): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return undefined
   }
 }

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 import type { Db, StoreRow } from '../../src/db/database.ts'
 import { newId } from '../../src/lib/ids.ts'
 import { recordEventsOfNewEntities, type NewEvent } from '../../src/modules/events/index.ts'
@@ -70,51 +69,6 @@ export async function produceSteady(db: Db, store: StoreRow, template: Record<st
   return { commits, seconds: (performance.now() - started) / 1000, lateTicks }
 }
 
-export interface StatementStats {
-  count: number
-  ms: number
-}
-
-/**
- * Times every statement sent through a Kysely it is plugged into (`db.withPlugin(profiler)`), by its
- * SQL with parameter lists folded. The time runs from compiling to the decoded result, so it includes
- * waiting for a pooled connection; BEGIN and COMMIT are not seen.
- */
-export class WebhookStatementProfiler implements KyselyPlugin {
-  readonly statements = new Map<string, StatementStats>()
-  readonly #started = new WeakMap<object, { key: string; at: number }>()
-  readonly #compile: (node: RootOperationNode, queryId: PluginTransformQueryArgs['queryId']) => string
-
-  constructor(compile: (node: RootOperationNode, queryId: PluginTransformQueryArgs['queryId']) => string) {
-    this.#compile = compile
-  }
-
-  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
-    this.#started.set(queryId, { key: statementKey(this.#compile(node, queryId)), at: performance.now() })
-    return node
-  }
-
-  async transformResult({ result, queryId }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const started = this.#started.get(queryId)
-    if (started) {
-      const entry = this.statements.get(started.key) ?? { count: 0, ms: 0 }
-      entry.count += 1
-      entry.ms += performance.now() - started.at
-      this.statements.set(started.key, entry)
-    }
-    return result
-  }
-}
-
-function statementKey(text: string): string {
-  return text
-    .replace(/\s+/g, ' ')
-    .replace(/\(\$\d+(, \$\d+)*\)(, \(\$\d+(, \$\d+)*\))*/g, '(…)')
-    .replace(/\$\d+(, \$\d+)+/g, '…')
-    .trim()
-    .slice(0, 100)
-}
-
 export interface PassStats {
   fanOut: { passes: number; busy: number; events: number; ms: number }
   deliverDue: { passes: number; busy: number; deliveries: number; ms: number }
@@ -126,28 +80,23 @@ export function timedDispatcher(dispatcher: WebhookDispatcher): { dispatcher: We
   return {
     stats,
     dispatcher: {
-      async fanOut(limit?: number) {
-        const started = performance.now()
-        const events = await dispatcher.fanOut(limit)
-        stats.fanOut.passes++
-        if (events > 0) {
-          stats.fanOut.busy++
-          stats.fanOut.events += events
-          stats.fanOut.ms += performance.now() - started
-        }
-        return events
-      },
-      async deliverDue(limit?: number) {
-        const started = performance.now()
-        const deliveries = await dispatcher.deliverDue(limit)
-        stats.deliverDue.passes++
-        if (deliveries > 0) {
-          stats.deliverDue.busy++
-          stats.deliverDue.deliveries += deliveries
-          stats.deliverDue.ms += performance.now() - started
-        }
-        return deliveries
-      },
+      fanOut: timedPass((limit) => dispatcher.fanOut(limit), stats.fanOut, 'events'),
+      deliverDue: timedPass((limit) => dispatcher.deliverDue(limit), stats.deliverDue, 'deliveries'),
     },
+  }
+}
+
+/** `pass` counted in `stats`: every call in `passes`; a call that did work in `busy`, its time in `ms` and its count in `stats[done]`. */
+function timedPass<K extends string>(pass: (limit?: number) => Promise<number>, stats: Record<'passes' | 'busy' | 'ms' | K, number>, done: K): (limit?: number) => Promise<number> {
+  return async (limit?: number) => {
+    const started = performance.now()
+    const count = await pass(limit)
+    stats.passes++
+    if (count > 0) {
+      stats.busy++
+      stats[done] += count
+      stats.ms += performance.now() - started
+    }
+    return count
   }
 }

@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
-import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
+import type { DatabaseHandle } from '../../src/db/connect.ts'
 import type { Db, PlanInterval, StoreRow } from '../../src/db/database.ts'
-import { migrateToLatest } from '../../src/db/migrate.ts'
 import { periodBoundary } from '../../src/lib/calendar.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { createCatalogService } from '../../src/modules/catalog/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
 import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
+import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
@@ -181,75 +178,40 @@ describe('exactly-once charging under SIGKILL (CONTRACT section 7)', { timeout: 
   const SUBSCRIPTIONS = 1_000
   const KILLS = onPostgres ? 12 : 6
 
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
-  let env: Record<string, string>
-
-  before(async () => {
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      env = { ...WORKER_ENV, DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'sb-exactly-once-'))
-      env = { ...WORKER_ENV, DATA_DIR: dataDir }
-    }
-  })
-  after(async () => {
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-  })
+  const database = workerDatabase(WORKER_ENV, 'sb-exactly-once-')
 
   test(`a worker killed ${KILLS} times mid-run over >= 1,000 due subscriptions charges every period exactly once`, async (t) => {
-    let population: Population
-    if (handle) {
-      population = await seed(handle.db, SUBSCRIPTIONS)
-    } else {
-      const seeding = await connectDatabase({ dataDir: dataDir! })
-      await migrateToLatest(seeding.db)
-      population = await seed(seeding.db, SUBSCRIPTIONS)
-      await seeding.close()
-    }
+    const population = await database.use((db) => seed(db, SUBSCRIPTIONS), { migrate: true })
     assert.ok(population.expected.size >= 1_000)
     const expectedCharges = await expectedChargeCount(population)
     const progress: number[] = []
 
-    for (let kill = 0; kill < KILLS; kill++) {
-      const worker = await startServer(env, 60_000)
-      // Anywhere from just after the start to well into the run.
-      await sleep(150 + Math.floor(Math.random() * 1_200))
-      worker.child.kill('SIGKILL')
-      await new Promise((resolve) => worker.child.once('exit', resolve))
-      if (handle) {
-        const { n } = await handle.db.selectFrom('charges').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
+    await killRepeatedly(
+      database.env,
+      KILLS,
+      async (worker) => {
+        // Anywhere from just after the start to well into the run.
+        await sleep(150 + Math.floor(Math.random() * 1_200))
+        worker.child.kill('SIGKILL')
+      },
+      async () => {
+        if (!database.handle) return
+        const { n } = await database.handle.db.selectFrom('charges').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
         progress.push(Number(n))
-      }
-    }
+      },
+    )
 
     // The last restart is left to finish.
-    const worker = await startServer(env, 60_000)
-    try {
-      const deadline = Date.now() + 240_000
-      for (;;) {
+    await runToCompletion(database.env, {
+      timeoutMs: 240_000,
+      pollMs: 500,
+      check: async (worker) => {
         const { settled, pending } = await settledViaApi(worker)
-        if (settled === expectedCharges && pending === 0) break
-        assert.ok(Date.now() < deadline, `the run did not finish: ${settled}/${expectedCharges} settled, ${pending} pending\n${worker.output()}`)
-        await sleep(500)
-      }
-    } finally {
-      await worker.stop('SIGTERM')
-    }
+        return { done: settled === expectedCharges && pending === 0, progress: `the run did not finish: ${settled}/${expectedCharges} settled, ${pending} pending` }
+      },
+    })
 
-    let outcome: Outcome
-    if (handle) {
-      outcome = await assertExactlyOnce(handle.db, population)
-    } else {
-      const reading = await connectDatabase({ dataDir: dataDir! })
-      try {
-        outcome = await assertExactlyOnce(reading.db, population)
-      } finally {
-        await reading.close()
-      }
-    }
+    const outcome = await database.use((db) => assertExactlyOnce(db, population))
     t.diagnostic(`${population.expected.size} subscriptions, ${KILLS} SIGKILLs, charges recorded after each kill: ${progress.join(', ') || 'n/a (PGlite)'}`)
     t.diagnostic(`final: ${outcome.charges} charges, ${outcome.succeeded} succeeded, ${outcome.failed} failed, ${outcome.pending} pending`)
   })

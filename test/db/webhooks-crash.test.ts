@@ -1,23 +1,19 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
-import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import type { Db, StoreRow } from '../../src/db/database.ts'
-import { migrateToLatest } from '../../src/db/migrate.ts'
 import { systemClock } from '../../src/lib/clock.ts'
 import { createCatalogService } from '../../src/modules/catalog/index.ts'
 import { recordEvents, type NewEvent } from '../../src/modules/events/index.ts'
 import { createStore } from '../../src/modules/stores/index.ts'
 import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
 import { createWebhookService } from '../../src/modules/webhooks/index.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
+import { onPostgres } from '../helpers/database.ts'
+import type { RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 
 /**
@@ -189,23 +185,7 @@ async function deliveryRows(db: Db, storeId: string): Promise<{ total: number; s
 describe('at-least-once webhook delivery under SIGKILL (CONTRACT section 8)', { timeout: 300_000 }, () => {
   const KILLS = onPostgres ? 10 : 5
 
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
-  let env: Record<string, string>
-
-  before(async () => {
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      env = { ...WORKER_ENV, DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'sb-webhooks-crash-'))
-      env = { ...WORKER_ENV, DATA_DIR: dataDir }
-    }
-  })
-  after(async () => {
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-  })
+  const database = workerDatabase(WORKER_ENV, 'sb-webhooks-crash-')
 
   test(`a dispatcher killed ${KILLS} times over >= 5,000 events delivers every event to every endpoint at least once`, async (t) => {
     // The running worker and when the receivers should kill it (total arrivals across both), if they should.
@@ -229,15 +209,7 @@ describe('at-least-once webhook delivery under SIGKILL (CONTRACT section 8)', { 
       phaseStart = performance.now()
     }
     try {
-      let seeded: Seeded
-      if (handle) {
-        seeded = await seed(handle.db, receivers.map((receiver) => receiver.url))
-      } else {
-        const seeding = await connectDatabase({ dataDir: dataDir! })
-        await migrateToLatest(seeding.db)
-        seeded = await seed(seeding.db, receivers.map((receiver) => receiver.url))
-        await seeding.close()
-      }
+      const seeded = await database.use((db) => seed(db, receivers.map((receiver) => receiver.url)), { migrate: true })
       phase('seeding')
       seeded.secrets.forEach((secret, index) => receivers[index]!.setSecret(secret))
       const eventCount = seeded.events.size
@@ -246,44 +218,42 @@ describe('at-least-once webhook delivery under SIGKILL (CONTRACT section 8)', { 
       const expectedDeliveries = eventCount * receivers.length
       const unique = () => receivers.reduce((sum, receiver) => sum + receiver.first.size, 0)
 
-      for (let kill = 0; kill < KILLS; kill++) {
-        worker = await startServer(env, 60_000)
-        const exited = new Promise((resolve) => worker!.child.once('exit', resolve))
-        if (kill % 2 === 0) {
-          // From inside a receiver, at a random arrival well into this run: deliveries are in flight.
-          killAtArrival = totalArrivals + 100 + Math.floor(Math.random() * (expectedDeliveries / (2 * KILLS)))
-          const deadline = Date.now() + 20_000
-          while (worker.child.exitCode === null && worker.child.signalCode === null && Date.now() < deadline) await sleep(20)
-          if (worker.child.signalCode === null) {
-            killAtArrival = Infinity
-            worker.child.kill('SIGKILL')
-            killed.push('at the deadline')
+      await killRepeatedly(
+        database.env,
+        KILLS,
+        async (started, kill) => {
+          worker = started
+          if (kill % 2 === 0) {
+            // From inside a receiver, at a random arrival well into this run: deliveries are in flight.
+            killAtArrival = totalArrivals + 100 + Math.floor(Math.random() * (expectedDeliveries / (2 * KILLS)))
+            const deadline = Date.now() + 20_000
+            while (started.child.exitCode === null && started.child.signalCode === null && Date.now() < deadline) await sleep(20)
+            if (started.child.signalCode === null) {
+              killAtArrival = Infinity
+              started.child.kill('SIGKILL')
+              killed.push('at the deadline')
+            }
+          } else {
+            // At a random moment after the start: fan-out, a claim, sends or the record may be under way.
+            await sleep(50 + Math.floor(Math.random() * 600))
+            started.child.kill('SIGKILL')
+            killed.push(`${totalArrivals} arrivals in`)
           }
-        } else {
-          // At a random moment after the start: fan-out, a claim, sends or the record may be under way.
-          await sleep(50 + Math.floor(Math.random() * 600))
-          worker.child.kill('SIGKILL')
-          killed.push(`${totalArrivals} arrivals in`)
-        }
-        await exited
-        worker = undefined
-      }
+        },
+        () => {
+          worker = undefined
+        },
+      )
       assert.ok(unique() < expectedDeliveries, 'the kills happened while there was work left')
       phase(`${KILLS} kills`)
       const before = unique()
 
       // The last restart is left to finish.
-      worker = await startServer(env, 60_000)
-      try {
-        const deadline = Date.now() + 90_000
-        while (unique() < expectedDeliveries) {
-          assert.ok(Date.now() < deadline, `delivery did not finish: ${unique()}/${expectedDeliveries} (event, endpoint) pairs arrived\n${worker.output()}`)
-          await sleep(100)
-        }
-      } finally {
-        await worker.stop('SIGTERM')
-        worker = undefined
-      }
+      await runToCompletion(database.env, {
+        timeoutMs: 90_000,
+        pollMs: 100,
+        check: () => ({ done: unique() >= expectedDeliveries, progress: `delivery did not finish: ${unique()}/${expectedDeliveries} (event, endpoint) pairs arrived` }),
+      })
       phase(`last run (${expectedDeliveries - before} pairs left)`)
 
       // Every event reached every endpoint at least once; nothing else arrived.
@@ -321,17 +291,7 @@ describe('at-least-once webhook delivery under SIGKILL (CONTRACT section 8)', { 
       assert.ok(duplicates > 0, 'the kills left deliveries to be sent again')
 
       // And the database agrees: one delivery per (event, endpoint), all succeeded.
-      let rows: Awaited<ReturnType<typeof deliveryRows>>
-      if (handle) {
-        rows = await deliveryRows(handle.db, seeded.store.id)
-      } else {
-        const reading = await connectDatabase({ dataDir: dataDir! })
-        try {
-          rows = await deliveryRows(reading.db, seeded.store.id)
-        } finally {
-          await reading.close()
-        }
-      }
+      const rows = await database.use((db) => deliveryRows(db, seeded.store.id))
       assert.equal(rows.total, expectedDeliveries, 'one delivery row per event and endpoint')
       assert.equal(rows.succeeded, expectedDeliveries, 'every delivery row succeeded')
 

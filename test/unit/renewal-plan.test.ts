@@ -228,6 +228,17 @@ describe('planRenewal: calendar arithmetic in the store time zone', () => {
 })
 
 describe('afterSuccess: a settled renewal moves the subscription on', () => {
+  /** Past due since Feb 17 after five failed attempts at the Feb 10 period; the retry settles at `nextChargeAt`. */
+  const pastDue = (nextChargeAt: string) =>
+    subscription({
+      status: 'past_due',
+      dunning_attempts: 5,
+      dunning_started_at: d('2026-02-10T09:00:00.000Z'),
+      unpaid_period_start: d('2026-02-10T09:00:00.000Z'),
+      past_due_at: d('2026-02-17T09:00:00.000Z'),
+      next_charge_at: d(nextChargeAt),
+    })
+
   test('the paid period becomes current, next_charge_at is its end, dunning fields are reset; no event for an active one', () => {
     const { set, events } = afterSuccess(subscription({ pending_charge_id: 'ch_1', reminded_for: d('2026-02-10T09:00:00.000Z') }), utc, 1, d('2026-02-10T09:00:00.000Z'))
     assert.deepEqual(events, [])
@@ -260,14 +271,7 @@ describe('afterSuccess: a settled renewal moves the subscription on', () => {
   })
 
   test('past_due recovers to active with subscription.activated and the dunning fields reset', () => {
-    const row = subscription({
-      status: 'past_due',
-      dunning_attempts: 5,
-      dunning_started_at: d('2026-02-10T09:00:00.000Z'),
-      unpaid_period_start: d('2026-02-10T09:00:00.000Z'),
-      past_due_at: d('2026-02-17T09:00:00.000Z'),
-      next_charge_at: d('2026-02-20T12:00:00.000Z'),
-    })
+    const row = pastDue('2026-02-20T12:00:00.000Z')
     const { set, events } = afterSuccess(row, utc, 1, d('2026-02-20T12:00:00.000Z'))
     assert.deepEqual(events, ['subscription.activated'])
     assert.equal(set.status, 'active')
@@ -277,14 +281,7 @@ describe('afterSuccess: a settled renewal moves the subscription on', () => {
   })
 
   test('after a late recovery next_charge_at is the first boundary after the settlement time', () => {
-    const row = subscription({
-      status: 'past_due',
-      dunning_attempts: 5,
-      dunning_started_at: d('2026-02-10T09:00:00.000Z'),
-      unpaid_period_start: d('2026-02-10T09:00:00.000Z'),
-      past_due_at: d('2026-02-17T09:00:00.000Z'),
-      next_charge_at: d('2026-03-15T12:00:00.000Z'),
-    })
+    const row = pastDue('2026-03-15T12:00:00.000Z')
     const { set } = afterSuccess(row, utc, 1, d('2026-03-15T12:00:00.000Z'))
     assert.equal(iso(set.next_charge_at as Date), '2026-04-10T09:00:00.000Z', 'Mar 10 already passed at settlement')
     // Settling exactly on a boundary moves past it too: a charge is never due at the time it settles.

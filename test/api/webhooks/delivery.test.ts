@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { call, type TestApp } from '../../helpers/test-app.ts'
 import {
   allDeliveredBodies,
   assertNoCardNumbers,
   signaturesOf,
-  startWebhookReceiver,
   verifiesWith,
   verifyDelivery,
-  type WebhookReceiver,
 } from '../../helpers/webhook-receiver.ts'
-import { act, closeTestApp } from '../subscriptions/fixtures.ts'
+import { act } from '../subscriptions/fixtures.ts'
 import {
   createEndpoint,
   deliveryOf,
@@ -27,10 +25,8 @@ import {
   storedPayload,
   storeEvents,
   subscribe,
-  testDispatcher,
-  webhookTestApp,
+  webhookSuite,
   type Shop,
-  type TestDispatcher,
 } from './fixtures.ts'
 
 /**
@@ -40,29 +36,7 @@ import {
  */
 describe('webhook delivery: signatures, routing, rotation, pings and order', () => {
   let t: TestApp
-  const receivers: WebhookReceiver[] = []
-  const dispatchers: TestDispatcher[] = []
-
-  before(async () => {
-    t = await webhookTestApp()
-  })
-  after(async () => {
-    for (const dispatcher of dispatchers) await dispatcher.close()
-    for (const receiver of receivers) await receiver.close()
-    await closeTestApp(t)
-  })
-
-  async function receiver(...args: Parameters<typeof startWebhookReceiver>): Promise<WebhookReceiver> {
-    const started = await startWebhookReceiver(...args)
-    receivers.push(started)
-    return started
-  }
-
-  function dispatcher(options: Parameters<typeof testDispatcher>[1] = {}): TestDispatcher {
-    const made = testDispatcher(t.db, options)
-    dispatchers.push(made)
-    return made
-  }
+  const { receiver, dispatcher } = webhookSuite((app) => (t = app))
 
   const LIFECYCLE = ['subscription.created', 'subscription.activated', 'subscription.paused', 'subscription.resumed']
 

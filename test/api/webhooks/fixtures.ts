@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { after, before } from 'node:test'
 import type { Agent } from 'undici'
 import type { Db } from '../../../src/db/database.ts'
 import type { App } from '../../../src/http/types.ts'
@@ -7,13 +8,55 @@ import { fixedClock, systemClock, type Clock } from '../../../src/lib/clock.ts'
 import { createWebhookAgent, createWebhookDispatcher, type WebhookDispatcher } from '../../../src/modules/webhooks/index.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
+import { checkout, checkoutBody, closeTestApp } from '../subscriptions/fixtures.ts'
 
 export type Auth = Record<string, string>
 
 /** The service with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, so 127.0.0.1 receivers can be registered. */
 export function webhookTestApp(): Promise<TestApp> {
   return buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } })
+}
+
+export interface WebhookSuite {
+  /** A receiver on 127.0.0.1 (startWebhookReceiver), closed after the suite. */
+  receiver(...args: Parameters<typeof startWebhookReceiver>): Promise<WebhookReceiver>
+  /** A dispatcher over the suite's database (testDispatcher), closed after the suite. */
+  dispatcher(options?: Parameters<typeof testDispatcher>[1]): TestDispatcher
+}
+
+/**
+ * The setup of a suite that delivers to real receivers: hooks on the enclosing describe that build the
+ * webhookTestApp (handed to `onApp` before the tests run) and afterwards close every dispatcher and
+ * receiver made through the answer, then the app.
+ */
+export function webhookSuite(onApp: (t: TestApp) => void): WebhookSuite {
+  let t: TestApp
+  const receivers: WebhookReceiver[] = []
+  const dispatchers: TestDispatcher[] = []
+
+  before(async () => {
+    t = await webhookTestApp()
+    onApp(t)
+  })
+  after(async () => {
+    for (const dispatcher of dispatchers) await dispatcher.close()
+    for (const receiver of receivers) await receiver.close()
+    await closeTestApp(t)
+  })
+
+  return {
+    async receiver(...args) {
+      const started = await startWebhookReceiver(...args)
+      receivers.push(started)
+      return started
+    },
+    dispatcher(options = {}) {
+      const made = testDispatcher(t.db, options)
+      dispatchers.push(made)
+      return made
+    },
+  }
 }
 
 export const endpointsUrl = '/api/v1/admin/webhook-subscriptions'

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { TestApp } from '../../helpers/test-app.ts'
-import { allDeliveredBodies, assertNoCardNumbers, startWebhookReceiver, verifyDelivery, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
-import { closeTestApp } from '../subscriptions/fixtures.ts'
+import { allDeliveredBodies, assertNoCardNumbers, verifyDelivery, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
 import {
   createEndpoint,
   deliveryOf,
@@ -19,9 +18,7 @@ import {
   storedPayload,
   storeEvents,
   subscribe,
-  testDispatcher,
-  webhookTestApp,
-  type TestDispatcher,
+  webhookSuite,
 } from './fixtures.ts'
 
 /**
@@ -31,29 +28,7 @@ import {
  */
 describe('webhook retries, redelivery and endpoint health', () => {
   let t: TestApp
-  const receivers: WebhookReceiver[] = []
-  const dispatchers: TestDispatcher[] = []
-
-  before(async () => {
-    t = await webhookTestApp()
-  })
-  after(async () => {
-    for (const dispatcher of dispatchers) await dispatcher.close()
-    for (const receiver of receivers) await receiver.close()
-    await closeTestApp(t)
-  })
-
-  async function receiver(...args: Parameters<typeof startWebhookReceiver>): Promise<WebhookReceiver> {
-    const started = await startWebhookReceiver(...args)
-    receivers.push(started)
-    return started
-  }
-
-  function dispatcher(options: Parameters<typeof testDispatcher>[1] = {}): TestDispatcher {
-    const made = testDispatcher(t.db, options)
-    dispatchers.push(made)
-    return made
-  }
+  const { receiver, dispatcher } = webhookSuite((app) => (t = app))
 
   /** A shop with one endpoint on subscription.created and one checkout: one delivery to watch. */
   async function oneDelivery(inbox: WebhookReceiver) {
@@ -70,6 +45,15 @@ describe('webhook retries, redelivery and endpoint health', () => {
     const clock = dispatcherClock()
     const run = dispatcher({ clock, retrySchedule: [10 * SECOND, 30 * SECOND] })
     const t0 = clock.now().getTime()
+    // Not a moment early: nothing 1 ms before `at`, the next attempt at `at`.
+    const retriedAt = async (at: number, attempts: number) => {
+      clock.set(new Date(at - 1))
+      await drive(run)
+      assert.equal(inbox.requests.length, attempts - 1, 'retried before its time')
+      clock.set(new Date(at))
+      await drive(run)
+      assert.equal(inbox.requests.length, attempts)
+    }
 
     await drive(run)
     assert.equal(inbox.requests.length, 1)
@@ -80,24 +64,13 @@ describe('webhook retries, redelivery and endpoint health', () => {
     const retry1 = Date.parse(delivery.next_attempt_at)
     assert.ok(retry1 >= t0 + 9 * SECOND && retry1 <= t0 + 11 * SECOND, `first retry ${retry1 - t0} ms after the failure, not 10 s +- 10 %`)
 
-    // Not a moment early.
-    clock.set(new Date(retry1 - 1))
-    await drive(run)
-    assert.equal(inbox.requests.length, 1, 'retried before its time')
-    clock.set(new Date(retry1))
-    await drive(run)
-    assert.equal(inbox.requests.length, 2)
+    await retriedAt(retry1, 2)
     delivery = await deliveryOf(t.app, shop.auth, endpoint.id, eventId)
     assert.equal(delivery.attempts, 2)
     const retry2 = Date.parse(delivery.next_attempt_at)
     assert.ok(retry2 >= retry1 + 27 * SECOND && retry2 <= retry1 + 33 * SECOND, `second retry ${retry2 - retry1} ms after the second failure, not 30 s +- 10 %`)
 
-    clock.set(new Date(retry2 - 1))
-    await drive(run)
-    assert.equal(inbox.requests.length, 2, 'retried before its time')
-    clock.set(new Date(retry2))
-    await drive(run)
-    assert.equal(inbox.requests.length, 3)
+    await retriedAt(retry2, 3)
 
     const stored = await storedPayload(t.db, eventId)
     for (const request of inbox.requests) {
