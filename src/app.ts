@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import responseValidation from '@fastify/response-validation'
@@ -32,7 +33,8 @@ import {
   subscriptionAdminRoutes,
   subscriptionSchemas,
 } from './modules/subscriptions/index.ts'
-import { findActiveKeyByHash, Store, storeRoutes, touchKey } from './modules/stores/index.ts'
+import { findActiveKeyByHash, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
+import { registerWebAssets } from './http/web-assets.ts'
 import { createWebhookService, webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, createGatewayResolver, createRenewalEngine, createTestClock, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
@@ -56,7 +58,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -139,10 +141,13 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     await portal.register(portalRoutes, { db, clock, subscriptions, changeRequests, catalog, authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
+  registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
+
   await app.register(async (publicApi) => {
     // Widgets run on storefront origins; nothing here depends on cookies, so any origin may read.
     await publicApi.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 })
     await publicApi.register(publicCatalogRoutes, { publicCatalog })
+    await publicApi.register(storefrontStoreRoutes, { db })
   }, { prefix: '/api/v1' })
 
   const authenticateAdmin = createAdminAuthenticator({

@@ -39,6 +39,7 @@ const Env = Type.Object({
   BILLING_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
   BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
   JOB_LEASE_MS: Type.Integer({ minimum: 500, default: 60_000 }),
+  WEB_DIST_DIR: Type.Optional(Type.String({ minLength: 1 })),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ minLength: 1 })),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
   WEBHOOK_DISABLE_AFTER_MS: Type.Integer({ minimum: 1_000, default: 5 * 24 * 3_600_000 }),
@@ -73,6 +74,8 @@ export interface Config {
   responseValidation: boolean
   webhookAllowPrivateNetworks: boolean
   shutdownTimeoutMs: number
+  /** Where the built portal and widget are served from (`npm run build:web` writes dist/web). */
+  webDistDir: string | undefined
   webhooks: {
     /** Delays between attempts after a failure (WEBHOOK_RETRY_SCHEDULE, e.g. "5s,5m,30m"). */
     retrySchedule: readonly number[]
@@ -163,6 +166,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     jobLeaseMs: env.JOB_LEASE_MS,
+    webDistDir: env.WEB_DIST_DIR,
     webhooks: {
       retrySchedule: Object.freeze(env.WEBHOOK_RETRY_SCHEDULE === undefined ? [...DEFAULT_RETRY_SCHEDULE_MS] : parseSchedule(env.WEBHOOK_RETRY_SCHEDULE)),
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,

@@ -63,6 +63,8 @@ function printBanner(origin: string, demo: DemoData | undefined): void {
     `  API reference  ${origin}/docs`,
     `  OpenAPI        ${origin}/api/v1/openapi.json`,
     `  Health         ${origin}/healthz   ${origin}/readyz   ${origin}/metrics`,
+    `  Portal         ${origin}/portal${demo ? `?store=${demo.storeHash}` : ''}`,
+    `  Widget         ${origin}/widget.js`,
   ]
   if (demo) {
     lines.push(

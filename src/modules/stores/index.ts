@@ -3,3 +3,4 @@ export { findActiveKeyByHash, findStoreByHash, findStoreById, listAdminKeys, lis
 export { createAdminKey, createStore, ensureBootstrapStore, presentStore, revokeAdminKey, updateStoreSettings } from './stores.service.ts'
 export { storeRoutes } from './stores.routes.ts'
 export { storeNow } from './store-clock.ts'
+export { StorefrontStore, storefrontStoreRoutes } from './storefront-store.routes.ts'

@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises'
+import type { FastifyReply } from 'fastify'
+import { WEB_OUT } from '../web-build/build-web.ts'
+import { AppError } from '../lib/errors.ts'
+import type { App } from './types.ts'
+
+/**
+ * The subscriber portal's pages and the storefront widget's script, built from src/web by
+ * `npm run build:web` (run by `npm start`). Outside /api/v1: not part of the versioned contract.
+ */
+
+// The portal loads nothing from anywhere else and talks only to this origin's API.
+const PORTAL_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+}
+
+const PORTAL_ASSETS = new Set(['app.js', 'app.js.map', 'styles.css'])
+
+export function registerWebAssets(app: App, { outDir = WEB_OUT }: { outDir?: URL } = {}): void {
+  const cache = new Map<string, Buffer>()
+  async function asset(path: string): Promise<Buffer> {
+    let body = cache.get(path)
+    if (!body) {
+      try {
+        body = await readFile(new URL(path, outDir))
+      } catch {
+        throw new AppError('not_found', `${path} is not built: run npm run build:web (npm start does)`)
+      }
+      cache.set(path, body)
+    }
+    return body
+  }
+  const send = async (reply: FastifyReply, path: string) => reply.type(TYPES[path.slice(path.lastIndexOf('.'))] ?? 'application/octet-stream').send(await asset(path))
+
+  const page = async (_request: unknown, reply: FastifyReply) => {
+    // The sign-in link carries its token in the address: it must not leak through Referer.
+    reply.header('content-security-policy', PORTAL_CSP).header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').header('x-frame-options', 'DENY')
+    return send(reply, 'portal/index.html')
+  }
+  app.get('/portal', { schema: { hide: true } }, page)
+  app.get('/portal/*', { schema: { hide: true } }, async (request, reply) => {
+    const rest = (request.params as { '*': string })['*']
+    if (rest.startsWith('assets/')) {
+      const name = rest.slice('assets/'.length)
+      if (!PORTAL_ASSETS.has(name)) throw new AppError('not_found', `no portal asset ${name}`)
+      reply.header('cache-control', 'no-cache')
+      return send(reply, `portal/${name}`)
+    }
+    return page(request, reply)
+  })
+
+  app.get('/widget.js', { schema: { hide: true } }, async (_request, reply) => {
+    // Storefronts on any origin load it with a <script> tag.
+    reply.header('access-control-allow-origin', '*').header('cross-origin-resource-policy', 'cross-origin').header('cache-control', 'public, max-age=300')
+    return send(reply, 'widget.js')
+  })
+}

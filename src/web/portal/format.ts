@@ -1,0 +1,125 @@
+import type { ChangeRequest, Charge, Interval, Plan, Subscription, SubscriptionStatus } from './types.ts'
+
+const fractionDigits = new Map<string, number>()
+
+/** Minor units to a price in the shopper's locale: 1500 USD is $15.00, 1500 JPY is ¥1,500. */
+export function formatMoney(minor: number, currency: string): string {
+  let digits = fractionDigits.get(currency)
+  if (digits === undefined) {
+    try {
+      digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+    } catch {
+      digits = 2
+    }
+    fractionDigits.set(currency, digits)
+  }
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(minor / 10 ** digits)
+  } catch {
+    return `${(minor / 10 ** digits).toFixed(digits)} ${currency}`
+  }
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '—'
+  return dateFormat.format(new Date(iso))
+}
+
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—'
+  return dateTimeFormat.format(new Date(iso))
+}
+
+/** A machine-readable <time> value. */
+export function isoDate(iso: string): string {
+  return new Date(iso).toISOString()
+}
+
+const UNIT: Record<Interval, [string, string]> = {
+  day: ['day', 'days'],
+  week: ['week', 'weeks'],
+  month: ['month', 'months'],
+  year: ['year', 'years'],
+}
+
+/** "every month", "every 2 weeks". */
+export function formatInterval(interval: Interval, count: number): string {
+  const [one, many] = UNIT[interval]
+  return count === 1 ? `every ${one}` : `every ${count} ${many}`
+}
+
+export function formatPlanPrice(plan: Plan): string {
+  return `${formatMoney(plan.amount, plan.currency)} ${formatInterval(plan.interval, plan.interval_count)}`
+}
+
+const STATUS_LABEL: Record<SubscriptionStatus, string> = {
+  pending: 'Starting soon',
+  active: 'Active',
+  paused: 'Paused',
+  past_due: 'Payment overdue',
+  cancelled: 'Cancelled',
+  expired: 'Ended',
+}
+
+/** The status in words, with what is scheduled to happen to it. */
+export function statusText(subscription: Subscription): string {
+  const label = STATUS_LABEL[subscription.status]
+  if (subscription.cancel_at_period_end && subscription.status !== 'cancelled') {
+    return `${label}, cancels ${subscription.current_period_end ? `on ${formatDate(subscription.current_period_end)}` : 'at the end of the period'}`
+  }
+  if (subscription.status === 'paused' && subscription.resume_at) return `${label} until ${formatDate(subscription.resume_at)}`
+  return label
+}
+
+/** When the next charge is due, in words ("Not scheduled" when nothing is). */
+export function nextChargeText(subscription: Subscription): string {
+  if (subscription.status === 'cancelled' || subscription.status === 'expired') return 'None: it has ended'
+  if (subscription.status === 'paused') return subscription.resume_at ? `None while paused (resumes ${formatDate(subscription.resume_at)})` : 'None while paused'
+  if (subscription.cancel_at_period_end) return 'None: it cancels at the end of this period'
+  if (!subscription.next_charge_at) return 'Not scheduled'
+  const date = formatDate(subscription.next_charge_at)
+  return subscription.skip_next ? `${date} (this renewal will be skipped)` : date
+}
+
+const FAILURE_WORDS: Record<string, string> = {
+  card_declined: 'The card was declined by the bank.',
+  insufficient_funds: 'The card did not have enough funds.',
+  expired_card: 'The card has expired.',
+  instrument_invalid: 'The saved payment method can no longer be used.',
+  processing_error: 'The payment could not be processed because of a temporary problem.',
+  gateway_configuration: 'The store could not take payments at the time.',
+}
+
+/** Why a charge failed, in words a subscriber understands. */
+export function failureReason(charge: Pick<Charge, 'failure_code' | 'failure_message'>): string {
+  if (charge.failure_code && FAILURE_WORDS[charge.failure_code]) return FAILURE_WORDS[charge.failure_code]!
+  if (charge.failure_message) return charge.failure_message
+  if (charge.failure_code) return `The payment failed (${charge.failure_code.replaceAll('_', ' ')}).`
+  return 'The payment failed.'
+}
+
+export const CHARGE_STATUS_LABEL: Record<Charge['status'], string> = {
+  pending: 'Processing',
+  succeeded: 'Paid',
+  failed: 'Failed',
+}
+
+export const CHANGE_REQUEST_STATUS_LABEL: Record<ChangeRequest['status'], string> = {
+  pending: 'Waiting for the store',
+  approved: 'Approved',
+  rejected: 'Declined',
+}
+
+export function formatAddress(address: Subscription['shipping_address']): string[] {
+  if (!address) return ['No shipping address']
+  return [
+    address.name,
+    address.line1,
+    address.line2 ?? '',
+    [address.city, address.state ?? '', address.postal_code].filter(Boolean).join(' '),
+    address.country,
+  ].filter(Boolean)
+}

@@ -1,0 +1,469 @@
+import { api, ApiError, errorText } from '../api.ts'
+import type { PortalApp } from '../app.ts'
+import { confirmAction, type Confirmation } from '../confirm.ts'
+import { checkboxField, field, h, uid, type Child } from '../dom.ts'
+import { formatDate, formatInterval, formatMoney, formatPlanPrice } from '../format.ts'
+import type { Address, ChangeRequest, Interval, Plan, Product, Subscription } from '../types.ts'
+
+export interface ActionContext {
+  app: PortalApp
+  subscription: Subscription
+  plan: Plan | null
+  /** Plans it may move to, each with its product (null when they could not be read). */
+  swapOptions: { plan: Plan; product: Product | null }[] | null
+  /** Shows the page again with fresh data and says what happened. */
+  reload: (message: string) => Promise<void>
+}
+
+interface Run {
+  error: HTMLElement
+  reload: (message: string) => Promise<void>
+  confirm: () => Confirmation
+  perform: () => Promise<unknown>
+  success: () => string
+  fieldNames?: Record<string, string>
+}
+
+const busy = new WeakSet<HTMLElement>()
+
+/**
+ * Every change goes the same way: ask first, then call the API; a refusal shows the service's words
+ * beside the control (role=alert), success reloads the page and announces what changed.
+ */
+async function run(trigger: HTMLElement, action: Run): Promise<void> {
+  if (busy.has(trigger)) return
+  action.error.replaceChildren()
+  if (!(await confirmAction(action.confirm()))) return
+  busy.add(trigger)
+  trigger.setAttribute('aria-busy', 'true')
+  try {
+    await action.perform()
+  } catch (failure) {
+    busy.delete(trigger)
+    trigger.removeAttribute('aria-busy')
+    // A 401 has already sent the subscriber to sign-in.
+    if (failure instanceof ApiError && failure.status === 401) return
+    action.error.replaceChildren(h('p', null, h('strong', null, 'Not changed: '), errorText(failure, action.fieldNames)))
+    return
+  }
+  busy.delete(trigger)
+  trigger.removeAttribute('aria-busy')
+  await action.reload(action.success())
+}
+
+function alertBox(): HTMLDivElement {
+  return h('div', { class: 'alert error', role: 'alert' })
+}
+
+/** A disclosure with a form inside: the summary names the change, the form asks for its details. */
+function panel(options: {
+  summary: string
+  intro?: Child
+  fields: Child[]
+  submitLabel: string
+  danger?: boolean
+  open?: boolean
+  validate?: () => string | null
+  action: Omit<Run, 'error' | 'reload'>
+  reload: (message: string) => Promise<void>
+}): HTMLDetailsElement {
+  const error = alertBox()
+  const submit = h('button', { type: 'submit', class: options.danger ? 'button danger' : 'button primary' }, options.submitLabel)
+  const form = h(
+    'form',
+    {
+      class: 'action-form',
+      onsubmit: (event: Event) => {
+        event.preventDefault()
+        const problem = options.validate?.() ?? null
+        if (problem) {
+          error.replaceChildren(h('p', null, problem))
+          return
+        }
+        void run(submit, { ...options.action, error, reload: options.reload })
+      },
+    },
+    options.intro ? h('p', { class: 'hint' }, options.intro) : null,
+    options.fields,
+    error,
+    h('div', { class: 'button-row' }, submit),
+  )
+  return h('details', { class: options.danger ? 'action danger-zone' : 'action', open: options.open ?? false }, h('summary', null, options.summary), form)
+}
+
+function tomorrow(): string {
+  const date = new Date()
+  date.setDate(date.getDate() + 1)
+  return localDate(date)
+}
+
+function localDate(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`
+}
+
+const LIVE = ['pending', 'active', 'paused', 'past_due']
+
+function intervalSelect(selected: Interval | '', allowNone: boolean): HTMLSelectElement {
+  const select = h('select', { name: 'interval' })
+  if (allowNone) select.appendChild(h('option', { value: '' }, 'No change'))
+  for (const unit of ['day', 'week', 'month', 'year'] as const) {
+    select.appendChild(h('option', { value: unit, selected: unit === selected }, `${unit}s`.replace(/^./, (c) => c.toUpperCase())))
+  }
+  return select
+}
+
+function planLabel(option: { plan: Plan; product: Product | null }, currentProductId: string): string {
+  const name = option.product && option.product.id !== currentProductId ? `${option.product.name}: ${option.plan.name}` : option.plan.name
+  return `${name} (${formatPlanPrice(option.plan)})`
+}
+
+/** The "Manage" section: the changes this subscription's status allows, each confirmed first. */
+export function actionsSection(ctx: ActionContext): HTMLElement {
+  const { subscription: s, plan } = ctx
+  const b2b = plan?.b2b ?? false
+  const sectionTitle = uid('manage')
+  const section = h('section', { class: 'manage', 'aria-labelledby': sectionTitle }, h('h2', { id: sectionTitle }, 'Manage subscription'))
+
+  if (!LIVE.includes(s.status)) {
+    section.appendChild(h('p', null, `This subscription has ${s.status === 'expired' ? 'ended' : 'been cancelled'}, so there is nothing left to change.`))
+    return section
+  }
+
+  // Quick actions: one button each, no details to fill in.
+  const quickError = alertBox()
+  const quick = h('div', { class: 'button-row quick-actions' })
+  const quickButton = (label: string, kind: string, action: Omit<Run, 'error' | 'reload'>) => {
+    const button = h('button', { type: 'button', class: `button ${kind}` }, label)
+    button.addEventListener('click', () => void run(button, { ...action, error: quickError, reload: ctx.reload }))
+    quick.appendChild(button)
+  }
+  if (s.status === 'paused') {
+    quickButton('Resume subscription', 'primary', {
+      confirm: () => ({
+        title: 'Resume this subscription?',
+        body: [h('p', null, 'Renewals and charges start again.')],
+        confirmLabel: 'Resume subscription',
+      }),
+      perform: () => api.action(s.id, 'resume'),
+      success: () => 'Your subscription is active again.',
+    })
+  }
+  if (s.status === 'active' && !s.skip_next) {
+    quickButton('Skip next renewal', 'secondary', {
+      confirm: () => ({
+        title: 'Skip the next renewal?',
+        body: [h('p', null, s.next_charge_at ? `You won't be charged on ${formatDate(s.next_charge_at)}, and nothing ships for that period. The renewal after it goes ahead as usual.` : 'You will not be charged for the next period.')],
+        confirmLabel: 'Skip it',
+      }),
+      perform: () => api.action(s.id, 'skip'),
+      success: () => 'The next renewal will be skipped.',
+    })
+  }
+  if (s.skip_next && (s.status === 'active' || s.status === 'paused')) {
+    quickButton('Undo skip', 'secondary', {
+      confirm: () => ({
+        title: 'Undo the skip?',
+        body: [h('p', null, s.next_charge_at ? `The renewal on ${formatDate(s.next_charge_at)} goes ahead and is charged.` : 'The next renewal goes ahead and is charged.')],
+        confirmLabel: 'Undo skip',
+      }),
+      perform: () => api.action(s.id, 'unskip'),
+      success: () => 'The next renewal is no longer skipped.',
+    })
+  }
+  if (quick.childElementCount > 0) section.append(quick, quickError)
+
+  if (s.status === 'active') section.appendChild(pausePanel(ctx))
+  if (!b2b) section.append(swapPanel(ctx), quantityPanel(ctx), intervalPanel(ctx))
+  else section.appendChild(changeRequestPanel(ctx))
+  section.append(addressPanel(ctx), paymentPanel(ctx), cancelPanel(ctx))
+  return section
+}
+
+function pausePanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const date = h('input', { type: 'date', name: 'resume_at', min: tomorrow() }) as HTMLInputElement
+  const resumeAt = () => (date.value ? new Date(`${date.value}T00:00:00`).toISOString() : null)
+  return panel({
+    reload: ctx.reload,
+    summary: 'Pause',
+    intro: 'No renewals or charges while paused. Resume whenever you like, or pick a date to resume by itself.',
+    fields: [field('Resume automatically on (optional)', date, { hint: 'Leave empty to stay paused until you resume.' })],
+    submitLabel: 'Pause subscription',
+    action: {
+      confirm: () => ({
+        title: 'Pause this subscription?',
+        body: [h('p', null, date.value ? `Nothing is charged until it resumes on ${formatDate(resumeAt())}.` : 'Nothing is charged until you resume it.')],
+        confirmLabel: 'Pause subscription',
+      }),
+      perform: () => api.action(s.id, 'pause', date.value ? { resume_at: resumeAt() } : undefined),
+      success: () => (date.value ? `Your subscription is paused until ${formatDate(resumeAt())}.` : 'Your subscription is paused.'),
+      fieldNames: { resume_at: 'The resume date' },
+    },
+  })
+}
+
+function swapPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const options = ctx.swapOptions ?? []
+  const select = h('select', { name: 'plan_id', required: true }) as HTMLSelectElement
+  select.appendChild(h('option', { value: '' }, options.length ? 'Choose a plan' : 'No other plans available'))
+  for (const option of options) select.appendChild(h('option', { value: option.plan.id }, planLabel(option, s.product_id)))
+  const chosen = () => options.find((option) => option.plan.id === select.value)
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change plan',
+    intro: 'The new plan applies from your next renewal.',
+    fields: [field('New plan', select)],
+    submitLabel: 'Change plan',
+    validate: () => (select.value ? null : options.length ? 'Choose a plan first.' : 'There are no other plans to change to.'),
+    action: {
+      confirm: () => ({
+        title: 'Change your plan?',
+        body: [h('p', null, `From the next renewal: ${chosen() ? planLabel(chosen()!, s.product_id) : 'the new plan'}${s.quantity > 1 ? `, quantity ${s.quantity}` : ''}.`)],
+        confirmLabel: 'Change plan',
+      }),
+      perform: () => api.action(s.id, 'swap', { plan_id: select.value }),
+      success: () => `Your plan changes to ${chosen()?.plan.name ?? 'the new plan'} from the next renewal.`,
+      fieldNames: { plan_id: 'The plan' },
+    },
+  })
+}
+
+function quantityPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const input = h('input', { type: 'number', name: 'quantity', min: 1, max: 10000, step: 1, required: true, inputmode: 'numeric' }) as HTMLInputElement
+  input.value = String(s.quantity)
+  const quantity = () => Number(input.value)
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change quantity',
+    fields: [field('Quantity', input, { hint: `Each costs ${formatMoney(s.amount, s.currency)}.` })],
+    submitLabel: 'Update quantity',
+    validate: () => (Number.isInteger(quantity()) && quantity() >= 1 && quantity() <= 10000 ? null : 'Enter a whole number from 1 to 10,000.'),
+    action: {
+      confirm: () => ({
+        title: `Change the quantity to ${quantity()}?`,
+        body: [h('p', null, `From the next charge you pay ${formatMoney(s.amount * quantity(), s.currency)} ${formatInterval(s.interval, s.interval_count)}.`)],
+        confirmLabel: 'Update quantity',
+      }),
+      perform: () => api.action(s.id, 'quantity', { quantity: quantity() }),
+      success: () => `The quantity is now ${quantity()}.`,
+      fieldNames: { quantity: 'The quantity' },
+    },
+  })
+}
+
+function intervalPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const count = h('input', { type: 'number', name: 'interval_count', min: 1, max: 365, step: 1, required: true, inputmode: 'numeric' }) as HTMLInputElement
+  count.value = String(s.interval_count)
+  const unit = intervalSelect(s.interval, false)
+  const chosen = () => formatInterval(unit.value as Interval, Number(count.value))
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change how often it renews',
+    fields: [
+      h(
+        'fieldset',
+        { class: 'inline-fields' },
+        h('legend', null, 'Renew every'),
+        field('Number', count, { className: 'narrow' }),
+        field('Period', unit),
+      ),
+    ],
+    submitLabel: 'Update frequency',
+    validate: () => (Number.isInteger(Number(count.value)) && Number(count.value) >= 1 && Number(count.value) <= 365 ? null : 'Enter a whole number from 1 to 365.'),
+    action: {
+      confirm: () => ({
+        title: 'Change how often it renews?',
+        body: [h('p', null, `From the next charge it renews ${chosen()}, at ${formatMoney(s.amount * s.quantity, s.currency)} each time.`)],
+        confirmLabel: 'Update frequency',
+      }),
+      perform: () => api.action(s.id, 'interval', { interval: unit.value, interval_count: Number(count.value) }),
+      success: () => `It now renews ${chosen()}.`,
+      fieldNames: { interval: 'The period', interval_count: 'The number' },
+    },
+  })
+}
+
+const ADDRESS_FIELDS: { key: keyof Address; label: string; autocomplete: string; required: boolean; max: number }[] = [
+  { key: 'name', label: 'Full name', autocomplete: 'shipping name', required: true, max: 200 },
+  { key: 'line1', label: 'Address line 1', autocomplete: 'shipping address-line1', required: true, max: 200 },
+  { key: 'line2', label: 'Address line 2 (optional)', autocomplete: 'shipping address-line2', required: false, max: 200 },
+  { key: 'city', label: 'City', autocomplete: 'shipping address-level2', required: true, max: 100 },
+  { key: 'state', label: 'State, province or region (optional)', autocomplete: 'shipping address-level1', required: false, max: 100 },
+  { key: 'postal_code', label: 'Postal code', autocomplete: 'shipping postal-code', required: true, max: 20 },
+  { key: 'country', label: 'Country code', autocomplete: 'shipping country', required: true, max: 2 },
+  { key: 'phone', label: 'Phone (optional)', autocomplete: 'shipping tel', required: false, max: 40 },
+]
+
+function addressPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const inputs = new Map<keyof Address, HTMLInputElement>()
+  const fields = ADDRESS_FIELDS.map((spec) => {
+    const input = h('input', {
+      type: spec.key === 'phone' ? 'tel' : 'text',
+      name: spec.key,
+      autocomplete: spec.autocomplete,
+      required: spec.required,
+      maxlength: spec.max,
+      ...(spec.key === 'country' ? { pattern: '[A-Za-z]{2}', size: 4, spellcheck: 'false' } : {}),
+    }) as HTMLInputElement
+    input.value = (s.shipping_address?.[spec.key] as string | null | undefined) ?? ''
+    inputs.set(spec.key, input)
+    return field(spec.label, input, spec.key === 'country' ? { hint: 'Two letters, for example US, GB or DE.', className: 'narrow' } : {})
+  })
+  const value = (key: keyof Address) => inputs.get(key)!.value.trim()
+  const address = (): Address => ({
+    name: value('name'),
+    line1: value('line1'),
+    line2: value('line2') || null,
+    city: value('city'),
+    state: value('state') || null,
+    postal_code: value('postal_code'),
+    country: value('country').toUpperCase(),
+    phone: value('phone') || null,
+  })
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change shipping address',
+    fields,
+    submitLabel: 'Save address',
+    validate: () => {
+      const missing = ADDRESS_FIELDS.filter((spec) => spec.required && !value(spec.key)).map((spec) => spec.label)
+      if (missing.length) return `Fill in: ${missing.join(', ')}.`
+      if (!/^[A-Za-z]{2}$/.test(value('country'))) return 'Enter the country as two letters, for example US.'
+      return null
+    },
+    action: {
+      confirm: () => {
+        const next = address()
+        return {
+          title: 'Ship to this address?',
+          body: [h('p', { class: 'address' }, [next.name, next.line1, next.line2, [next.city, next.state, next.postal_code].filter(Boolean).join(' '), next.country].filter(Boolean).join(', '))],
+          confirmLabel: 'Save address',
+        }
+      },
+      perform: () => api.action(s.id, 'shipping-address', { shipping_address: address() }),
+      success: () => 'The shipping address is updated.',
+      fieldNames: Object.fromEntries(ADDRESS_FIELDS.map((spec) => [spec.key, spec.label.replace(' (optional)', '')])),
+    },
+  })
+}
+
+function paymentPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const input = h('input', { type: 'text', name: 'payment_instrument_id', required: true, maxlength: 200, autocomplete: 'off', spellcheck: 'false' }) as HTMLInputElement
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change payment method',
+    open: s.status === 'past_due',
+    intro: `Currently: ${s.payment_instrument_id}. Use the ID of a payment method saved in your store account. Never enter a card number here.`,
+    fields: [field('Payment method ID', input, { hint: 'For example instr_9f8e7d.' })],
+    submitLabel: 'Use this payment method',
+    validate: () => (input.value.trim() ? null : 'Enter the payment method ID.'),
+    action: {
+      confirm: () => ({
+        title: 'Use this payment method?',
+        body: [h('p', null, `Future charges go to ${input.value.trim()}.`)],
+        confirmLabel: 'Use it',
+      }),
+      perform: () => api.action(s.id, 'payment-instrument', { payment_instrument_id: input.value.trim() }),
+      success: () => 'The payment method is updated.',
+      fieldNames: { payment_instrument_id: 'The payment method ID' },
+    },
+  })
+}
+
+function changeRequestPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const options = ctx.swapOptions ?? []
+  const quantity = h('input', { type: 'number', name: 'quantity', min: 1, max: 10000, step: 1, inputmode: 'numeric' }) as HTMLInputElement
+  const planSelect = h('select', { name: 'plan_id' }) as HTMLSelectElement
+  planSelect.appendChild(h('option', { value: '' }, 'No change'))
+  for (const option of options) planSelect.appendChild(h('option', { value: option.plan.id }, planLabel(option, s.product_id)))
+  const count = h('input', { type: 'number', name: 'interval_count', min: 1, max: 365, step: 1, inputmode: 'numeric' }) as HTMLInputElement
+  const unit = intervalSelect('', true)
+  const note = h('textarea', { name: 'note', rows: 3, maxlength: 1000 }) as HTMLTextAreaElement
+  const changes = (): ChangeRequest['changes'] => {
+    const result: ChangeRequest['changes'] = {}
+    if (quantity.value) result.quantity = Number(quantity.value)
+    if (planSelect.value) result.plan_id = planSelect.value
+    if (unit.value) result.interval = unit.value as Interval
+    if (unit.value && count.value) result.interval_count = Number(count.value)
+    return result
+  }
+  return panel({
+    reload: ctx.reload,
+    summary: 'Request a change',
+    intro: `This is a business plan: changes to it are proposed to ${ctx.app.storeDisplayName}, who approves or declines them. Nothing changes until then.`,
+    fields: [
+      field('New quantity (optional)', quantity, { hint: `Now ${s.quantity}.`, className: 'narrow' }),
+      field('New plan (optional)', planSelect),
+      h('fieldset', { class: 'inline-fields' }, h('legend', null, 'Renew every (optional)'), field('Number', count, { className: 'narrow' }), field('Period', unit)),
+      field('Note for the store (optional)', note),
+    ],
+    submitLabel: 'Send request',
+    validate: () => {
+      if (Object.keys(changes()).length === 0) return 'Choose at least one change: quantity, plan or how often it renews.'
+      if (count.value && !unit.value) return 'Choose the period (days, weeks, months or years) to go with the number.'
+      return null
+    },
+    action: {
+      confirm: () => ({
+        title: 'Send this change request?',
+        body: [h('p', null, `${describeChanges(changes(), options)}. ${ctx.app.storeDisplayName === 'the store' ? 'The store' : ctx.app.storeDisplayName} decides; you can follow the request below.`)],
+        confirmLabel: 'Send request',
+      }),
+      perform: () => api.createChangeRequest(s.id, { changes: changes(), ...(note.value.trim() ? { note: note.value.trim() } : {}) }),
+      success: () => 'Your change request was sent to the store.',
+      fieldNames: { quantity: 'The quantity', plan_id: 'The plan', interval: 'The period', interval_count: 'The number', note: 'The note', changes: 'The request' },
+    },
+  })
+}
+
+/** "Quantity 10, plan Business quarterly, renews every 3 months". */
+export function describeChanges(changes: ChangeRequest['changes'], plans: { plan: Plan }[] = []): string {
+  const parts: string[] = []
+  if (changes.quantity !== undefined) parts.push(`quantity ${changes.quantity}`)
+  if (changes.plan_id) parts.push(`plan ${plans.find((option) => option.plan.id === changes.plan_id)?.plan.name ?? changes.plan_id}`)
+  if (changes.interval) parts.push(`renews ${formatInterval(changes.interval, changes.interval_count ?? 1)}`)
+  else if (changes.interval_count) parts.push(`renews every ${changes.interval_count} periods`)
+  const text = parts.join(', ')
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+function cancelPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const reason = h('textarea', { name: 'reason', rows: 3, maxlength: 500 }) as HTMLTextAreaElement
+  const canWait = Boolean(s.current_period_end) && !s.cancel_at_period_end && s.status !== 'pending'
+  const atPeriodEnd = h('input', { type: 'checkbox', name: 'at_period_end' }) as HTMLInputElement
+  const later = () => canWait && atPeriodEnd.checked
+  return panel({
+    reload: ctx.reload,
+    summary: s.cancel_at_period_end ? 'Cancel now instead' : 'Cancel subscription',
+    danger: true,
+    intro: s.cancel_at_period_end ? `It already cancels on ${formatDate(s.current_period_end)}. You can end it now instead.` : undefined,
+    fields: [
+      field('Reason (optional)', reason, { hint: 'Tell the store why you are cancelling.' }),
+      canWait ? checkboxField(`Keep it until the paid period ends (${formatDate(s.current_period_end)})`, atPeriodEnd) : null,
+    ],
+    submitLabel: 'Cancel subscription',
+    action: {
+      confirm: () => ({
+        title: 'Cancel this subscription?',
+        body: [
+          h('p', null, later() ? `It stays active until ${formatDate(s.current_period_end)} and is not renewed after that.` : 'It ends now and is not renewed.'),
+          h('p', null, 'A cancelled subscription cannot be restarted.'),
+        ],
+        confirmLabel: 'Yes, cancel it',
+        backLabel: 'Keep subscription',
+        danger: true,
+      }),
+      perform: () => api.action(s.id, 'cancel', { at_period_end: later(), ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) }),
+      success: () => (later() ? `Your subscription will end on ${formatDate(s.current_period_end)}.` : 'Your subscription is cancelled.'),
+      fieldNames: { reason: 'The reason' },
+    },
+  })
+}

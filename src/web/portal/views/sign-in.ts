@@ -1,0 +1,81 @@
+import { api, errorText } from '../api.ts'
+import type { PortalApp } from '../app.ts'
+import { field, h, replaceChildren } from '../dom.ts'
+
+/** Email in, sign-in link out: the same answer whether or not the address is known. */
+export async function renderSignIn(app: PortalApp, isCurrent: () => boolean, storeHash: string | null): Promise<void> {
+  const storeName = storeHash ? await app.showStore(storeHash) : null
+  if (!isCurrent()) return
+  const message = app.signInMessage
+  app.signInMessage = null
+  showForm(app, storeHash, storeName, message, '')
+  app.finishRender('Sign in')
+}
+
+function showForm(app: PortalApp, storeHash: string | null, storeName: string | null, message: { text: string; kind: 'info' | 'error' } | null, email: string): void {
+  const emailInput = h('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, maxlength: 254, spellcheck: 'false' }) as HTMLInputElement
+  emailInput.value = email
+  const storeInput = storeHash
+    ? null
+    : (h('input', { type: 'text', name: 'store', autocomplete: 'off', required: true, maxlength: 64, pattern: '[A-Za-z0-9_\\-]+', spellcheck: 'false' }) as HTMLInputElement)
+  const error = h('div', { class: 'alert error', role: 'alert' })
+  const submit = h('button', { type: 'submit', class: 'button primary' }, 'Email me a sign-in link')
+  let busy = false
+
+  const form = h(
+    'form',
+    {
+      class: 'card form-card',
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        if (busy) return
+        const address = emailInput.value.trim()
+        const store = storeHash ?? storeInput?.value.trim() ?? ''
+        busy = true
+        submit.setAttribute('aria-busy', 'true')
+        error.textContent = ''
+        try {
+          await api.requestLink(address, store)
+          showSent(app, storeHash ?? store, storeName, address)
+        } catch (failure) {
+          error.textContent = errorText(failure, { email: 'Email address', store_hash: 'Store ID' })
+        } finally {
+          busy = false
+          submit.removeAttribute('aria-busy')
+        }
+      },
+    },
+    storeInput ? field('Store ID', storeInput, { hint: 'The store you subscribed with, as shown in its emails or on its website.' }) : null,
+    field('Email address', emailInput, { hint: 'The address you used when you subscribed.' }),
+    error,
+    h('div', { class: 'button-row' }, submit),
+  )
+
+  replaceChildren(
+    app.main,
+    h('h1', null, 'Sign in'),
+    message ? h('p', { class: `alert ${message.kind}`, role: message.kind === 'error' ? 'alert' : 'status' }, message.text) : null,
+    h('p', { class: 'lead' }, `Manage your subscriptions${storeName ? ` with ${storeName}` : ''}. We'll email you a link that signs you in; no password needed.`),
+    form,
+  )
+}
+
+function showSent(app: PortalApp, storeHash: string, storeName: string | null, email: string): void {
+  replaceChildren(
+    app.main,
+    h('h1', null, 'Check your email'),
+    h(
+      'div',
+      { class: 'card' },
+      h('p', null, 'If ', h('strong', null, email), ` has subscriptions${storeName ? ` with ${storeName}` : ''}, a sign-in link is on its way.`),
+      h('p', null, 'Open the link on this device. It works once and expires in 15 minutes.'),
+      h(
+        'div',
+        { class: 'button-row' },
+        h('button', { type: 'button', class: 'button secondary', onclick: () => { showForm(app, storeHash, storeName, null, email); app.focusHeading() } }, 'Use a different email'),
+      ),
+    ),
+  )
+  app.announce('Sign-in link requested. Check your email.')
+  app.finishRender('Check your email')
+}

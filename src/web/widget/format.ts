@@ -1,0 +1,73 @@
+/** The plan fields the widget reads (the `Plan` schema of openapi.json; more fields arrive and pass through). */
+export interface Plan {
+  id: string
+  name: string
+  amount: number
+  currency: string
+  interval: 'day' | 'week' | 'month' | 'year'
+  interval_count: number
+  trial_days: number
+  prepaid_cycles: number | null
+  [field: string]: unknown
+}
+
+/** Money in integer minor units of an ISO 4217 currency, as the API sends it. */
+export interface Money {
+  amount: number
+  currency: string
+}
+
+const formatters = new Map<string, Intl.NumberFormat>()
+
+function formatter(currency: string, locale: string | undefined): Intl.NumberFormat {
+  const key = `${locale}|${currency}`
+  let format = formatters.get(key)
+  if (!format) formatters.set(key, (format = new Intl.NumberFormat(locale, { style: 'currency', currency })))
+  return format
+}
+
+/** Minor units to a price in the shopper's locale: 1350 USD -> "$13.50", 1350 JPY -> "¥1,350". */
+export function formatMoney(minor: number, currency: string, locale?: string): string {
+  const format = formatter(currency, locale)
+  return format.format(minor / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2))
+}
+
+/** `n` intervals in words: (1, "week") -> "week", (2, "week") -> "2 weeks". */
+export function span(count: number, interval: string): string {
+  return count === 1 ? interval : `${count} ${interval}s`
+}
+
+/** How often a plan delivers: "every month", "every 2 weeks". */
+export function intervalText(plan: Plan): string {
+  return `every ${span(plan.interval_count, plan.interval)}`
+}
+
+/**
+ * What one cycle costs. A prepaid plan's amount pays for its whole block of `prepaid_cycles`
+ * cycles in one charge, so per cycle it is that amount divided (minor units, possibly fractional).
+ */
+export function perCycle(plan: Plan): number {
+  return plan.amount / (plan.prepaid_cycles ?? 1)
+}
+
+/**
+ * Whole percent a cycle saves against buying once, rounded down so the widget never overstates it;
+ * null when there is nothing to compare (no one-time price, another currency, no saving).
+ */
+export function savingsPercent(plan: Plan, oneTime: Money | null): number | null {
+  if (!oneTime || oneTime.amount <= 0 || oneTime.currency !== plan.currency) return null
+  const cycles = plan.prepaid_cycles ?? 1
+  // Integers only: (one-time price of the block - the block's price) / one-time price of the block.
+  const percent = Math.floor(((oneTime.amount * cycles - plan.amount) * 100) / (oneTime.amount * cycles))
+  return percent >= 1 ? percent : null
+}
+
+/** The small print under a plan's price: trial, prepaid block, and what one charge is. */
+export function planNotes(plan: Plan, locale?: string): string[] {
+  const notes: string[] = []
+  if (plan.trial_days > 0) notes.push(`${plan.trial_days}-day free trial`)
+  if (plan.prepaid_cycles) {
+    notes.push(`${span(plan.prepaid_cycles * plan.interval_count, plan.interval)} prepaid: ${formatMoney(plan.amount, plan.currency, locale)} per charge`)
+  }
+  return notes
+}
