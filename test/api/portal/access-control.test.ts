@@ -28,6 +28,7 @@ import { signInSubscriber } from '../../helpers/portal.ts'
 import { checkout, checkoutInput, createCatalog, createShop } from '../../helpers/subscriptions.ts'
 import { buildTestApp, call, testConfig } from '../../helpers/test-app.ts'
 import { closeTestApp } from '../subscriptions/fixtures.ts'
+import { createWebhookService } from '../../../src/modules/webhooks/index.ts'
 
 /** Raise these as routes land: the guard fails if the document loses its security declarations. */
 const MIN_PORTAL_OPERATIONS = 20
@@ -102,6 +103,11 @@ await db
   })
   .execute()
 
+const webhookA = await createWebhookService({ db, clock: systemClock, allowPrivateNetworks: true }).create(shopA.store, {
+  url: 'https://hooks.example.com/billing',
+  event_types: ['subscription.created'],
+})
+
 const eventsA = await db.selectFrom('events').select(['id', 'entity_id']).where('store_id', '=', shopA.store.id).orderBy('position').execute()
 const a1EntityIds = new Set<string>([subscriberA1, ...subsA1.map((s) => s.id), changeRequestA1.id, chargeA1])
 const eventA1 = eventsA.find((e) => e.entity_id === subA1.id)?.id
@@ -131,7 +137,8 @@ const realIds: Record<string, string> = {
   cr: changeRequestA1.id,
   evt: eventA1,
   ch: chargeA1,
-  // wh_, msg_: no webhook routes yet; a syntactically valid id stands in (404 either way).
+  wh: webhookA.id,
+  // msg_: deliveries are only reached through their webhook subscription; no route takes their id.
 }
 
 /** What another subscriber of the same store must never see. */
@@ -142,6 +149,8 @@ const privateToStoreA = [
   shopA.store.store_hash,
   catalogA.product.id,
   ...Object.values(catalogA.plans).map((p) => p.id),
+  webhookA.id,
+  webhookA.secret,
   ...privateToA1,
   subscriberA2,
   emailA2,
