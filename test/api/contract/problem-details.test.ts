@@ -106,7 +106,7 @@ describe('request ids and versions', () => {
   test('every response carries a generated X-Request-Id, different per request', async () => {
     const first = await call(t.app, { method: 'GET', url: '/healthz' })
     const second = await call(t.app, { method: 'GET', url: '/api/v1/plans?store_hash=x' })
-    assert.match(String(first.headers['x-request-id']), /^req_[0-9a-f]{32}$/)
+    assert.match(String(first.headers['x-request-id']), /^req_[a-p]{32}$/)
     assert.notEqual(first.headers['x-request-id'], second.headers['x-request-id'])
   })
 
