@@ -2,17 +2,14 @@
 // against a bare Fastify hello-world, loaded the same way in the same run.
 // Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL.
 // The session token lasts 15 minutes from the service's start: keep rounds x (warm-up + duration) x 2 well under that.
-import { prepareBenchDatabase } from './lib/bench-database.ts'
 import type { ChildServer } from './lib/child-server.ts'
-import { deferCleanup } from './lib/cleanup.ts'
-import { load, pick, runBench, settingsOrUsage, startServer, verifyHello } from './lib/harness.ts'
+import { alternateRounds, runBench, settingsOrUsage, startServiceAndBaseline } from './lib/harness.ts'
 import { backgroundCpuBusy, checksTable, compareToBaseline, loadSummary, machineSummary, resultsTable, type Pair } from './lib/report.ts'
 import type { BenchSettings } from './lib/settings.ts'
 
 const SUBSCRIPTIONS = 5
 const TARGETS = { minThroughputRatio: 0.4, maxP99Ratio: 3 }
 const SESSION_SECONDS = 15 * 60
-const HELLO_ENTRY = new URL('./lib/hello-child.ts', import.meta.url)
 const SERVICE_ENTRY = new URL('./lib/portal-child.ts', import.meta.url)
 
 /**
@@ -45,38 +42,17 @@ async function main(): Promise<void> {
   if (loadSeconds > SESSION_SECONDS - 60) {
     throw new Error(`${loadSeconds} s of load outlasts the 15-minute portal session; use fewer rounds or a shorter duration`)
   }
-  const { DATABASE_URL: databaseUrl, DATA_DIR: _dataDir, JWT_SECRET: _secret, ...inherited } = process.env
   const startedAt = new Date()
   const backgroundBusy = await backgroundCpuBusy()
 
-  const database = await prepareBenchDatabase(databaseUrl)
-  const dropDatabase = deferCleanup(database.dispose)
-  const serviceEnv = {
-    ...inherited,
-    ...SERVICE_DEFAULTS,
-    ...pick(process.env, Object.keys(SERVICE_DEFAULTS)),
-    ...database.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    SEED_DEMO_DATA: 'false',
-    BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS),
-  }
-  const hello = await startServer('hello-world', HELLO_ENTRY, inherited)
-  await verifyHello(hello.url)
-  const service = await startServer('service', SERVICE_ENTRY, serviceEnv)
+  const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: { BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS) }, omitEnv: ['JWT_SECRET'] })
+  const { service, serviceEnv, databaseDescription } = started
   const auth = { authorization: `Bearer ${String(service.details.accessToken)}` }
   await verifyPortal(service.url, auth)
 
-  const pairs: Pair[] = []
-  for (let round = 1; round <= settings.rounds; round++) {
-    const baseline = await load(`hello-world, round ${round}`, hello, settings)
-    const candidate = await load(`portal subscriptions, round ${round}`, service, settings, auth)
-    pairs.push({ baseline, candidate })
-  }
-  await Promise.all([hello.stop(), service.stop()])
-  await dropDatabase()
+  const pairs = await alternateRounds(started, settings, 'portal subscriptions', auth)
 
-  const run = { startedAt, backgroundBusy, settings, databaseDescription: database.description, serviceEnv, service, pairs }
+  const run = { startedAt, backgroundBusy, settings, databaseDescription, serviceEnv, service, pairs }
   process.stdout.write(`${report(run)}\n`)
 }
 

@@ -1,15 +1,12 @@
 // Storefront plan discovery against a bare Fastify hello-world, loaded the same way in the same run.
 // Usage: npm run bench:storefront [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL.
-import { prepareBenchDatabase } from './lib/bench-database.ts'
 import type { ChildServer } from './lib/child-server.ts'
-import { deferCleanup } from './lib/cleanup.ts'
-import { load, pick, runBench, settingsOrUsage, startServer, verifyHello } from './lib/harness.ts'
+import { alternateRounds, runBench, settingsOrUsage, startServiceAndBaseline } from './lib/harness.ts'
 import { backgroundCpuBusy, checksTable, compareToBaseline, loadSummary, machineSummary, resultsTable, type Pair } from './lib/report.ts'
 import type { BenchSettings } from './lib/settings.ts'
 
 const PLAN_COUNT = 20
 const TARGETS = { minThroughputRatio: 0.6, maxP99Ratio: 2 }
-const HELLO_ENTRY = new URL('./lib/hello-child.ts', import.meta.url)
 const SERVICE_ENTRY = new URL('./lib/service-child.ts', import.meta.url)
 
 /**
@@ -37,38 +34,16 @@ interface Run {
 async function main(): Promise<void> {
   const settings = settingsOrUsage('bench:storefront')
   if (!settings) return
-  const { DATABASE_URL: databaseUrl, DATA_DIR: _dataDir, ...inherited } = process.env
   const startedAt = new Date()
   const backgroundBusy = await backgroundCpuBusy()
 
-  const database = await prepareBenchDatabase(databaseUrl)
-  const dropDatabase = deferCleanup(database.dispose)
-  const serviceEnv = {
-    ...inherited,
-    ...SERVICE_DEFAULTS,
-    ...pick(process.env, Object.keys(SERVICE_DEFAULTS)),
-    ...database.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    SEED_DEMO_DATA: 'false',
-    BENCH_PLAN_COUNT: String(PLAN_COUNT),
-  }
-  // Both stay up for every round, but only one is ever under load; an idle server costs nothing.
-  const hello = await startServer('hello-world', HELLO_ENTRY, inherited)
-  await verifyHello(hello.url)
-  const service = await startServer('service', SERVICE_ENTRY, serviceEnv)
+  const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: { BENCH_PLAN_COUNT: String(PLAN_COUNT) } })
+  const { service, serviceEnv, databaseDescription } = started
   await verifyStorefront(service.url)
 
-  const pairs: Pair[] = []
-  for (let round = 1; round <= settings.rounds; round++) {
-    const baseline = await load(`hello-world, round ${round}`, hello, settings)
-    const candidate = await load(`storefront plans, round ${round}`, service, settings)
-    pairs.push({ baseline, candidate })
-  }
-  await Promise.all([hello.stop(), service.stop()])
-  await dropDatabase()
+  const pairs = await alternateRounds(started, settings, 'storefront plans')
 
-  const run = { startedAt, backgroundBusy, settings, databaseDescription: database.description, serviceEnv, service, pairs }
+  const run = { startedAt, backgroundBusy, settings, databaseDescription, serviceEnv, service, pairs }
   process.stdout.write(`${report(run)}\n`)
 }
 
