@@ -158,7 +158,7 @@ async function engineCase(db: Db, label: string, count: number, latencyMs: numbe
   const gateway = createTestGateway(engineDb, { latencyMs })
   const gateways: GatewayResolver = { forStore: () => gateway, byName: () => gateway }
   const renewals = createRenewalEngine({ db: engineDb, clock: systemClock, gateways, concurrency: settings.concurrency, batchSize: settings.batch })
-  const totals: RenewalCounts = { claimed: 0, renewals: 0, retries: 0, expirations: 0, unsettled: 0 }
+  const totals: RenewalCounts = { claimed: 0, renewals: 0, retries: 0, expirations: 0, unsettled: 0, setAside: 0 }
   const measured = await timed(count, async () => {
     let batches = 0
     await Promise.all(

@@ -103,7 +103,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
   })
-  registerMetrics(app)
+  registerMetrics(app, db)
   registerHealth(app, db)
   await registerOpenApi(app)
   registerContractDefaults(app)
@@ -161,11 +161,12 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })
-    await admin.register(chargeAdminRoutes, { db })
     await admin.register(webhookAdminRoutes, { webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }) })
     const gateways = createGatewayResolver(db, config.billing)
     admin.addHook('onClose', () => gateways.close())
-    const renewals = createRenewalEngine({ db, clock, gateways, leaseMs: config.billing.chargeLeaseMs, concurrency: config.billing.concurrency, log: admin.log })
+    const { chargeLeaseMs: leaseMs, concurrency, unknownGraceMs } = config.billing
+    const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, unknownGraceMs, log: admin.log })
+    await admin.register(chargeAdminRoutes, { db, renewals })
     await admin.register(testClockRoutes, { testClock: createTestClock({ db, clock, renewals }) })
   }, { prefix: '/api/v1/admin' })
 

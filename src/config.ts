@@ -38,6 +38,7 @@ const Env = Type.Object({
   BILLING_CHARGE_LEASE_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   BILLING_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
   BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
+  BILLING_UNKNOWN_GRACE_MS: Type.Integer({ minimum: 1_000, default: 24 * 3_600_000 }),
   JOB_LEASE_MS: Type.Integer({ minimum: 500, default: 60_000 }),
   WEB_DIST_DIR: Type.Optional(Type.String({ minLength: 1 })),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ minLength: 1 })),
@@ -98,7 +99,20 @@ export interface Config {
     /** Gateway calls in flight at once per worker. */
     concurrency: number
     batchSize: number
+    /** How long a charge's outcome may stay unknown before it requires review. */
+    unknownGraceMs: number
   }
+}
+
+/**
+ * The longest a charge's gateway calls can take one after another: on the platform, raising the
+ * order, the payment access token, then the payment or (after a refusal) the order's transactions,
+ * then a lookup after a lost answer, each bounded by its timeout; on the test gateway, a charge and
+ * a replay under the same key. A lease shorter than this could end while its holder still works.
+ */
+export const PLATFORM_CALLS_PER_CHARGE = 4
+export function longestGatewaySequenceMs(billing: { platformTimeoutMs: number; testGatewayLatencyMs: number }): number {
+  return Math.max(PLATFORM_CALLS_PER_CHARGE * billing.platformTimeoutMs, 2 * billing.testGatewayLatencyMs)
 }
 
 export interface PlatformCredentials {
@@ -141,6 +155,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if ((env.BOOTSTRAP_STORE_HASH === undefined) !== (env.BOOTSTRAP_ADMIN_API_KEY === undefined)) {
     throw new Error('BOOTSTRAP_STORE_HASH and BOOTSTRAP_ADMIN_API_KEY must be set together')
   }
+  const longest = longestGatewaySequenceMs({ platformTimeoutMs: env.PLATFORM_API_TIMEOUT_MS, testGatewayLatencyMs: env.TEST_GATEWAY_LATENCY_MS })
+  if (env.BILLING_CHARGE_LEASE_MS < longest) {
+    throw new Error(`BILLING_CHARGE_LEASE_MS (${env.BILLING_CHARGE_LEASE_MS}) must be at least the longest gateway sequence, ${longest} ms (${PLATFORM_CALLS_PER_CHARGE} x PLATFORM_API_TIMEOUT_MS, 2 x TEST_GATEWAY_LATENCY_MS)`)
+  }
   return Object.freeze({
     env: env.NODE_ENV,
     port: env.PORT,
@@ -181,6 +199,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       chargeLeaseMs: env.BILLING_CHARGE_LEASE_MS,
       concurrency: env.BILLING_CONCURRENCY,
       batchSize: env.BILLING_BATCH_SIZE,
+      unknownGraceMs: env.BILLING_UNKNOWN_GRACE_MS,
     },
   })
 }

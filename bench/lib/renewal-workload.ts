@@ -125,6 +125,11 @@ export async function plainRenewalBatch(db: Db, store: StoreRow, batch: Subscrip
       gateway_charge_id: `tgw_${ulid()}`,
       platform_order_id: null,
       lease_until: null,
+      lease_token: null,
+      submitted_at: null,
+      unknown_since: null,
+      review: null,
+      amount_refunded: 0,
     }
     charges.push(charge)
     ledger.push({

@@ -147,6 +147,18 @@ export interface SubscriptionsTable {
   unpaid_period_start: NullableTimestamp
   past_due_at: NullableTimestamp
   reminded_for: NullableTimestamp
+  /** Set when a renewal failed on this subscription's own data: it is not claimed again until cleared. */
+  billing_issue: Json<BillingIssue | null>
+}
+
+/** Why a renewal or a charge was set aside for a person to look at. */
+export type BillingIssueCode = 'renewal_failed' | 'charge_requires_review' | 'outcome_unknown' | 'settlement_failed'
+
+export interface BillingIssue {
+  code: BillingIssueCode
+  message: string
+  /** RFC 3339 */
+  since: string
 }
 
 export interface CheckoutsTable {
@@ -228,7 +240,7 @@ export interface ServiceSecretsTable {
   created_at: Generated<Date>
 }
 
-export type ChargeStatus = 'pending' | 'succeeded' | 'failed'
+export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'requires_review'
 
 export interface ChargesTable {
   id: string
@@ -251,6 +263,48 @@ export interface ChargesTable {
   gateway_charge_id: string | null
   platform_order_id: string | null
   lease_until: NullableTimestamp
+  /** Fencing token of the lease holder; settling requires it. */
+  lease_token: string | null
+  /** When the request that can move money left, for gateways without idempotency keys. */
+  submitted_at: NullableTimestamp
+  /** When the outcome first came back unknown. */
+  unknown_since: NullableTimestamp
+  /** Why the charge needs review, while its status is requires_review. */
+  review: Json<BillingIssue | null>
+  amount_refunded: Generated<number>
+}
+
+export type RefundStatus = 'pending' | 'succeeded' | 'failed'
+
+export interface RefundsTable {
+  id: string
+  store_id: string
+  charge_id: string
+  amount: number
+  currency: string
+  reason: string | null
+  automatic: Generated<boolean>
+  status: RefundStatus
+  idempotency_key: string
+  gateway_refund_id: string | null
+  failure_message: string | null
+  lease_until: NullableTimestamp
+  lease_token: string | null
+  created_at: Timestamp
+  settled_at: NullableTimestamp
+}
+
+/** The `test` gateway's refunds: one row per refund idempotency key. */
+export interface TestGatewayRefundsTable {
+  idempotency_key: string
+  /** The idempotency key of the charge refunded. */
+  charge_key: string
+  amount: number
+  status: 'succeeded' | 'failed'
+  gateway_refund_id: string | null
+  failure_message: string | null
+  calls: Generated<number>
+  created_at: Timestamp
 }
 
 /** The `test` gateway's ledger: one row per idempotency key it was asked to charge. */
@@ -285,6 +339,8 @@ export interface Database {
   service_secrets: ServiceSecretsTable
   charges: ChargesTable
   test_gateway_charges: TestGatewayChargesTable
+  refunds: RefundsTable
+  test_gateway_refunds: TestGatewayRefundsTable
   webhook_subscriptions: WebhookSubscriptionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
@@ -321,6 +377,7 @@ export interface WebhookDeliveriesTable {
   attempts: Generated<number>
   next_attempt_at: NullableTimestamp
   locked_until: NullableTimestamp
+  lease_token: string | null
   last_status_code: number | null
   last_error: string | null
   created_at: Timestamp
@@ -355,6 +412,7 @@ export type EventRow = Selectable<EventsTable>
 export type JobRow = Selectable<JobsTable>
 
 export type ChargeRow = Selectable<ChargesTable>
+export type RefundRow = Selectable<RefundsTable>
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>

@@ -1,14 +1,31 @@
 import type { FastifyInstance } from 'fastify'
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { sql } from 'kysely'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Db } from '../db/database.ts'
 
 export interface Metrics {
   registry: Registry
 }
 
 /** Request count and latency by route template and status, plus the process's own figures. */
-export function registerMetrics(app: FastifyInstance): Metrics {
+export function registerMetrics(app: FastifyInstance, db: Db): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  // Work set aside for a person, read from the database at each scrape, so every process reports
+  // the same truth whichever worker set the row aside.
+  new Gauge({
+    name: 'set_aside_items',
+    help: 'Work set aside because it failed on its own data or needs a person: renewals (subscriptions with a billing issue), charges requiring review, jobs that gave up, webhook deliveries whose attempt could not be recorded',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      const { rows } = await sql<{ kind: string; n: number }>`
+        SELECT 'renewal' AS kind, count(*)::int AS n FROM subscriptions WHERE billing_issue IS NOT NULL
+        UNION ALL SELECT 'charge_review', count(*)::int FROM charges WHERE status = 'requires_review'
+        UNION ALL SELECT 'job', count(*)::int FROM jobs WHERE failed_at IS NOT NULL`.execute(db)
+      for (const row of rows) this.set({ kind: row.kind }, Number(row.n))
+    },
+  })
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route template and status code',

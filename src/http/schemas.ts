@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { ERROR_STATUS, ERROR_TITLES, type ErrorCode } from '../lib/errors.ts'
 import { idPattern, type IdPrefix } from '../lib/ids.ts'
+import { MAX_AMOUNT, MAX_RENEWAL_AMOUNT } from '../lib/money.ts'
 
 /**
  * OpenAPI 3.0 has no `null` type; it marks optional nulls with `nullable: true`, which Ajv and
@@ -31,7 +32,14 @@ export const IdParams = (prefix: IdPrefix) => Type.Object({ id: Id(prefix) }, { 
 
 export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case', example: 'USD' })
 
-export const Amount = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Integer minor units (cents for USD)' })
+export const Amount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: 'Integer minor units (cents for USD)' })
+
+/** What one renewal charges: a price times a quantity, so it may be larger than any one `Amount`. */
+export const ChargeAmount = Type.Integer({
+  minimum: 0,
+  maximum: MAX_RENEWAL_AMOUNT,
+  description: 'Integer minor units (cents for USD) of one renewal: the price times the quantity',
+})
 
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[]
 

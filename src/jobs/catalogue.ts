@@ -77,8 +77,8 @@ export async function startWorker(
 ): Promise<JobRunner & { mailer: Mailer }> {
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log })
   const gateways = createGatewayResolver(db, config.billing)
-  const { chargeLeaseMs: leaseMs, concurrency, batchSize } = config.billing
-  const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, log })
+  const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
+  const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
   const reconcileEveryMs = Math.max(500, Math.min(RECONCILE_EVERY_MS, leaseMs))
   const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs })
   for (const { kind, instances } of RECURRING) {

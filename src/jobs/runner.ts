@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
 import type { Db, Executor, JobRow } from '../db/database.ts'
+import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, renewLeases, type Claim } from '../db/leases.ts'
 import { retryDelayMs } from './retry-schedule.ts'
 
 export interface JobResult {
@@ -58,64 +60,46 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
   let timer: NodeJS.Timeout | undefined
   let current: Promise<number> | undefined
 
-  async function claim(): Promise<JobRow[]> {
+  async function claim(): Promise<Claim<JobRow>> {
     const at = now()
     const kinds = Object.keys(handlers)
-    if (kinds.length === 0) return []
-    const claimed = await db
-      .updateTable('jobs')
-      .set((eb) => ({ locked_until: new Date(at.getTime() + leaseMs), locked_by: workerId, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('jobs')
-          .select('id')
-          .where('failed_at', 'is', null)
-          .where('kind', 'in', kinds)
-          .where('run_at', '<=', at)
-          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<', at)]))
-          .orderBy('run_at')
-          .orderBy('id')
-          .limit(batchSize)
-          .forUpdate()
-          .skipLocked(),
-      )
-      .returningAll()
-      .execute()
+    // The worker id is the fencing token: one worker runs one batch at a time, and operators can read it.
+    const token = workerId
+    if (kinds.length === 0) return { token, until: at, rows: [] }
+    const claimed = await claimLeased<JobRow>(db, LEASES.jobs, {
+      candidates: sql`SELECT id FROM jobs
+                       WHERE failed_at IS NULL AND kind IN (${sql.join(kinds)}) AND run_at <= ${at} AND ${leaseFree(LEASES.jobs, at)}
+                       ORDER BY run_at, id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`,
+      leaseMs,
+      now: at,
+      token,
+      set: sql`attempts = t.attempts + 1`,
+    })
     // UPDATE ... RETURNING gives rows in no particular order; run them in the order they fell due.
-    return claimed.sort((a, b) => a.run_at.getTime() - b.run_at.getTime() || a.id - b.id)
+    claimed.rows.sort((a, b) => a.run_at.getTime() - b.run_at.getTime() || Number(a.id) - Number(b.id))
+    return claimed
   }
 
-  /**
-   * Jobs of a batch run one after another, so a later job's lease is renewed just before it starts:
-   * false when another worker took it over meanwhile (this worker stalled past the lease).
-   */
-  async function renewLease(job: JobRow): Promise<boolean> {
-    const renewed = await db
-      .updateTable('jobs')
-      .set({ locked_until: new Date(now().getTime() + leaseMs) })
-      .where('id', '=', job.id)
-      .where('locked_by', '=', workerId)
-      .executeTakeFirst()
-    return Number(renewed.numUpdatedRows) === 1
-  }
-
-  async function finish(job: JobRow, result: JobResult | void): Promise<void> {
+  async function finish(job: JobRow, token: string, result: JobResult | void): Promise<void> {
     if (result?.rescheduleAt) {
       await db
         .updateTable('jobs')
         .set({ run_at: result.rescheduleAt, locked_until: null, locked_by: null, attempts: 0, last_error: null })
         .where('id', '=', job.id)
-        .where('locked_by', '=', workerId)
+        .where(heldBy(LEASES.jobs, token))
         .execute()
     } else {
-      await db.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', workerId).execute()
+      await db.deleteFrom('jobs').where('id', '=', job.id).where(heldBy(LEASES.jobs, token)).execute()
     }
   }
 
-  async function fail(job: JobRow, error: unknown): Promise<void> {
+  async function fail(job: JobRow, token: string, error: unknown): Promise<void> {
     const message = error instanceof Error ? error.message : String(error)
     const exhausted = job.attempts >= job.max_attempts
-    log.warn({ job: job.id, kind: job.kind, attempt: job.attempts, exhausted, err: error }, 'job failed')
+    // A job that keeps failing on its data is set aside (failed_at) after its attempts, said once;
+    // the queue goes on with everything else meanwhile.
+    if (exhausted) log.error({ job: job.id, kind: job.kind, attempts: job.attempts, err: error }, 'job set aside after its last attempt')
+    else log.warn({ job: job.id, kind: job.kind, attempt: job.attempts, err: error }, 'job failed; it will be retried')
     await db
       .updateTable('jobs')
       .set({
@@ -125,21 +109,33 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
         ...(exhausted ? { failed_at: now() } : { run_at: new Date(now().getTime() + retryDelayMs(job.attempts)) }),
       })
       .where('id', '=', job.id)
-      .where('locked_by', '=', workerId)
+      .where(heldBy(LEASES.jobs, token))
       .execute()
   }
 
-  /** Claims one batch and runs it; returns how many jobs ran. */
+  /** Claims one batch and runs it, one job after another, the batch's leases renewed meanwhile; returns how many jobs ran. */
   async function runOnce(): Promise<number> {
-    const jobs = await claim()
-    for (const [index, job] of jobs.entries()) {
-      if (index > 0 && !(await renewLease(job))) continue
-      const handler = handlers[job.kind]!
-      try {
-        await finish(job, await handler(job))
-      } catch (error) {
-        await fail(job, error)
+    const { token, rows: jobs } = await claim()
+    if (jobs.length === 0) return 0
+    const keeper = keepLeases(db, LEASES.jobs, token, leaseMs, { now, log })
+    keeper.add(jobs.map((job) => job.id))
+    try {
+      for (const [index, job] of jobs.entries()) {
+        // Another worker took it over while this one stalled past the lease: it is theirs now.
+        if (keeper.lost(job.id)) continue
+        if (index > 0 && !(await renewLeases(db, LEASES.jobs, [job.id], token, leaseMs, now())).has(job.id)) continue
+        const handler = handlers[job.kind]!
+        try {
+          const result = await handler(job)
+          keeper.remove([job.id])
+          await finish(job, token, result)
+        } catch (error) {
+          keeper.remove([job.id])
+          await fail(job, token, error)
+        }
       }
+    } finally {
+      await keeper.stop()
     }
     return jobs.length
   }

@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   subscriber: 'cus',
   subscription: 'sub',
   charge: 'ch',
+  refund: 're',
   changeRequest: 'cr',
   event: 'evt',
   webhookSubscription: 'wh',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { chargeIdempotencyKey, type ChargeRequest } from '../../src/modules/billing/gateways/gateway.ts'
+import { chargeIdempotencyKey, type ChargeRequest, type RefundRequest } from '../../src/modules/billing/gateways/gateway.ts'
 import { createTestGateway, scriptedOutcome, type TestGateway } from '../../src/modules/billing/gateways/test-gateway.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 
@@ -22,6 +22,19 @@ function chargeFor(instrument: string, overrides: Partial<ChargeRequest> = {}): 
   }
 }
 
+/** A refund of `charge` with a refund key of its own (`<charge key>:refund:<n>`). */
+function refundOf(charge: ChargeRequest, amount: number, n = 1, overrides: Partial<RefundRequest> = {}): RefundRequest {
+  return {
+    idempotencyKey: `${charge.idempotencyKey}:refund:${n}`,
+    storeId: charge.storeId,
+    chargeIdempotencyKey: charge.idempotencyKey,
+    gatewayChargeId: null,
+    amount,
+    currency: charge.currency,
+    ...overrides,
+  }
+}
+
 describe('test gateway (CONTRACT section 7)', () => {
   let handle: DatabaseHandle
   let gateway: TestGateway
@@ -37,7 +50,153 @@ describe('test gateway (CONTRACT section 7)', () => {
     assert.deepEqual(scriptedOutcome('pi_1_insufficient_funds'), { status: 'failed', failureCode: 'insufficient_funds' })
     assert.deepEqual(scriptedOutcome('pi_1_timeout'), { status: 'succeeded', timesOutFirst: true })
     assert.deepEqual(scriptedOutcome('pi_1'), { status: 'succeeded', timesOutFirst: false })
+    assert.deepEqual(scriptedOutcome('pi_1_unknown'), { status: 'unknown' })
     assert.deepEqual(scriptedOutcome('pi_declined_not_at_end'), { status: 'succeeded', timesOutFirst: false }, 'only a suffix counts')
+    assert.deepEqual(scriptedOutcome('pi_unknown_not_at_end'), { status: 'succeeded', timesOutFirst: false }, 'only a suffix counts')
+  })
+
+  test('the gateway deduplicates by key, and says so', () => {
+    assert.equal(gateway.honoursIdempotencyKeys, true)
+  })
+
+  test('_unknown: every call answers unknown, nothing is written, lookup finds nothing', async () => {
+    const request = chargeFor('pi_4242_unknown')
+    for (let call = 0; call < 3; call++) {
+      const outcome = await gateway.charge(request)
+      assert.equal(outcome.status, 'unknown', JSON.stringify(outcome))
+    }
+    assert.equal(await gateway.lookup(request), undefined, 'the gateway has no trace of it')
+    assert.equal(await gateway.countCharges({ subscriptionId: request.subscriptionId }), 0, 'no money moved')
+    const rows = await handle.db.selectFrom('test_gateway_charges').select('idempotency_key').where('subscription_id', '=', request.subscriptionId).execute()
+    assert.equal(rows.length, 0, 'no ledger row at all')
+    assert.equal(await gateway.callsFor(request.idempotencyKey), 0)
+  })
+
+  test('refund in full: succeeded with a tre_ id, recorded once', async () => {
+    const charge = chargeFor('pi_refund_full')
+    assert.equal((await gateway.charge(charge)).status, 'succeeded')
+    const outcome = await gateway.refund(refundOf(charge, 2500))
+    assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome))
+    assert.match(outcome.status === 'succeeded' ? outcome.gatewayRefundId : '', /^tre_[0-9A-HJKMNP-TV-Z]{26}$/)
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 2500)
+    const rows = await handle.db.selectFrom('test_gateway_refunds').selectAll().where('charge_key', '=', charge.idempotencyKey).execute()
+    assert.equal(rows.length, 1)
+    assert.equal(rows[0]!.amount, 2500)
+    assert.equal(rows[0]!.status, 'succeeded')
+    assert.equal(rows[0]!.calls, 1)
+  })
+
+  test('partial refunds: one, then a second up to the amount, then nothing more', async () => {
+    const charge = chargeFor('pi_refund_partial')
+    await gateway.charge(charge)
+    assert.equal((await gateway.refund(refundOf(charge, 1000, 1))).status, 'succeeded')
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 1000)
+    assert.equal((await gateway.refund(refundOf(charge, 1500, 2))).status, 'succeeded', 'two partials may add up to the charge')
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 2500)
+    const more = await gateway.refund(refundOf(charge, 1, 3))
+    assert.equal(more.status, 'failed')
+    assert.match(more.status === 'failed' ? more.message : '', /exceed/)
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 2500, 'the refused refund moved nothing')
+  })
+
+  test('an over-refund is refused and nothing is written as succeeded', async () => {
+    const charge = chargeFor('pi_refund_over')
+    await gateway.charge(charge)
+    const outcome = await gateway.refund(refundOf(charge, 2501))
+    assert.equal(outcome.status, 'failed', JSON.stringify(outcome))
+    assert.match(outcome.status === 'failed' ? outcome.message : '', /exceed.*0 of 2500/)
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 0)
+    const rows = await handle.db.selectFrom('test_gateway_refunds').selectAll().where('charge_key', '=', charge.idempotencyKey).execute()
+    assert.deepEqual(rows.map((row) => [row.status, row.gateway_refund_id]), [['failed', null]])
+    assert.equal((await gateway.refund(refundOf(charge, 2500, 2))).status, 'succeeded', 'the refused one reserved nothing')
+  })
+
+  test('a replayed refund key answers the first outcome and refunds once (calls = 2)', async () => {
+    const charge = chargeFor('pi_refund_replay')
+    await gateway.charge(charge)
+    const request = refundOf(charge, 2000)
+    const first = await gateway.refund(request)
+    const second = await gateway.refund(request)
+    assert.equal(first.status, 'succeeded')
+    assert.deepEqual(second, first)
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 2000)
+    const row = await handle.db.selectFrom('test_gateway_refunds').selectAll().where('idempotency_key', '=', request.idempotencyKey).executeTakeFirstOrThrow()
+    assert.equal(row.calls, 2)
+
+    // A refused refund replays as refused, even once the charge would allow it: the first outcome stands.
+    const over = refundOf(charge, 600, 2)
+    assert.equal((await gateway.refund(over)).status, 'failed')
+    assert.equal((await gateway.refund(over)).status, 'failed')
+    const overRow = await handle.db.selectFrom('test_gateway_refunds').selectAll().where('idempotency_key', '=', over.idempotencyKey).executeTakeFirstOrThrow()
+    assert.equal(overRow.calls, 2)
+    assert.equal(overRow.status, 'failed')
+  })
+
+  test('a refund key reused for a different refund is refused loudly', async () => {
+    const charge = chargeFor('pi_refund_reuse')
+    await gateway.charge(charge)
+    await gateway.refund(refundOf(charge, 500))
+    await assert.rejects(gateway.refund(refundOf(charge, 700)), /different refund/)
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 500)
+  })
+
+  test('a refund of a charge key with no succeeded charge is refused: declined, unknown, never charged', async () => {
+    const declined = chargeFor('pi_refund_declined')
+    await gateway.charge(declined)
+    const unknown = chargeFor('pi_refund_unknown')
+    assert.equal((await gateway.charge(unknown)).status, 'unknown')
+    const never = chargeFor('pi_refund_never')
+    for (const charge of [declined, unknown, never]) {
+      const outcome = await gateway.refund(refundOf(charge, 100))
+      assert.equal(outcome.status, 'failed', JSON.stringify(outcome))
+      assert.match(outcome.status === 'failed' ? outcome.message : '', /no succeeded charge/)
+      assert.equal(await gateway.refundedFor(charge.idempotencyKey), 0)
+    }
+  })
+
+  test('a refund in another currency or for another store is refused', async () => {
+    const charge = chargeFor('pi_refund_currency')
+    await gateway.charge(charge)
+    assert.equal((await gateway.refund(refundOf(charge, 100, 1, { currency: 'EUR' }))).status, 'failed')
+    assert.equal((await gateway.refund(refundOf(charge, 100, 2, { storeId: 'store_other' }))).status, 'failed')
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 0)
+  })
+
+  test('refund amounts are positive integer minor units', async () => {
+    const charge = chargeFor('pi_refund_cents')
+    await gateway.charge(charge)
+    await assert.rejects(gateway.refund(refundOf(charge, 12.5)), RangeError)
+    await assert.rejects(gateway.refund(refundOf(charge, 0, 2)), RangeError)
+    await assert.rejects(gateway.refund(refundOf(charge, -5, 3)), RangeError)
+  })
+
+  test('concurrent refunds with different keys never exceed the charge', async () => {
+    const charge = chargeFor('pi_refund_race')
+    await gateway.charge(charge)
+    const otherWorker = createTestGateway(handle.db)
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? otherWorker : gateway).refund(refundOf(charge, 750, i + 1))))
+    const succeeded = outcomes.filter((o) => o.status === 'succeeded').length
+    assert.equal(succeeded, 3, '3 x 30% fit in the charge, a 4th would not')
+    assert.equal(outcomes.filter((o) => o.status === 'failed').length, 7)
+    const refunded = await gateway.refundedFor(charge.idempotencyKey)
+    assert.ok(refunded <= charge.amount, `refunded ${refunded} of ${charge.amount}`)
+    assert.equal(refunded, 2250)
+  })
+
+  test('concurrent calls with one refund key make one refund', async () => {
+    const charge = chargeFor('pi_refund_same_key_race')
+    await gateway.charge(charge)
+    const request = refundOf(charge, 2500)
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => gateway.refund(request)))
+    for (const outcome of outcomes) assert.deepEqual(outcome, outcomes[0])
+    assert.equal(outcomes[0]!.status, 'succeeded')
+    assert.equal(await gateway.refundedFor(charge.idempotencyKey), 2500)
+    const row = await handle.db.selectFrom('test_gateway_refunds').selectAll().where('idempotency_key', '=', request.idempotencyKey).executeTakeFirstOrThrow()
+    assert.equal(row.calls, 6)
+  })
+
+  test('refundedFor a charge never refunded is 0', async () => {
+    assert.equal(await gateway.refundedFor('no-such-charge'), 0)
   })
 
   test('an ordinary instrument is charged once and the charge is recorded', async () => {

@@ -24,6 +24,7 @@ function subscription(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow
     plan_id: 'plan_1',
     product_id: 'prod_1',
     platform_order_id: 'order-1',
+    billing_issue: null,
     status: 'active',
     quantity: 1,
     amount: 1500,

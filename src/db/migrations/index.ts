@@ -5,6 +5,7 @@ import * as portal from './0003-portal.ts'
 import * as testGateway from './0004-test-gateway.ts'
 import * as billing from './0005-billing.ts'
 import * as webhooks from './0006-webhooks.ts'
+import * as moneyPath from './0007-money-path.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-test-gateway': testGateway,
   '0005-billing': billing,
   '0006-webhooks': webhooks,
+  '0007-money-path': moneyPath,
 }

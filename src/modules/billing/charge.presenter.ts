@@ -10,6 +10,8 @@ export function presentCharge(row: ChargeRow): ChargeView {
     amount: row.amount,
     currency: row.currency,
     status: row.status,
+    amount_refunded: row.amount_refunded,
+    review: row.review ?? null,
     attempt: row.attempt,
     payment_instrument_id: row.payment_instrument_id,
     platform_order_id: row.platform_order_id,

@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox'
-import { Amount, Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { ChargeAmount, Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
+import { BillingIssue } from '../subscriptions/subscription.schemas.ts'
 
-export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed'] as const
+export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'requires_review'] as const
 
 /** One attempt to collect one period: it names the vault instrument by id only, never card data. */
 export const Charge = Type.Object(
@@ -9,9 +11,13 @@ export const Charge = Type.Object(
     id: Id('ch'),
     object: Type.Literal('charge'),
     subscription_id: Id('sub'),
-    amount: Amount,
+    amount: ChargeAmount,
     currency: Currency,
-    status: StringEnum(CHARGE_STATUSES),
+    status: StringEnum(CHARGE_STATUSES, {
+      description: 'pending: the gateway was asked and has not answered yet; requires_review: its outcome stayed unknown past the grace period, or could not be recorded, and an admin resolves it',
+    }),
+    amount_refunded: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: 'Integer minor units refunded so far (refunds whose answer is still awaited are not counted)' }),
+    review: Nullable(BillingIssue, { description: 'Why the charge requires review; null otherwise' }),
     attempt: Type.Integer({ minimum: 1, description: '1 for the renewal, 2.. for dunning retries of the same period' }),
     payment_instrument_id: Type.String(),
     platform_order_id: Nullable(Type.String({ description: 'The renewal order on the commerce platform this charge pays (live stores)' })),

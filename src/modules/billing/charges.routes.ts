@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import type { Db } from '../../db/database.ts'
+import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -7,6 +8,20 @@ import { notFound } from '../../lib/errors.ts'
 import { decodeCursor, toPage } from '../../lib/pagination.ts'
 import { presentCharge } from './charge.presenter.ts'
 import { Charge, CHARGE_STATUSES } from './charge.schemas.ts'
+import type { RenewalEngine } from './renewal-engine.ts'
+
+const RefundBody = Type.Object(
+  {
+    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RENEWAL_AMOUNT, description: 'Integer minor units; default: all that is left' })),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  },
+  { additionalProperties: false },
+)
+
+const ResolveBody = Type.Object(
+  { outcome: StringEnum(['succeeded', 'failed'] as const, { description: 'What the gateway says happened, learned by other means (its dashboard, the bank)' }) },
+  { additionalProperties: false },
+)
 
 const ChargeListQuery = Type.Object(
   {
@@ -18,7 +33,7 @@ const ChargeListQuery = Type.Object(
 )
 
 /** The merchant's view of charge attempts: every renewal and dunning retry, newest first. */
-export async function chargeAdminRoutes(app: App, { db }: { db: Db }): Promise<void> {
+export async function chargeAdminRoutes(app: App, { db, renewals }: { db: Db; renewals: RenewalEngine }): Promise<void> {
   app.get('/charges', {
     schema: {
       operationId: 'listCharges',
@@ -53,4 +68,32 @@ export async function chargeAdminRoutes(app: App, { db }: { db: Db }): Promise<v
     if (!row) throw notFound('charge', request.params.id)
     return presentCharge(row)
   })
+
+  app.post('/charges/:id/refund', {
+    schema: {
+      operationId: 'refundCharge',
+      summary: 'Refund all or part of a succeeded charge',
+      description: 'Refunds through the gateway the charge went through; never more than is left (refunds still awaiting the gateway count as taken). 200 when the money went back (`amount_refunded` grew, event `charge.refunded`); 202 when the gateway has not answered yet: the refund is retried under the same key and `charge.refunded` follows. A failed, pending or fully refunded charge is 409; an amount over what is left is 400; a refund the gateway refuses is 402 `refund_failed` and moves nothing.',
+      tags: ['Billing'],
+      params: IdParams('ch'),
+      body: RefundBody,
+      response: { 200: Ref(Charge), 202: Ref(Charge), ...problemResponses(400, 402, 404, 409) },
+    },
+  }, async (request, reply) => {
+    const result = await renewals.refund(adminStore(request), request.params.id, request.body)
+    reply.code(result.completed ? 200 : 202)
+    return result.charge
+  })
+
+  app.post('/charges/:id/resolve', {
+    schema: {
+      operationId: 'resolveCharge',
+      summary: 'Settle a charge that requires review',
+      description: 'For a charge whose outcome stayed unknown (or could not be recorded): settles the period as if the gateway had answered so. `succeeded` pays the period (or refunds it at once if the subscription was cancelled meanwhile); `failed` continues dunning. Any other status is 409.',
+      tags: ['Billing'],
+      params: IdParams('ch'),
+      body: ResolveBody,
+      response: { 200: Ref(Charge), ...problemResponses(400, 404, 409) },
+    },
+  }, async (request) => renewals.resolve(adminStore(request), request.params.id, request.body.outcome))
 }

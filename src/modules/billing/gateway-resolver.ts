@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts'
 import type { Db, StoreRow } from '../../db/database.ts'
 import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
-import type { GatewayResolver } from './renewal-engine.ts'
+import type { GatewayResolver } from './renewal-context.ts'
 
 /**
  * Test-mode stores charge through the `test` gateway, live stores through the commerce platform

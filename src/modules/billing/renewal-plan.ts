@@ -167,3 +167,62 @@ export const FAILURE_TEXT: Record<FailureCode, string> = {
   processing_error: 'The payment could not be processed.',
   gateway_configuration: 'The store cannot take payments right now.',
 }
+
+/** A definite answer about a charge: from the gateway, or from an admin resolving a charge under review. */
+export type DefiniteOutcome =
+  | { status: 'succeeded'; gatewayChargeId: string | null }
+  | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
+
+export interface ChargeSettlement {
+  charge: {
+    status: 'succeeded' | 'failed'
+    gateway_charge_id: string | null
+    failure_code: string | null
+    failure_message: string | null
+    next_retry_at: Date | null
+  }
+  /** What happens to the subscription; `set` is empty when the charge no longer concerns it. */
+  subscription: Settlement
+  /** Money moved but paid no period (the subscription left billing meanwhile): give it back. */
+  refund: boolean
+}
+
+/**
+ * What a definite outcome does to the charge and its subscription. Only the charge the subscription
+ * is waiting for moves it on: a success pays the period, a failure enters or continues dunning.
+ */
+export function settleCharge(
+  subscription: SubscriptionRow,
+  store: Pick<StoreRow, 'timezone' | 'dunning_retry_days'>,
+  charge: { id: string; attempt: number; period_start: Date },
+  outcome: DefiniteOutcome,
+  periodIndex: number,
+  at: Date,
+): ChargeSettlement {
+  const succeeded = outcome.status === 'succeeded'
+  let change: Settlement = { set: {}, events: [] }
+  let nextRetryAt: Date | null = null
+  if (subscription.pending_charge_id === charge.id) {
+    change = { set: { pending_charge_id: null }, events: [] }
+    if (succeeded && ['active', 'past_due', 'paused'].includes(subscription.status)) {
+      change = afterSuccess(subscription, store, periodIndex, at)
+    } else if (!succeeded && ['active', 'past_due'].includes(subscription.status)) {
+      const failure = afterFailure(subscription, store, charge.attempt, charge.period_start, at)
+      change = { set: failure.set, events: failure.events }
+      nextRetryAt = failure.nextRetryAt
+    }
+    // The charge a review was about is settled: the subscription bills again.
+    if (subscription.billing_issue?.code === 'charge_requires_review') change = { ...change, set: { ...change.set, billing_issue: null } }
+  }
+  return {
+    charge: {
+      status: succeeded ? 'succeeded' : 'failed',
+      gateway_charge_id: outcome.status === 'succeeded' ? outcome.gatewayChargeId : null,
+      failure_code: outcome.status === 'failed' ? outcome.failureCode : null,
+      failure_message: outcome.status === 'failed' ? outcome.failureMessage || FAILURE_TEXT[outcome.failureCode] : null,
+      next_retry_at: nextRetryAt,
+    },
+    subscription: change,
+    refund: succeeded && !('period_index' in change.set),
+  }
+}

@@ -23,7 +23,7 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'prepaid.order_created',
   'shipping.address_updated',
 ] as const
-export const CHARGE_EVENT_TYPES = ['charge.succeeded', 'charge.failed'] as const
+export const CHARGE_EVENT_TYPES = ['charge.succeeded', 'charge.failed', 'charge.refunded'] as const
 export const CHANGE_REQUEST_EVENT_TYPES = ['change_request.created', 'change_request.approved', 'change_request.rejected'] as const
 export const TEST_EVENT_TYPES = ['webhook.test'] as const
 

@@ -1,4 +1,5 @@
 export {
+  BillingIssue,
   CancelBody,
   ChangeRequest,
   ChangeRequestBody,
@@ -27,3 +28,4 @@ export type { Actor } from './subscription-mutation.ts'
 export { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
 export { findSubscriber, updateSubscriber } from './subscriptions.repository.ts'
 export { registerSubscriptionActions } from './subscription-action.routes.ts'
+export { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from './subscription-batch.ts'

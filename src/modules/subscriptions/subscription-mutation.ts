@@ -6,6 +6,7 @@ import { recordEvent, type EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
+import { RENEWAL_FAILED } from './subscription-batch.ts'
 import { lockSubscription, updateSubscription } from './subscriptions.repository.ts'
 
 /** Who acts: the merchant through the admin API, or a subscriber on their own subscriptions only. */
@@ -37,7 +38,9 @@ export async function lockForActor(trx: Executor, store: StoreRow, id: string, a
 
 /** Applies a change and records its events in one transaction, holding the row lock throughout. */
 export async function applyMutation(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date): Promise<SubscriptionView> {
-  const updated = await updateSubscription(trx, subscription.id, mutation.set, now)
+  // A renewal set aside for its data is tried again after any change: the change may have fixed it.
+  const set = subscription.billing_issue?.code === RENEWAL_FAILED && !('billing_issue' in mutation.set) ? { ...mutation.set, billing_issue: null } : mutation.set
+  const updated = await updateSubscription(trx, subscription.id, set, now)
   const view = presentSubscription(updated, store.store_hash)
   for (const eventType of mutation.events) {
     await recordEvent(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view })

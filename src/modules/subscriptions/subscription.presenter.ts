@@ -35,6 +35,7 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
         ? { cycles_total: row.prepaid_cycles_total, cycles_remaining: row.prepaid_cycles_remaining ?? 0 }
         : null,
     latest_charge_id: row.latest_charge_id,
+    billing_issue: row.billing_issue ?? null,
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),
     version: row.version,

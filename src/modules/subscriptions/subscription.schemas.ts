@@ -18,6 +18,18 @@ export const ShippingAddress = Type.Object(
   { $id: 'ShippingAddress', title: 'ShippingAddress', additionalProperties: false },
 )
 
+/** Why billing stopped for a person to look at (a subscription's `billing_issue`, a charge's `review`). */
+export const BillingIssue = Type.Object(
+  {
+    code: StringEnum(['renewal_failed', 'charge_requires_review', 'outcome_unknown', 'settlement_failed'] as const, {
+      description: 'renewal_failed: the renewal failed on this subscription\'s own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded',
+    }),
+    message: Type.String(),
+    since: Timestamp,
+  },
+  { additionalProperties: false },
+)
+
 export const Subscription = Type.Object(
   {
     id: Id('sub'),
@@ -55,6 +67,7 @@ export const Subscription = Type.Object(
       Type.Object({ cycles_total: Type.Integer({ minimum: 2 }), cycles_remaining: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
     ),
     latest_charge_id: Nullable(Id('ch'), { description: 'The most recent charge attempt' }),
+    billing_issue: Nullable(BillingIssue, { description: 'Set while renewals are set aside for an admin; null when billing runs normally' }),
     created_at: Timestamp,
     updated_at: Timestamp,
     version: Type.Integer({ minimum: 1, description: 'Grows by one with every change' }),

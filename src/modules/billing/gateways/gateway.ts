@@ -41,7 +41,35 @@ export interface ChargeRequest {
   description: string
   /** The platform order this charge pays; the platform gateway needs it to obtain a payment access token. */
   orderId?: string | undefined
+  /**
+   * Called just before the request that can move money is sent; the engine records it, so that a
+   * charge whose answer is lost is only looked up afterwards, never sent again, on gateways that take
+   * no idempotency key. If it throws (the lease was lost), nothing is sent and the outcome is unknown.
+   */
+  onSubmit?: (() => Promise<void>) | undefined
 }
+
+export interface RefundRequest {
+  /** One per refund: `<charge key>:refund:<n>`; a retry of the same refund reuses it. */
+  idempotencyKey: string
+  storeId: string
+  /** The idempotency key of the charge being refunded. */
+  chargeIdempotencyKey: string
+  /** What the gateway called the charge when it succeeded. */
+  gatewayChargeId: string | null
+  /** The platform order the charge paid (platform gateway). */
+  orderId?: string | undefined
+  /** Integer minor units, at most what is left of the charge. */
+  amount: number
+  currency: string
+  reason?: string | undefined
+}
+
+export type RefundOutcome =
+  | { status: 'succeeded'; gatewayRefundId: string }
+  /** Refused: no money moved. */
+  | { status: 'failed'; message: string }
+  | { status: 'unknown'; reason: string }
 
 export type ChargeOutcome =
   | { status: 'succeeded'; gatewayChargeId: string }
@@ -67,6 +95,11 @@ export type OrderOutcome =
 export interface PaymentGateway {
   readonly name: GatewayName
   /**
+   * True when a second `charge` with the same idempotency key can never move money again (the
+   * gateway deduplicates by key). Otherwise a charge sent once is only ever looked up afterwards.
+   */
+  readonly honoursIdempotencyKeys: boolean
+  /**
    * Raises the order a renewal pays, for gateways that pay orders (the platform's payments API does).
    * Called once per charge before `charge`, under the charge's idempotency key; the engine stores
    * the order id on the charge, so a retry after a crash asks again with the same key.
@@ -80,6 +113,8 @@ export interface PaymentGateway {
    * 'unknown' when the gateway still cannot tell, and the engine should ask again later.
    */
   lookup(request: ChargeRequest): Promise<ChargeOutcome | undefined>
+  /** Refunds part or all of a succeeded charge, once per refund idempotency key; never throws for a refund outcome. */
+  refund(request: RefundRequest): Promise<RefundOutcome>
 }
 
 /**

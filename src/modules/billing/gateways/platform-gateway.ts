@@ -1,6 +1,17 @@
 import { Agent, request, type Dispatcher } from 'undici'
-import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateway.ts'
-import { describeTransportError, paymentOutcome, titleOf, transactionsOutcome, wasNeverSent, type PlatformAnswer } from './platform-outcomes.ts'
+import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
+import {
+  currencyExponent,
+  describeTransportError,
+  minorToDecimal,
+  paymentOutcome,
+  refundOutcome,
+  refundQuoteOutcome,
+  titleOf,
+  transactionsOutcome,
+  wasNeverSent,
+  type PlatformAnswer,
+} from './platform-outcomes.ts'
 
 /** One store's credentials for the platform, from configuration. */
 export interface PlatformStoreConfig {
@@ -28,6 +39,19 @@ export interface PlatformGateway extends PaymentGateway {
 const DEFAULT_TIMEOUT_MS = 15_000
 
 type Sent = { ok: true; answer: PlatformAnswer } | { ok: false; neverSent: boolean; reason: string }
+
+/**
+ * A decimal amount written into the JSON body exactly as given ("25.00" stays 25.00 on the wire),
+ * so money never passes through a float on its way out.
+ */
+function decimalJson(text: string): unknown {
+  const rawJSON = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON
+  return rawJSON ? rawJSON(text) : Number(text)
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, 200)
+}
 
 /**
  * The commerce platform's stored-instrument payments API: obtain a payment access token for the
@@ -72,6 +96,8 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
 
   return {
     name: 'platform',
+    // The platform takes no idempotency keys (CONTRACT section 11): a payment sent once is only looked up.
+    honoursIdempotencyKeys: false,
 
     async createOrder(charge: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome> {
       const config = await options.configFor(charge.storeId)
@@ -133,6 +159,13 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
 
       // Step 2: the payment. From here on, anything short of a clear answer is 'unknown'.
       const paymentsBase = trimSlash(config.paymentsBaseUrl ?? config.apiBaseUrl)
+      // The platform takes no idempotency key: the engine records that the payment is about to go
+      // out, so a lost answer is only ever looked up. If it cannot (lease lost), nothing is sent.
+      try {
+        await charge.onSubmit?.()
+      } catch (error) {
+        return { status: 'unknown', reason: redact(`the payment was not submitted: recording the submission failed (${messageOf(error)})`) }
+      }
       const paid = await send(
         'POST',
         `${paymentsBase}/payments`,
@@ -152,6 +185,40 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       const config = await options.configFor(charge.storeId)
       if (!config || !charge.orderId) return undefined
       return transactionsOfOrder(config, charge.orderId, (text) => text.replaceAll(config.accessToken, '[redacted]'))
+    },
+
+    /**
+     * Refunds through the order's payment actions (reference/orders.v3.yml): a refund quote for an
+     * order-level amount tells which provider can refund it online, then the refund itself with that
+     * provider and the same amount, both in the currency's decimal major units.
+     */
+    async refund(refund: RefundRequest): Promise<RefundOutcome> {
+      if (!Number.isSafeInteger(refund.amount) || refund.amount <= 0) throw new RangeError(`refund amount must be a positive integer of minor units, got ${refund.amount}`)
+      const exponent = currencyExponent(refund.currency)
+      const amount = decimalJson(minorToDecimal(refund.amount, exponent))
+      const config = await options.configFor(refund.storeId)
+      if (!config) return { status: 'failed', message: 'no platform credentials are configured for this store' }
+      if (!refund.orderId) return { status: 'failed', message: 'a platform refund needs the order the charge paid' }
+      const redact = (text: string) => (config.accessToken ? text.replaceAll(config.accessToken, '[redacted]') : text)
+      const auth = { 'x-auth-token': config.accessToken }
+      const actions = `${trimSlash(config.apiBaseUrl)}/orders/${encodeURIComponent(refund.orderId)}/payment_actions`
+      const orderId = /^\d+$/.test(refund.orderId) ? Number(refund.orderId) : refund.orderId
+      // An order-level amount (item_type ORDER, item_id = the order): tax is not recalculated.
+      const item = { item_type: 'ORDER', item_id: orderId, amount, ...(refund.reason ? { reason: refund.reason.slice(0, 1000) } : {}) }
+
+      // Step 1: the quote. It moves no money, so every way it can fail is definite.
+      const quoted = await send('POST', `${actions}/refund_quotes`, auth, { items: [item] })
+      if (!quoted.ok) return { status: 'failed', message: redact(`asking for a refund quote: ${quoted.reason}`) }
+      const quote = refundQuoteOutcome(quoted.answer, refund.amount, exponent)
+      if (quote.status === 'failed') return { status: 'failed', message: redact(quote.message) }
+
+      // Step 2: the refund. From here on, anything short of a clear answer is 'unknown'.
+      const sent = await send('POST', `${actions}/refunds`, auth, { items: [item], payments: [{ provider_id: quote.providerId, amount, offline: false }] })
+      if (!sent.ok) {
+        return sent.neverSent ? { status: 'failed', message: redact(`submitting the refund: ${sent.reason}`) } : { status: 'unknown', reason: redact(`submitting the refund: ${sent.reason}`) }
+      }
+      const outcome = refundOutcome(sent.answer)
+      return outcome.status === 'failed' ? { ...outcome, message: redact(outcome.message) } : outcome.status === 'unknown' ? { ...outcome, reason: redact(outcome.reason) } : outcome
     },
 
     async close() {

@@ -1,4 +1,4 @@
-import type { ChargeOutcome, FailureCode } from './gateway.ts'
+import type { ChargeOutcome, FailureCode, RefundOutcome } from './gateway.ts'
 
 /**
  * How the platform's answers become outcomes. Pure, so the HTTP code stays thin. The rule behind
@@ -22,6 +22,16 @@ import type { ChargeOutcome, FailureCode } from './gateway.ts'
  * | payment      | 3xx, 5xx                                              | unknown (it may have been processed)     |
  * | payment      | timeout, connection reset or closed after sending     | unknown                                  |
  * | either       | connection refused, DNS failure, connect timeout      | failed processing_error (nothing sent)   |
+ * | refund quote | 201 with an online, non-store-credit method of exactly the amount | go on to the refund          |
+ * | refund quote | 2xx without such a method (offline only, other amount) | failed, saying what the platform offers |
+ * | refund quote | anything else: 4xx, 5xx, timeout, network error        | failed (a quote moves no money)          |
+ * | refund       | 2xx with data.id, not every payment is_declined        | succeeded, gatewayRefundId = data.id     |
+ * | refund       | 2xx with data.id, every payment is_declined            | failed with the declined_message         |
+ * | refund       | 2xx without data.id                                    | unknown                                  |
+ * | refund       | 4xx other than 429                                     | failed with the platform's title/detail  |
+ * | refund       | 429, 5xx, 1xx/3xx                                      | unknown (it may have been processed)     |
+ * | refund       | timeout, connection reset or closed after sending      | unknown                                  |
+ * | refund       | connection refused etc. (wasNeverSent)                 | failed (nothing sent)                    |
  */
 
 /** The platform's error codes (and common processor codes it passes through) in our vocabulary. */
@@ -126,4 +136,115 @@ export function transactionsOutcome(body: unknown): ChargeOutcome | undefined {
   }
   if (transactions.some((t) => t.event === 'pending' || t.status === 'pending')) return { status: 'unknown', reason: 'the order has a payment pending' }
   return undefined
+}
+
+/**
+ * Decimal places of a currency's major unit (USD 2, JPY 0, KWD 3), as ICU knows them. Throws a
+ * RangeError for a code that is not a currency.
+ */
+export function currencyExponent(currency: string): number {
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+}
+
+/** Integer minor units as the decimal text of major units, built from the digits (no float): 2500 USD -> "25.00". */
+export function minorToDecimal(amount: number, exponent: number): string {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amount must be a non-negative integer of minor units, got ${amount}`)
+  if (exponent === 0) return String(amount)
+  const digits = String(amount).padStart(exponent + 1, '0')
+  return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`
+}
+
+/**
+ * A decimal amount of major units (a JSON number or numeric string from the platform) in integer
+ * minor units, read from its digits; undefined when it is not a plain non-negative decimal or has
+ * more places than the currency (so it cannot be an exact amount).
+ */
+export function decimalToMinor(value: unknown, exponent: number): number | undefined {
+  const text = typeof value === 'number' ? (Number.isFinite(value) ? value.toFixed(Math.max(exponent, 0) + 4) : '') : typeof value === 'string' ? value.trim() : ''
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text)
+  if (!match) return undefined
+  const [, whole, fraction = ''] = match
+  if (/[^0]/.test(fraction.slice(exponent))) return undefined
+  const minor = Number(`${whole}${fraction.slice(0, exponent).padEnd(exponent, '0')}`)
+  return Number.isSafeInteger(minor) ? minor : undefined
+}
+
+/** Everything the platform said about an error, for a message: titles, details, per-item errors. */
+export function problemText(body: unknown): string {
+  const texts: string[] = []
+  const add = (value: unknown) => {
+    if (typeof value === 'string' && value.trim() && !texts.includes(value.trim())) texts.push(value.trim())
+  }
+  const visit = (item: unknown) => {
+    const b = item as { title?: unknown; detail?: unknown; error?: unknown; message?: unknown; declined_message?: unknown; errors?: unknown } | null
+    if (!b || typeof b !== 'object') return
+    add(b.title)
+    add(b.detail)
+    add(b.error)
+    add(b.message)
+    if (Array.isArray(b.errors)) for (const e of b.errors) visit(e)
+    else if (b.errors && typeof b.errors === 'object') for (const value of Object.values(b.errors)) add(value)
+  }
+  visit(body)
+  // The refunds endpoint wraps its errors in `data` (422: [{status, title, type}], 503: [{order_id, status, error}]).
+  const data = (body as { data?: unknown } | null)?.data
+  if (Array.isArray(data)) for (const item of data) visit(item)
+  return texts.join('; ').slice(0, 300)
+}
+
+/** A refund method the quote offers: one payment option, online, and not store credit. */
+export type RefundQuoteAnswer = { status: 'refundable'; providerId: string } | { status: 'failed'; message: string }
+
+// Providers that "refund" without returning money to the card that paid.
+const NOT_THE_CARD = new Set(['storecredit', 'giftcertificate', 'custom'])
+
+/**
+ * Which provider refunds `amount` (minor units) according to a refund quote (RefundQuote_Resp:
+ * `data.refund_methods`, an array of methods, each an array of PaymentOption). A renewal order is
+ * paid by one stored card, so the method wanted is a single online option of the card's provider,
+ * for exactly the amount asked (the platform requires the refund to use the quoted amount).
+ */
+export function refundQuoteOutcome(answer: PlatformAnswer, amount: number, exponent: number): RefundQuoteAnswer {
+  const { statusCode, body } = answer
+  if (statusCode < 200 || statusCode >= 300) {
+    const text = problemText(body)
+    return { status: 'failed', message: `the platform refused the refund quote (${statusCode})${text ? `: ${text}` : ''}` }
+  }
+  const methods = (body as { data?: { refund_methods?: unknown } } | null)?.data?.refund_methods
+  const options = (Array.isArray(methods) ? methods : []).filter((method): method is unknown[] => Array.isArray(method) && method.length === 1).map((method) => method[0] as Record<string, unknown>)
+  const online = options.filter((option) => option && typeof option.provider_id === 'string' && option.provider_id !== '' && option.offline !== true && option.offline_provider !== true && !NOT_THE_CARD.has(option.provider_id))
+  const exact = online.find((option) => decimalToMinor(option.amount, exponent) === amount)
+  if (exact) return { status: 'refundable', providerId: exact.provider_id as string }
+  if (online.length > 0) {
+    const offered = online
+      .map((option) => {
+        const minor = decimalToMinor(option.amount, exponent)
+        return `${minor === undefined ? String(option.amount) : minorToDecimal(minor, exponent)} via ${String(option.provider_id)}`
+      })
+      .join(', ')
+    return { status: 'failed', message: `the platform would refund ${offered}, not ${minorToDecimal(amount, exponent)}` }
+  }
+  const reasons = options.map((option) => (typeof option?.offline_reason === 'string' && option.offline_reason ? option.offline_reason : undefined)).filter(Boolean)
+  return { status: 'failed', message: `the platform offers no online refund to the card for this order${reasons.length ? `: ${reasons.join('; ')}` : ''}`.slice(0, 300) }
+}
+
+/** The outcome of the refund request (Refund_Resp on 201), from the platform's answer (rows "refund" of the table). */
+export function refundOutcome(answer: PlatformAnswer): RefundOutcome {
+  const { statusCode, body } = answer
+  if (statusCode >= 200 && statusCode < 300) {
+    const data = (body as { data?: { id?: unknown; payments?: unknown } } | null)?.data
+    const id = typeof data?.id === 'number' || (typeof data?.id === 'string' && data.id !== '') ? String(data.id) : undefined
+    if (!id) return { status: 'unknown', reason: `the platform answered ${statusCode} without a refund id` }
+    const payments = Array.isArray(data?.payments) ? (data.payments as Array<{ is_declined?: unknown; declined_message?: unknown }>) : []
+    if (payments.length > 0 && payments.every((payment) => payment?.is_declined === true)) {
+      const text = payments.map((payment) => (typeof payment.declined_message === 'string' ? payment.declined_message : '')).filter(Boolean).join('; ')
+      return { status: 'failed', message: `the payment provider declined the refund${text ? `: ${text}` : ''}`.slice(0, 300) }
+    }
+    return { status: 'succeeded', gatewayRefundId: id }
+  }
+  if (statusCode >= 400 && statusCode < 500 && statusCode !== 429) {
+    const text = problemText(body)
+    return { status: 'failed', message: `the platform refused the refund (${statusCode})${text ? `: ${text}` : ''}` }
+  }
+  return { status: 'unknown', reason: `the platform answered ${statusCode}; the refund may have been made` }
 }

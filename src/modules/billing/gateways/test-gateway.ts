@@ -1,18 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Insertable, Selectable } from 'kysely'
 import { monotonicFactory } from 'ulid'
-import type { Db, TestGatewayChargesTable } from '../../../db/database.ts'
+import type { Db, TestGatewayChargesTable, TestGatewayRefundsTable } from '../../../db/database.ts'
 import { systemClock, type Clock } from '../../../lib/clock.ts'
-import type { ChargeOutcome, ChargeRequest, FailureCode, PaymentGateway } from './gateway.ts'
+import type { ChargeOutcome, ChargeRequest, FailureCode, PaymentGateway, RefundOutcome, RefundRequest } from './gateway.ts'
 
 /** The outcome an instrument id asks for (CONTRACT section 7): pure, so the table is tested on its own. */
-export type ScriptedOutcome = { status: 'succeeded'; timesOutFirst: boolean } | { status: 'failed'; failureCode: FailureCode }
+export type ScriptedOutcome =
+  | { status: 'succeeded'; timesOutFirst: boolean }
+  | { status: 'failed'; failureCode: FailureCode }
+  /** The gateway never learns what became of the charge: no money moves, yet nobody can say so. */
+  | { status: 'unknown' }
 
 export function scriptedOutcome(paymentInstrumentId: string): ScriptedOutcome {
   if (paymentInstrumentId.endsWith('_declined')) return { status: 'failed', failureCode: 'card_declined' }
   if (paymentInstrumentId.endsWith('_insufficient_funds')) return { status: 'failed', failureCode: 'insufficient_funds' }
   // The charge goes through, but the caller never hears so: the case exactly-once has to survive.
   if (paymentInstrumentId.endsWith('_timeout')) return { status: 'succeeded', timesOutFirst: true }
+  // Every call is unknown and nothing is recorded: the case that must end in review, never in a second charge.
+  if (paymentInstrumentId.endsWith('_unknown')) return { status: 'unknown' }
   return { status: 'succeeded', timesOutFirst: false }
 }
 
@@ -39,6 +45,8 @@ export interface TestGateway extends PaymentGateway {
   countCharges(filter: ChargeCountFilter): Promise<number>
   /** How many charge calls arrived with this key, replays included (0 when never called). */
   callsFor(idempotencyKey: string): Promise<number>
+  /** The minor units refunded (succeeded refunds) of the charge made under this charge key; 0 when none. */
+  refundedFor(chargeKey: string): Promise<number>
 }
 
 type LedgerRow = Pick<TestGatewayChargesTable, 'status' | 'failure_code' | 'gateway_charge_id'>
@@ -51,6 +59,12 @@ interface Waiting {
 
 const MAX_ROWS_PER_STATEMENT = 500
 const nextUlid = monotonicFactory()
+
+// A replay of a refused refund answers the first reason, kept in the ledger.
+function refundOutcomeOf(row: Pick<Selectable<TestGatewayRefundsTable>, 'status' | 'gateway_refund_id' | 'failure_message'>): RefundOutcome {
+  if (row.status === 'succeeded') return { status: 'succeeded', gatewayRefundId: row.gateway_refund_id ?? '' }
+  return { status: 'failed', message: row.failure_message ?? 'The test gateway refused the refund.' }
+}
 
 function outcomeOf(row: LedgerRow): ChargeOutcome {
   if (row.status === 'succeeded') return { status: 'succeeded', gatewayChargeId: row.gateway_charge_id ?? '' }
@@ -126,11 +140,14 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
 
   return {
     name: 'test',
+    honoursIdempotencyKeys: true,
 
     async charge(request: ChargeRequest): Promise<ChargeOutcome> {
       if (!Number.isInteger(request.amount) || request.amount < 0) throw new RangeError(`amount must be a non-negative integer of minor units, got ${request.amount}`)
       if (latencyMs > 0) await sleep(latencyMs)
       const scripted = scriptedOutcome(request.paymentInstrumentId)
+      // No ledger row: no money moved, and `lookup` finds nothing, yet the caller is never told so.
+      if (scripted.status === 'unknown') return { status: 'unknown', reason: 'The test gateway never learned the outcome (instrument ending in _unknown).' }
       const row = await record({
         idempotency_key: request.idempotencyKey,
         store_id: request.storeId,
@@ -160,6 +177,72 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
         .where('idempotency_key', '=', request.idempotencyKey)
         .executeTakeFirst()
       return row ? outcomeOf(row) : undefined
+    },
+
+    /**
+     * One transaction per refund, holding the charge's ledger row locked (FOR UPDATE), so refunds of
+     * one charge are decided one at a time and their sum never passes the amount charged. The refund
+     * key's row is written with the same upsert as charges: a replay (or a concurrent twin, when no
+     * charge row exists to lock) gets the first row back with `calls` counted up.
+     */
+    async refund(request: RefundRequest): Promise<RefundOutcome> {
+      if (!Number.isInteger(request.amount) || request.amount <= 0) throw new RangeError(`refund amount must be a positive integer of minor units, got ${request.amount}`)
+      if (latencyMs > 0) await sleep(latencyMs)
+      const { row } = await db.transaction().execute(async (trx) => {
+        const charge = await trx
+          .selectFrom('test_gateway_charges')
+          .select(['status', 'amount', 'currency', 'store_id'])
+          .where('idempotency_key', '=', request.chargeIdempotencyKey)
+          .forUpdate()
+          .executeTakeFirst()
+        let refusal: string | undefined
+        if (!charge || charge.status !== 'succeeded' || charge.store_id !== request.storeId) {
+          refusal = `The test gateway has no succeeded charge under key ${request.chargeIdempotencyKey} to refund.`
+        } else if (charge.currency.trim() !== request.currency) {
+          refusal = `The charge was made in ${charge.currency.trim()}, not ${request.currency}.`
+        } else {
+          const { total } = await trx
+            .selectFrom('test_gateway_refunds')
+            .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('total'))
+            .where('charge_key', '=', request.chargeIdempotencyKey)
+            .where('status', '=', 'succeeded')
+            .executeTakeFirstOrThrow()
+          const refunded = Number(total)
+          if (refunded + request.amount > charge.amount) {
+            refusal = `Refunding ${request.amount} would exceed the charge: ${refunded} of ${charge.amount} is refunded already.`
+          }
+        }
+        const row = await trx
+          .insertInto('test_gateway_refunds')
+          .values({
+            idempotency_key: request.idempotencyKey,
+            charge_key: request.chargeIdempotencyKey,
+            amount: request.amount,
+            status: refusal ? 'failed' : 'succeeded',
+            gateway_refund_id: refusal ? null : `tre_${nextUlid()}`,
+            failure_message: refusal ?? null,
+            created_at: clock.now(),
+          })
+          .onConflict((oc) => oc.column('idempotency_key').doUpdateSet((eb) => ({ calls: eb('test_gateway_refunds.calls', '+', 1) })))
+          .returningAll()
+          .executeTakeFirstOrThrow()
+        return { row }
+      })
+      // Reusing a refund key for another refund is an engine bug: refused loudly, like a reused charge key.
+      if (row.charge_key !== request.chargeIdempotencyKey || Number(row.amount) !== request.amount) {
+        throw new Error(`test gateway: refund idempotency key ${request.idempotencyKey} was first used for a different refund`)
+      }
+      return refundOutcomeOf(row)
+    },
+
+    async refundedFor(chargeKey: string): Promise<number> {
+      const { total } = await db
+        .selectFrom('test_gateway_refunds')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('total'))
+        .where('charge_key', '=', chargeKey)
+        .where('status', '=', 'succeeded')
+        .executeTakeFirstOrThrow()
+      return Number(total)
     },
 
     async countCharges(filter: ChargeCountFilter): Promise<number> {

@@ -1,0 +1,166 @@
+import { sql } from 'kysely'
+import type { ChargeRow, Executor, SubscriptionRow } from '../../db/database.ts'
+import { newId } from '../../lib/ids.ts'
+import { toRfc3339 } from '../../lib/time.ts'
+import { applySubscriptionChanges, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { chargeIdempotencyKey } from './gateways/index.ts'
+import { describeFailure, isRowError, loadStores, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
+import { planRenewal } from './renewal-plan.ts'
+
+/**
+ * Step 1 of a renewal: one transaction claims due subscriptions (SKIP LOCKED), records each one's
+ * `pending` charge under its idempotency key and lease, with `subscription.charged`, and marks the
+ * subscription as waiting for that charge, so no other attempt can start until it settles.
+ * Skips and gift expirations finish here, as they charge nothing.
+ */
+
+export interface ClaimCounts {
+  claimed: number
+  renewals: number
+  retries: number
+  expirations: number
+  setAside: number
+}
+
+export const emptyClaimCounts = (): ClaimCounts => ({ claimed: 0, renewals: 0, retries: 0, expirations: 0, setAside: 0 })
+
+function selectDue(trx: Executor, ctx: BillingContext, limit: number, filter: { storeId?: string | undefined; id?: string }) {
+  let query = trx
+    .selectFrom('subscriptions as s')
+    .innerJoin('stores as st', 'st.id', 's.store_id')
+    .selectAll('s')
+    .where('s.status', 'in', ['active', 'past_due'])
+    .where('s.pending_charge_id', 'is', null)
+    .where('s.cancel_at_period_end', '=', false)
+    .where('s.billing_issue', 'is', null)
+    .where('s.next_charge_at', '<=', sql<Date>`coalesce(st.test_clock_now, ${ctx.clock.now()})`)
+    // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
+    // this renewal) renews after them: charging first would move the period past those cycles.
+    .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0
+                             AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
+  if (filter.storeId) query = query.where('s.store_id', '=', filter.storeId)
+  if (filter.id) query = query.where('s.id', '=', filter.id)
+  return query.orderBy('s.next_charge_at').limit(limit).forUpdate('s').skipLocked().execute()
+}
+
+/** Records the attempts of subscriptions locked by the caller's transaction. */
+async function recordAttempts(trx: Executor, ctx: BillingContext, due: SubscriptionRow[], lease: { token: string; leaseMs: number }, counts: ClaimCounts): Promise<Attempt[]> {
+  const stores = await loadStores(trx, due.map((row) => row.store_id))
+  const attempts: Attempt[] = []
+  const lifecycle: SubscriptionChange[] = []
+  for (const subscription of due) {
+    const store = stores.get(subscription.store_id)!
+    const dueAt = subscription.next_charge_at!
+    const renewal = planRenewal(subscription, store)
+    if (renewal.kind !== 'charge') {
+      lifecycle.push({ id: subscription.id, set: renewal.set, at: storeTime(ctx.clock, store, dueAt), storeId: store.id, storeHash: store.store_hash, events: renewal.events })
+      if (renewal.kind === 'skip') counts.renewals++
+      else counts.expirations++
+      continue
+    }
+    if (renewal.attempt === 1) counts.renewals++
+    else counts.retries++
+    const charge: ChargeRow = {
+      id: newId('ch'),
+      store_id: store.id,
+      subscription_id: subscription.id,
+      amount: renewal.amount,
+      currency: renewal.currency,
+      status: 'pending',
+      attempt: renewal.attempt,
+      payment_instrument_id: subscription.payment_instrument_id,
+      idempotency_key: chargeIdempotencyKey(subscription.id, renewal.period.start, renewal.attempt),
+      failure_code: null,
+      failure_message: null,
+      next_retry_at: null,
+      period_start: renewal.period.start,
+      period_end: renewal.period.end,
+      created_at: dueAt,
+      settled_at: null,
+      gateway: ctx.gateways.forStore(store).name,
+      gateway_charge_id: null,
+      platform_order_id: null,
+      // The lease is this worker's from now; it is renewed while the charge waits and while its gateway call runs.
+      lease_until: new Date(realNow().getTime() + lease.leaseMs),
+      lease_token: lease.token,
+      submitted_at: null,
+      unknown_since: null,
+      review: null,
+      amount_refunded: 0,
+    }
+    attempts.push({ charge, periodIndex: renewal.periodIndex })
+  }
+  await applySubscriptionChanges(trx, lifecycle)
+  if (attempts.length === 0) return attempts
+  await trx.insertInto('charges').values(attempts.map(({ charge }) => charge)).execute()
+  await applySubscriptionChanges(
+    trx,
+    attempts.map(({ charge }) => {
+      const store = stores.get(charge.store_id)!
+      return {
+        id: charge.subscription_id,
+        set: { pending_charge_id: charge.id, latest_charge_id: charge.id },
+        at: storeTime(ctx.clock, store, charge.created_at),
+        storeId: store.id,
+        storeHash: store.store_hash,
+        events: ['subscription.charged'],
+      }
+    }),
+  )
+  return attempts
+}
+
+/**
+ * Claims up to `limit` due renewals. When one row's data breaks the batch, each is claimed again on
+ * its own, and the rows that still fail are set aside with their reason: the rest are billed.
+ */
+export async function claimDue(ctx: BillingContext, options: { limit: number; storeId?: string | undefined; token: string }, counts: ClaimCounts): Promise<Attempt[]> {
+  const lease = { token: options.token, leaseMs: ctx.leaseMs }
+  let due: SubscriptionRow[] = []
+  try {
+    const batch = emptyClaimCounts()
+    const attempts = await ctx.db.transaction().execute(async (trx) => {
+      due = await selectDue(trx, ctx, options.limit, { storeId: options.storeId })
+      batch.claimed = due.length
+      return due.length === 0 ? [] : recordAttempts(trx, ctx, due, lease, batch)
+    })
+    addCounts(counts, batch)
+    return attempts
+  } catch (error) {
+    if (!isRowError(error) || due.length === 0) throw error
+  }
+  const attempts: Attempt[] = []
+  for (const row of due) {
+    const one = emptyClaimCounts()
+    try {
+      attempts.push(...(await ctx.db.transaction().execute(async (trx) => {
+        const again = await selectDue(trx, ctx, 1, { id: row.id })
+        one.claimed = again.length
+        return again.length === 0 ? [] : recordAttempts(trx, ctx, again, lease, one)
+      })))
+      addCounts(counts, one)
+    } catch (error) {
+      if (!isRowError(error)) throw error
+      await setAsideRenewal(ctx, row, error)
+      counts.claimed++
+      counts.setAside++
+    }
+  }
+  return attempts
+}
+
+function addCounts(into: ClaimCounts, from: ClaimCounts): void {
+  into.claimed += from.claimed
+  into.renewals += from.renewals
+  into.retries += from.retries
+  into.expirations += from.expirations
+  into.setAside += from.setAside
+}
+
+/** The subscription is not claimed again until a change to it clears the issue; said once, here. */
+async function setAsideRenewal(ctx: BillingContext, subscription: SubscriptionRow, error: unknown): Promise<void> {
+  const message = `the renewal could not be recorded: ${describeFailure(error)}`
+  await setBillingIssue(ctx.db, [subscription.id], { code: RENEWAL_FAILED, message, since: toRfc3339(realNow()) })
+  ctx.log?.error({ subscriptionId: subscription.id, storeId: subscription.store_id, reason: message }, 'renewal set aside: it failed on its own data')
+}
+

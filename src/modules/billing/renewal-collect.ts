@@ -1,0 +1,102 @@
+import type { ChargeRow } from '../../db/database.ts'
+import { heldBy, LEASES } from '../../db/leases.ts'
+import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
+import { realNow, type BillingContext } from './renewal-context.ts'
+
+/**
+ * Step 2 of a renewal: the gateway, called outside any transaction. A charge is sent again only
+ * when that cannot move money twice: it was never submitted, or the gateway deduplicates by key.
+ * Otherwise a charge whose answer was lost is only looked up, and "no trace yet" stays unknown
+ * (the first payment may still be in flight) until the grace period hands it to a person.
+ */
+
+const unknownOf = (error: unknown) => ({ status: 'unknown' as const, reason: String(error) })
+
+export function createCollector(ctx: BillingContext) {
+  const { db, gateways } = ctx
+
+  /** Marks the charge submitted, only while our lease holds: otherwise nothing may be sent. */
+  async function markSubmitted(chargeId: string, token: string): Promise<void> {
+    const marked = await db
+      .updateTable('charges')
+      .set({ submitted_at: realNow() })
+      .where('id', '=', chargeId)
+      .where('status', '=', 'pending')
+      .where(heldBy(LEASES.charges, token))
+      .executeTakeFirst()
+    if (Number(marked.numUpdatedRows) !== 1) throw new Error('the charge lease was lost before submitting; nothing was sent')
+  }
+
+  function requestOf(charge: ChargeRow, gateway: PaymentGateway, token: string): ChargeRequest {
+    return {
+      idempotencyKey: charge.idempotency_key,
+      storeId: charge.store_id,
+      subscriptionId: charge.subscription_id,
+      amount: charge.amount,
+      currency: charge.currency.trim(),
+      paymentInstrumentId: charge.payment_instrument_id,
+      description: `Subscription ${charge.subscription_id} renewal`,
+      orderId: charge.platform_order_id ?? undefined,
+      // A gateway that deduplicates by key needs no record: sending again is always safe there.
+      onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(charge.id, token),
+    }
+  }
+
+  /**
+   * The renewal's order on the platform, raised before any payment and kept on the charge, so a
+   * retry pays the same order.
+   */
+  async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest): Promise<OrderOutcome> {
+    const row = await db
+      .selectFrom('subscriptions as s')
+      .innerJoin('products as p', 'p.id', 's.product_id')
+      .innerJoin('subscribers as c', 'c.id', 's.subscriber_id')
+      .select(['p.platform_product_id', 's.quantity', 's.shipping_address', 'c.email'])
+      .where('s.id', '=', charge.subscription_id)
+      .executeTakeFirstOrThrow()
+    const order: RenewalOrder = {
+      platformProductId: row.platform_product_id,
+      quantity: row.quantity,
+      amount: charge.amount,
+      currency: charge.currency.trim(),
+      email: row.email,
+      shippingAddress: (row.shipping_address as Record<string, unknown> | null) ?? null,
+    }
+    const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => unknownOf(error))
+    if (made.status === 'created') {
+      await db.updateTable('charges').set({ platform_order_id: made.orderId }).where('id', '=', charge.id).where('platform_order_id', 'is', null).execute()
+    }
+    return made
+  }
+
+  async function send(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest): Promise<ChargeOutcome> {
+    if (gateway.createOrder && !charge.platform_order_id) {
+      const order = await raiseOrder(gateway, charge, request)
+      if (order.status !== 'created') return order
+      request.orderId = order.orderId
+    }
+    const first = await gateway.charge(request).catch(unknownOf)
+    if (first.status !== 'unknown') return first
+    return lookUp(gateway, request)
+  }
+
+  async function lookUp(gateway: PaymentGateway, request: ChargeRequest): Promise<ChargeOutcome> {
+    const found = await gateway.lookup(request).catch(unknownOf)
+    if (found !== undefined) return found
+    // No trace: with a deduplicating gateway, asking again under the same key is safe and settles it.
+    if (gateway.honoursIdempotencyKeys) return gateway.charge(request).catch(unknownOf)
+    return { status: 'unknown', reason: 'the gateway has no trace of the payment yet' }
+  }
+
+  return {
+    /** Asks the gateway about one charge held under `token`: sends it when that is safe, else looks it up. */
+    collect(charge: ChargeRow, token: string): Promise<ChargeOutcome> {
+      const gateway = gateways.byName(charge.gateway)
+      const request = requestOf(charge, gateway, token)
+      const mayMoveMoneyAgain = charge.submitted_at !== null && !gateway.honoursIdempotencyKeys
+      return mayMoveMoneyAgain ? lookUp(gateway, request) : send(gateway, charge, request)
+    },
+  }
+}
+
+export type Collector = ReturnType<typeof createCollector>

@@ -1,0 +1,71 @@
+import type { ChargeRow, Db, Executor, StoreRow } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { PaymentGateway } from './gateways/index.ts'
+
+/** What the renewal engine's parts (claim, collect, settle, refunds) share. */
+export interface GatewayResolver {
+  /** The gateway new charges of this store go through. */
+  forStore(store: StoreRow): PaymentGateway
+  /** The gateway an existing charge went through (its `gateway` column). */
+  byName(name: string): PaymentGateway
+}
+
+export interface BillingLog {
+  warn(object: object, message: string): void
+  error(object: object, message: string): void
+}
+
+export interface BillingContext {
+  db: Db
+  /** The service clock; a test-mode store's own clock is read from its row. */
+  clock: Clock
+  gateways: GatewayResolver
+  /** How long a holder owns a charge or refund before another worker may take it over. */
+  leaseMs: number
+  /** After this long with an unknown outcome a charge waits for a person. */
+  unknownGraceMs: number
+  log: BillingLog | undefined
+}
+
+/** One attempt to collect one period. */
+export interface Attempt {
+  charge: ChargeRow
+  /** The period index the charge pays; -1 when rebuilt from the charge alone (recomputed at settle). */
+  periodIndex: number
+}
+
+export const realNow = (): Date => new Date()
+
+/** The time a piece of work happens on the store's clock: a test clock runs work at its due time. */
+export function storeTime(clock: Clock, store: StoreRow, dueAt: Date): Date {
+  if (store.test_clock_now !== null) return dueAt
+  const now = clock.now()
+  return now > dueAt ? now : dueAt
+}
+
+export async function loadStores(trx: Executor, ids: readonly string[]): Promise<Map<string, StoreRow>> {
+  if (ids.length === 0) return new Map()
+  const rows = await trx.selectFrom('stores').selectAll().where('id', 'in', [...new Set(ids)]).execute()
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+// SQLSTATE classes that mean "this row's data", not "the database is unwell": data exceptions,
+// integrity constraint violations, and errors raised by triggers.
+const ROW_SQLSTATE_CLASSES = new Set(['22', '23', 'P0'])
+
+/**
+ * Whether an error is about the rows being written (set them aside, carry on with the rest) rather
+ * than about the database or the process (stop, retry everything later). A bug in the pure decision
+ * code for one row's data counts as the row's.
+ */
+export function isRowError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return ROW_SQLSTATE_CLASSES.has(code.slice(0, 2))
+  return error instanceof TypeError || error instanceof RangeError || (error as { name?: unknown } | null)?.name === 'AppError'
+}
+
+/** The reason a person reads when a row is set aside: the error's text, bounded. */
+export function describeFailure(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error)
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text
+}

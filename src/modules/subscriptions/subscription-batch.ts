@@ -1,0 +1,91 @@
+import { sql, type Updateable } from 'kysely'
+import type { BillingIssue, Executor, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import { recordEvents, type EventType, type NewEvent } from '../events/index.ts'
+import { presentSubscription } from './subscription.presenter.ts'
+
+/**
+ * The batched write path for subscriptions: the renewal engine moves hundreds of subscriptions per
+ * transaction, and one UPDATE per row would dominate its cost. Every change other modules make to a
+ * subscription row goes through here (or through `applyMutation` for one row).
+ */
+export interface SubscriptionChange {
+  id: string
+  set: Updateable<SubscriptionsTable>
+  /** When it happened on the store's clock: `updated_at` and the events' time. */
+  at: Date
+  storeId: string
+  storeHash: string
+  /** Events in order; each carries the subscription as it is after the change. */
+  events?: readonly EventType[]
+}
+
+// The SQL type of each column a batched change may set, for the typed VALUES list.
+const COLUMN_TYPES: Partial<Record<keyof SubscriptionsTable, string>> = {
+  status: 'text', pending_charge_id: 'text', latest_charge_id: 'text', period_index: 'integer', current_period_start: 'timestamptz',
+  current_period_end: 'timestamptz', next_charge_at: 'timestamptz', prepaid_cycles_remaining: 'integer', dunning_attempts: 'integer',
+  dunning_started_at: 'timestamptz', unpaid_period_start: 'timestamptz', past_due_at: 'timestamptz', reminded_for: 'timestamptz',
+  skip_next: 'boolean', billing_issue: 'jsonb',
+}
+
+function toParam(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString()
+  if (value !== null && typeof value === 'object') return JSON.stringify(value)
+  return value
+}
+
+/**
+ * Applies each change (one UPDATE per shape of change) and records their events in one more
+ * statement. The caller holds the rows' locks. Answers the rows as they are afterwards, by id.
+ */
+export async function applySubscriptionChanges(trx: Executor, changes: readonly SubscriptionChange[]): Promise<Map<string, SubscriptionRow>> {
+  const after = new Map<string, SubscriptionRow>()
+  if (changes.length === 0) return after
+  const groups = new Map<string, SubscriptionChange[]>()
+  for (const change of changes) {
+    const columns = Object.keys(change.set).sort()
+    for (const column of columns) {
+      if (!(column in COLUMN_TYPES)) throw new Error(`applySubscriptionChanges cannot set ${column}`)
+    }
+    const key = columns.join(',')
+    groups.set(key, [...(groups.get(key) ?? []), change])
+  }
+  for (const [key, group] of groups) {
+    const columns = key === '' ? [] : key.split(',')
+    const rows = group.map((change) => {
+      const values = change.set as Record<string, unknown>
+      return sql`(${sql.join([sql`${change.id}`, sql`${change.at.toISOString()}`, ...columns.map((column) => sql`${toParam(values[column])}`)])})`
+    })
+    const assignments = columns.map((column) => sql`${sql.ref(column)} = ${sql.raw(`v.${column}::${COLUMN_TYPES[column as keyof SubscriptionsTable]}`)}`)
+    const { rows: updated } = await sql<SubscriptionRow>`
+      UPDATE subscriptions AS s SET ${sql.join([...assignments, sql`updated_at = v.at::timestamptz`, sql`version = s.version + 1`])}
+        FROM (VALUES ${sql.join(rows)}) AS v(${sql.join([sql.ref('id'), sql.ref('at'), ...columns.map((column) => sql.ref(column))])})
+       WHERE s.id = v.id
+   RETURNING s.*`.execute(trx)
+    for (const row of updated) after.set(row.id, row)
+  }
+  const events: NewEvent[] = []
+  for (const change of changes) {
+    if (!change.events?.length) continue
+    const view = presentSubscription(after.get(change.id)!, change.storeHash)
+    for (const eventType of change.events) events.push({ storeId: change.storeId, eventType, occurredAt: change.at, data: view })
+  }
+  await recordEvents(trx, events)
+  return after
+}
+
+/**
+ * Sets renewals aside: the subscriptions are not claimed for renewal again until a change to them
+ * clears the issue. Written on its own, outside the transaction that failed.
+ */
+export async function setBillingIssue(db: Executor, ids: readonly string[], issue: BillingIssue): Promise<void> {
+  if (ids.length === 0) return
+  await db
+    .updateTable('subscriptions')
+    .set((eb) => ({ billing_issue: JSON.stringify(issue), version: eb('version', '+', 1) }))
+    .where('id', 'in', [...ids])
+    .execute()
+}
+
+/** Issue codes a change to the subscription clears (its data may now be fixed); others need their own action. */
+export const RENEWAL_FAILED = 'renewal_failed' as const
+export const CHARGE_REQUIRES_REVIEW = 'charge_requires_review' as const
