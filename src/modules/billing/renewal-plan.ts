@@ -1,6 +1,7 @@
 import type { Updateable } from 'kysely'
 import type { StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
 import { addDays, periodBoundary, type Period } from '../../lib/calendar.ts'
+import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import type { EventType } from '../events/index.ts'
 import { transition } from '../subscriptions/subscription-state.ts'
 import type { FailureCode } from './gateways/index.ts'
@@ -70,10 +71,13 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
     }
   }
   const cycles = cyclesPerCharge(subscription)
+  const amount = subscription.amount * subscription.quantity
+  // Writes refuse this since the limit exists; an older row past it is set aside, never charged.
+  if (amount > MAX_RENEWAL_AMOUNT) throw new RangeError(`price x quantity (${amount}) is over the most one renewal may charge (${MAX_RENEWAL_AMOUNT})`)
   return {
     kind: 'charge',
     attempt: subscription.dunning_attempts + 1,
-    amount: subscription.amount * subscription.quantity,
+    amount,
     currency: subscription.currency.trim(),
     period: { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + cycles, timeZone) },
     periodIndex: index,

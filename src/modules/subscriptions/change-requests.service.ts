@@ -1,10 +1,12 @@
-import type { ChangeSet, Db, StoreRow } from '../../db/database.ts'
+import type { ChangeSet, Db, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
+import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
 import { recordEvent, type EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
+import { assertRenewalAmount } from './renewal-amount.ts'
 import { assertChangeAllowed } from './subscription-state.ts'
 import { applyMutation, lockForActor, type Actor, type Mutation } from './subscription-mutation.ts'
 import { presentChangeRequest } from './subscription.presenter.ts'
@@ -13,6 +15,17 @@ import { cadenceChange, planTerms, requireSwapTarget } from './subscriptions.ser
 import { findChangeRequest, insertChangeRequest, listChangeRequests, lockChangeRequest, lockSubscription } from './subscriptions.repository.ts'
 
 export type ChangeRequestService = ReturnType<typeof createChangeRequestService>
+
+/**
+ * Refuses a change whose result would make one renewal too large (`newAmount`: the price of the plan it
+ * moves to, if it moves). The field blamed, under `prefix`, is the plan when its price alone is too much
+ * at today's quantity or no quantity changes; otherwise the quantity.
+ */
+function assertChangedRenewalAmount(subscription: SubscriptionRow, changes: ChangeSet, newAmount: number | null, prefix: string): void {
+  if (newAmount === null && changes.quantity === undefined) return
+  const planTooMuch = newAmount !== null && (changes.quantity === undefined || newAmount * subscription.quantity > MAX_RENEWAL_AMOUNT)
+  assertRenewalAmount(newAmount ?? subscription.amount, changes.quantity ?? subscription.quantity, `${prefix}/${planTooMuch ? 'plan_id' : 'quantity'}`)
+}
 
 /** Subscribers on business (b2b) plans propose quantity, plan or interval changes; the merchant decides. */
 export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock }) {
@@ -30,6 +43,7 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
         const changes = request.changes
         const set: Mutation['set'] = {}
         const events: EventType[] = []
+        let newAmount: number | null = null
         if (changes.plan_id && changes.plan_id !== subscription.plan_id) {
           const plan = await requireSwapTarget(trx, store, subscription, changes.plan_id, '/changes/plan_id').catch((error: unknown) => {
             // The plan was fine when proposed; archived or gone since, the request can only be rejected.
@@ -38,7 +52,10 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
           })
           Object.assign(set, planTerms(subscription, plan))
           events.push('subscription.swapped')
+          newAmount = plan.amount
         }
+        // The subscription may have changed since the request was made (the merchant moved its quantity or plan).
+        assertChangedRenewalAmount(subscription, changes, newAmount, '/changes')
         if (changes.interval) Object.assign(set, cadenceChange(subscription, changes.interval, changes.interval_count ?? 1))
         if (changes.quantity) set.quantity = changes.quantity
         if (events.length === 0) events.push('subscription.updated')
@@ -69,7 +86,8 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
         if (input.changes.interval_count !== undefined && input.changes.interval === undefined) {
           throw invalidField('/body/changes/interval', 'is required with interval_count')
         }
-        if (input.changes.plan_id) await requireSwapTarget(trx, store, subscription, input.changes.plan_id, '/body/changes/plan_id')
+        const target = input.changes.plan_id ? await requireSwapTarget(trx, store, subscription, input.changes.plan_id, '/body/changes/plan_id') : undefined
+        assertChangedRenewalAmount(subscription, input.changes, target && target.id !== subscription.plan_id ? target.amount : null, '/body/changes')
         const now = storeNow(store, clock)
         const row = await insertChangeRequest(trx, {
           id: newId('cr'),

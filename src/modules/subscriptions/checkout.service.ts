@@ -6,6 +6,7 @@ import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { recordEventsOfNewEntities, type EventType, type NewEvent } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
+import { assertRenewalAmount } from './renewal-amount.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import { activationTime, scheduleAtActivation } from './subscription-schedule.ts'
 import type { CheckoutInput, SubscriptionView } from './subscription.schemas.ts'
@@ -74,6 +75,8 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
         if (!claimed) return replay(trx, store, orderId, hash)
 
         const plans = await requirePlans(trx, store, input)
+        // Refused here, the claim above rolls back with it: nothing of the order is written.
+        input.items.forEach((item, index) => assertRenewalAmount(plans[index]!.amount, item.quantity, `/body/items/${index}/quantity`))
         const email = input.email.toLowerCase()
         const recipient = input.gift ? input.gift.recipient_email.toLowerCase() : email
         const subscriber = await upsertSubscriber(trx, {

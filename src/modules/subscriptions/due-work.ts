@@ -3,6 +3,7 @@ import type { Db, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
+import { RENEWAL_FAILED, setBillingIssue } from './subscription-batch.ts'
 import { applyMutation, type Mutation } from './subscription-mutation.ts'
 import { scheduleAtActivation, scheduleAtResume } from './subscription-schedule.ts'
 import { periodAt } from '../../lib/calendar.ts'
@@ -116,7 +117,12 @@ function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date, announces?: 
 async function findDue(db: Db, now: Date, limit: number, storeId?: string): Promise<DueItem[]> {
   const storeClock = sql<Date>`coalesce(st.test_clock_now, ${now})`
   const base = () => {
-    let query = db.selectFrom('subscriptions as s').innerJoin('stores as st', 'st.id', 's.store_id').select(['s.id', 's.store_id'])
+    let query = db
+      .selectFrom('subscriptions as s')
+      .innerJoin('stores as st', 'st.id', 's.store_id')
+      .select(['s.id', 's.store_id'])
+      // Work that failed on this subscription's own data is set aside until the subscription changes.
+      .where(sql<boolean>`(s.billing_issue IS NULL OR s.billing_issue->>'code' <> ${RENEWAL_FAILED})`)
     if (storeId) query = query.where('s.store_id', '=', storeId)
     return query
   }
@@ -198,19 +204,40 @@ const COUNTED_AS: Record<DueKind, keyof DueCounts> = {
  * Rows another worker holds are skipped (SKIP LOCKED) and rows already handled are re-checked, so
  * any number of workers may run this at once.
  */
-export async function processDueWork(db: Db, clock: Clock, options: { limit?: number; storeId?: string; kinds?: readonly DueKind[] } = {}): Promise<DueCounts> {
+export async function processDueWork(
+  db: Db,
+  clock: Clock,
+  options: { limit?: number; storeId?: string; kinds?: readonly DueKind[]; log?: { error(object: object, message: string): void } } = {},
+): Promise<DueCounts> {
   const counts: DueCounts = { activations: 0, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 }
   const kinds = new Set(options.kinds ?? Object.keys(COUNTED_AS))
   const items = (await findDue(db, clock.now(), options.limit ?? 200, options.storeId)).filter((item) => kinds.has(item.kind))
   for (const item of items) {
-    const done = await db.transaction().execute(async (trx) => {
-      const store = await trx.selectFrom('stores').selectAll().where('id', '=', item.storeId).executeTakeFirstOrThrow()
-      const row = await trx.selectFrom('subscriptions').selectAll().where('id', '=', item.subscriptionId).forUpdate().skipLocked().executeTakeFirst()
-      if (!row || !stillDue(item.kind, row, item.dueAt, item.announces) || item.dueAt > storeNow(store, clock)) return false
-      await applyMutation(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock))
-      return true
-    })
+    let done = false
+    try {
+      done = await db.transaction().execute(async (trx) => {
+        const store = await trx.selectFrom('stores').selectAll().where('id', '=', item.storeId).executeTakeFirstOrThrow()
+        const row = await trx.selectFrom('subscriptions').selectAll().where('id', '=', item.subscriptionId).forUpdate().skipLocked().executeTakeFirst()
+        if (!row || !stillDue(item.kind, row, item.dueAt, item.announces) || item.dueAt > storeNow(store, clock)) return false
+        await applyMutation(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock))
+        return true
+      })
+    } catch (error) {
+      if (!isOwnDataError(error)) throw error
+      // One subscription's data must not hold back everyone else's due work, which would come after it forever.
+      const message = `${item.kind} could not be applied: ${error instanceof Error ? error.message.slice(0, 400) : String(error)}`
+      await setBillingIssue(db, [item.subscriptionId], { code: RENEWAL_FAILED, message, since: new Date().toISOString() })
+      options.log?.error({ subscriptionId: item.subscriptionId, kind: item.kind, reason: message }, 'due work set aside: it failed on its own data')
+    }
     if (done) counts[COUNTED_AS[item.kind]]++
   }
   return counts
+}
+
+// Data exceptions, constraint violations and trigger errors (SQLSTATE classes 22, 23, P0), or a
+// decision that refused the row's state: about this row, not about the database.
+function isOwnDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return ['22', '23', 'P0'].includes(code.slice(0, 2))
+  return error instanceof TypeError || error instanceof RangeError || (error as { name?: unknown } | null)?.name === 'AppError'
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
+import { assertRenewalAmount } from './renewal-amount.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { createMutator, type Actor, type Mutation } from './subscription-mutation.ts'
 import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
@@ -147,6 +148,7 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
         if (plan.id === subscription.plan_id) throw new AppError('invalid_state', 'the subscription is already on this plan')
         // Business terms are the merchant's to grant; a subscriber cannot move onto them unasked.
         if (actor.kind === 'subscriber' && plan.b2b) throw invalidField('/body/plan_id', 'is a business plan: ask the merchant to move you onto it')
+        assertRenewalAmount(plan.amount, subscription.quantity, '/body/plan_id')
         return {
           set: planTerms(subscription, plan),
           events: ['subscription.swapped'],
@@ -157,6 +159,7 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
     changeQuantity(store: StoreRow, id: string, actor: Actor, input: { quantity: number }) {
       return change(store, id, actor, 'change_quantity', async ({ trx, subscription }) => {
         await assertDirectChangeAllowed(trx, subscription, actor)
+        assertRenewalAmount(subscription.amount, input.quantity, '/body/quantity')
         return { set: { quantity: input.quantity }, events: ['subscription.updated'] }
       })
     },

@@ -431,6 +431,8 @@ describe('subscriber portal routes', () => {
         amount: sub.amount,
         currency: sub.currency,
         status: 'failed',
+        amount_refunded: 0,
+        review: null,
         attempt: 1,
         payment_instrument_id: sub.payment_instrument_id,
         platform_order_id: null,
