@@ -3,7 +3,16 @@ import type { Clock } from '../../src/lib/clock.ts'
 import { createGatewayResolver, createRenewalEngine, type RenewalEngine } from '../../src/modules/billing/index.ts'
 import { testConfig } from './test-app.ts'
 
-/** A renewal engine with the service's own gateways (test stores use the test gateway's ledger). */
+/** A renewal engine with the service's own gateways and billing settings, as the worker builds it (test stores use the test gateway's ledger). */
 export function createTestRenewals(db: Db, clock: Clock, env: Record<string, string> = {}): RenewalEngine {
-  return createRenewalEngine({ db, clock, gateways: createGatewayResolver(db, testConfig(env).billing) })
+  const { billing } = testConfig(env)
+  return createRenewalEngine({
+    db,
+    clock,
+    gateways: createGatewayResolver(db, billing),
+    leaseMs: billing.chargeLeaseMs,
+    concurrency: billing.concurrency,
+    batchSize: billing.batchSize,
+    unknownGraceMs: billing.unknownGraceMs,
+  })
 }

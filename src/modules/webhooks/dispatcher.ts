@@ -3,6 +3,7 @@ import { request, type Dispatcher } from 'undici'
 import type { Db } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
+import { printableText } from '../../lib/printable-text.ts'
 import { classifyAnswer, nextAttemptAt, type AttemptResult } from './retry-schedule.ts'
 import { signatureHeader } from './webhook-signing.ts'
 
@@ -186,8 +187,37 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   async function record(sent: Sent[]): Promise<void> {
     if (sent.length === 0) return
+    try {
+      await recordTogether(sent)
+      return
+    } catch (error) {
+      if (sent.length === 1) return unrecorded(sent[0]!, error)
+    }
+    // One attempt the database refuses fails the whole statement: alone, it holds back only itself.
+    for (const attempt of sent) {
+      try {
+        await recordTogether([attempt])
+      } catch (error) {
+        unrecorded(attempt, error)
+      }
+    }
+  }
+
+  // Not the error's detail or the reply: either may hold what the receiver sent.
+  function unrecorded(attempt: Sent, error: unknown): void {
+    unrecordedAttempts += 1
+    const { code, message } = error as { code?: unknown; message?: unknown }
+    options.log?.warn(
+      { deliveryId: attempt.claimed.id, webhookSubscriptionId: attempt.claimed.webhook_subscription_id, statusCode: attempt.statusCode, code, message, unrecordedAttempts },
+      'webhook attempt not recorded; the delivery is sent again when its lease runs out',
+    )
+  }
+  // Attempts this dispatcher could not record, so far: in each warning, for alerting on a rising count.
+  let unrecordedAttempts = 0
+
+  async function recordTogether(sent: Sent[]): Promise<void> {
     const now = clock.now()
-    await db.transaction().execute(async (trx) => {
+    const recovered = await db.transaction().execute(async (trx) => {
       // An endpoint deleted while its deliveries were in flight took them along (ON DELETE CASCADE): their
       // attempts have nothing to belong to, and inserting them would fail the whole batch's record.
       // FOR KEY SHARE keeps the rows found from being deleted before this commits.
@@ -218,7 +248,8 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       const succeeded = new Set(sent.filter((attempt) => attempt.result.kind === 'delivered').map((attempt) => attempt.claimed.webhook_subscription_id))
       const gone = new Set(sent.filter((attempt) => attempt.result.kind === 'gone').map((attempt) => attempt.claimed.webhook_subscription_id))
       const failing = new Set(sent.filter((attempt) => attempt.result.kind === 'failed').map((attempt) => attempt.claimed.webhook_subscription_id).filter((id) => !succeeded.has(id)))
-      const recovered = [...succeeded].filter((id) => failingKnown.delete(id))
+      // Forgotten only once this commits: a rolled-back record must still clear failing_since on retry.
+      const recovered = [...succeeded].filter((id) => failingKnown.has(id))
       if (recovered.length > 0) {
         await trx.updateTable('webhook_subscriptions').set({ failing_since: null }).where('id', 'in', recovered).where('failing_since', 'is not', null).execute()
       }
@@ -244,7 +275,9 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
           .execute()
         for (const endpoint of disabled) options.log?.warn({ webhookSubscriptionId: endpoint.id }, 'webhook endpoint disabled: it answered 410 Gone')
       }
+      return recovered
     })
+    for (const id of recovered) failingKnown.delete(id)
   }
 
   return {
@@ -269,7 +302,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>
 
-/** The first KiB of an answer, as text; the rest is drained (keep-alive) or the connection dropped. */
+/** The first KiB of an answer, as printable text (NUL and bad UTF-8 escaped); the rest is drained (keep-alive) or the connection dropped. */
 async function readStart(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
   const kept: Buffer[] = []
   let keptBytes = 0
@@ -286,7 +319,7 @@ async function readStart(body: AsyncIterable<Buffer> & { destroy(): void }): Pro
       break
     }
   }
-  return keptBytes === 0 ? null : Buffer.concat(kept).toString('utf8')
+  return keptBytes === 0 ? null : printableText(Buffer.concat(kept))
 }
 
 /** "5 days", "36 hours", "1 minute": the threshold as a disabled endpoint's reason states it. */
