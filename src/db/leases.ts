@@ -55,6 +55,9 @@ export interface ClaimOptions {
   now: Date
   /** Further assignments made with the claim (e.g. `attempts = attempts + 1`). */
   set?: RawBuilder<unknown>
+  /** Further tables to read in `returning`, joined by `where` (e.g. the event a delivery sends). */
+  from?: RawBuilder<unknown>
+  where?: RawBuilder<unknown>
   /** What to hand back; `t` is the table, `c` the candidates. Default: the whole row. */
   returning?: RawBuilder<unknown>
   /** The token to stamp; a fresh one by default. */
@@ -74,8 +77,8 @@ export async function claimLeased<R>(db: Executor, spec: LeaseSpec, options: Cla
     WITH c AS (${options.candidates})
     UPDATE ${sql.table(spec.table)} AS t
        SET ${sql.ref(spec.until)} = ${until}, ${sql.ref(spec.token)} = ${token}${options.set ? sql`, ${options.set}` : sql``}
-      FROM c
-     WHERE t.id = c.id
+      FROM c${options.from ? sql`, ${options.from}` : sql``}
+     WHERE t.id = c.id${options.where ? sql` AND ${options.where}` : sql``}
  RETURNING ${options.returning ?? sql`t.*`}`.execute(db)
   return { token, until, rows }
 }

@@ -6,6 +6,7 @@ import { newId } from '../../lib/ids.ts'
 import { printableText } from '../../lib/printable-text.ts'
 import { classifyAnswer, nextAttemptAt, type AttemptResult } from './retry-schedule.ts'
 import { signatureHeader } from './webhook-signing.ts'
+import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 
 /**
  * Outbound delivery, at least once (CONTRACT section 8):
@@ -35,7 +36,8 @@ export interface DispatcherOptions {
 interface Claimed {
   id: string
   attempts: number
-  lease: Date
+  /** The fencing token of the claim: recording requires it. */
+  token: string
   payload: string
   event_id: string
   webhook_subscription_id: string
@@ -116,30 +118,30 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   async function claim(limit: number): Promise<Claimed[]> {
     const now = clock.now()
-    const lease = new Date(now.getTime() + leaseMs)
     return db.transaction().execute(async (trx) => {
       // Stale statistics (a fresh table, PGlite without autovacuum, or stats taken when nothing was pending)
       // make the planner sort every pending row per claim; the index order is right at any size.
       await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
-      const { rows } = await sql<Omit<Claimed, 'lease'> & { failing_since: Date | null }>`
-        WITH due AS (
+      const { token, rows } = await claimLeased<Omit<Claimed, 'token'> & { failing_since: Date | null }>(trx, LEASES.deliveries, {
+        candidates: sql`
           SELECT d.id FROM webhook_deliveries d
-           WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-             AND (d.locked_until IS NULL OR d.locked_until < ${now})
+           WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND ${leaseFree(LEASES.deliveries, now, 'd')}
              AND NOT EXISTS (
                SELECT 1 FROM webhook_deliveries e
                 WHERE e.webhook_subscription_id = d.webhook_subscription_id AND e.entity_id = d.entity_id
                   AND e.status = 'pending' AND e.event_position < d.event_position)
            ORDER BY d.next_attempt_at
            LIMIT ${limit}
-           FOR UPDATE OF d SKIP LOCKED)
-        UPDATE webhook_deliveries AS d SET locked_until = ${lease}
-          FROM due, events e, webhook_subscriptions w
-         WHERE d.id = due.id AND e.id = d.event_id AND w.id = d.webhook_subscription_id
-        RETURNING d.id, d.attempts, d.event_id, d.webhook_subscription_id, e.payload, w.url, w.secret, w.previous_secret,
-                  w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since`.execute(trx)
+           FOR UPDATE OF d SKIP LOCKED`,
+        leaseMs,
+        now,
+        from: sql`events e, webhook_subscriptions w`,
+        where: sql`e.id = t.event_id AND w.id = t.webhook_subscription_id`,
+        returning: sql`t.id, t.attempts, t.event_id, t.webhook_subscription_id, e.payload, w.url, w.secret, w.previous_secret,
+                       w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since`,
+      })
       for (const row of rows) if (row.failing_since !== null) failingKnown.add(row.webhook_subscription_id)
-      return rows.map((row) => ({ ...row, lease }))
+      return rows.map((row) => ({ ...row, token }))
     })
   }
   // Endpoints seen with failing_since set: only these need it cleared after a success.
@@ -231,19 +233,19 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         const attempts = attempt.claimed.attempts + 1
         const { result } = attempt
         const lastError = attempt.error ?? (attempt.statusCode !== null && result.kind !== 'delivered' ? `the endpoint answered ${attempt.statusCode}` : null)
-        if (result.kind === 'delivered') return { id: attempt.claimed.id, lease: attempt.claimed.lease, status: 'succeeded', attempts, next: null, code: attempt.statusCode, error: null, delivered: attempt.attemptedAt }
+        if (result.kind === 'delivered') return { id: attempt.claimed.id, token: attempt.claimed.token, status: 'succeeded', attempts, next: null, code: attempt.statusCode, error: null, delivered: attempt.attemptedAt }
         const next = result.kind === 'failed' ? nextAttemptAt(attempts, options.retrySchedule, attempt.attemptedAt, result.retryAfterMs) : null
-        return { id: attempt.claimed.id, lease: attempt.claimed.lease, status: next ? 'pending' : 'failed', attempts, next, code: attempt.statusCode, error: lastError, delivered: null }
+        return { id: attempt.claimed.id, token: attempt.claimed.token, status: next ? 'pending' : 'failed', attempts, next, code: attempt.statusCode, error: lastError, delivered: null }
       })
       // Only while the lease is ours: a dispatcher that stalled past it must not undo a newer attempt.
       await sql`
         UPDATE webhook_deliveries AS d
            SET status = v.status, attempts = v.attempts::int, next_attempt_at = v.next::timestamptz,
                last_status_code = v.code::int, last_error = v.error, delivered_at = v.delivered::timestamptz,
-               locked_until = NULL, updated_at = ${now}
-          FROM (VALUES ${sql.join(updates.map((u) => sql`(${u.id}, ${u.lease.toISOString()}, ${u.status}, ${u.attempts}, ${u.next?.toISOString() ?? null}, ${u.code}, ${u.error}, ${u.delivered?.toISOString() ?? null})`))})
-            AS v(id, lease, status, attempts, next, code, error, delivered)
-         WHERE d.id = v.id AND d.locked_until = v.lease::timestamptz`.execute(trx)
+               locked_until = NULL, lease_token = NULL, updated_at = ${now}
+          FROM (VALUES ${sql.join(updates.map((u) => sql`(${u.id}, ${u.token}, ${u.status}, ${u.attempts}, ${u.next?.toISOString() ?? null}, ${u.code}, ${u.error}, ${u.delivered?.toISOString() ?? null})`))})
+            AS v(id, token, status, attempts, next, code, error, delivered)
+         WHERE d.id = v.id AND d.lease_token = v.token`.execute(trx)
 
       const succeeded = new Set(sent.filter((attempt) => attempt.result.kind === 'delivered').map((attempt) => attempt.claimed.webhook_subscription_id))
       const gone = new Set(sent.filter((attempt) => attempt.result.kind === 'gone').map((attempt) => attempt.claimed.webhook_subscription_id))
@@ -287,13 +289,23 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     async deliverDue(limit = batchSize): Promise<number> {
       const claimed = await claim(limit)
       if (claimed.length === 0) return 0
+      // Slow receivers must not outlive the lease while this dispatcher lives: it is renewed meanwhile.
+      const keeper = keepLeases(db, LEASES.deliveries, claimed[0]!.token, leaseMs, { now: () => clock.now(), ...(options.log ? { log: { warn: options.log.warn.bind(options.log) } } : {}) })
+      keeper.add(claimed.map((delivery) => delivery.id))
       const sent: Sent[] = []
       let next = 0
-      await Promise.all(
-        Array.from({ length: Math.min(concurrency, claimed.length) }, async () => {
-          while (next < claimed.length) sent.push(await send(claimed[next++]!))
-        }),
-      )
+      try {
+        await Promise.all(
+          Array.from({ length: Math.min(concurrency, claimed.length) }, async () => {
+            while (next < claimed.length) {
+              const delivery = claimed[next++]!
+              if (!keeper.lost(delivery.id)) sent.push(await send(delivery))
+            }
+          }),
+        )
+      } finally {
+        await keeper.stop()
+      }
       await record(sent)
       return claimed.length
     },

@@ -74,7 +74,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
         created_at: now,
         updated_at: now,
       })
-      .onConflict((oc) => oc.columns(['webhook_subscription_id', 'event_id']).doUpdateSet({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, updated_at: now }))
+      .onConflict((oc) => oc.columns(['webhook_subscription_id', 'event_id']).doUpdateSet({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, lease_token: null, updated_at: now }))
       .returningAll()
       .executeTakeFirstOrThrow()
     onWork?.()
@@ -184,7 +184,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
       const now = clock.now()
       const result = await db
         .updateTable('webhook_deliveries')
-        .set({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, updated_at: now })
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, lease_token: null, updated_at: now })
         .where('webhook_subscription_id', '=', id)
         .where('status', '=', 'failed')
         .where('created_at', '>=', new Date(since))
