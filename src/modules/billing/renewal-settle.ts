@@ -3,7 +3,7 @@ import type { BillingIssueCode, ChargeRow, ChargeStatus, Executor } from '../../
 import { heldBy, LEASES } from '../../db/leases.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { recordEvents, type NewEvent } from '../events/index.ts'
+import type { NewEvent } from '../events/index.ts'
 import { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import { describeFailure, isRowError, loadStores, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
@@ -94,8 +94,7 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
     occurredAt: charge.settled_at!,
     data: presentCharge(charge),
   }))
-  await recordEvents(trx, events)
-  await applySubscriptionChanges(trx, moves)
+  await applySubscriptionChanges(trx, moves, events)
   if (refunds.length > 0) await trx.insertInto('refunds').values(refunds).onConflict((oc) => oc.column('idempotency_key').doNothing()).execute()
   return { settled, refunds: refunds.length }
 }

@@ -35,11 +35,15 @@ function toParam(value: unknown): unknown {
 
 /**
  * Applies each change (one UPDATE per shape of change) and records their events in one more
- * statement. The caller holds the rows' locks. Answers the rows as they are afterwards, by id.
+ * statement, after `precedingEvents` (events about other entities that happened first, such as the
+ * charge events of a settlement). The caller holds the rows' locks. Answers the rows afterwards, by id.
  */
-export async function applySubscriptionChanges(trx: Executor, changes: readonly SubscriptionChange[]): Promise<Map<string, SubscriptionRow>> {
+export async function applySubscriptionChanges(trx: Executor, changes: readonly SubscriptionChange[], precedingEvents: readonly NewEvent[] = []): Promise<Map<string, SubscriptionRow>> {
   const after = new Map<string, SubscriptionRow>()
-  if (changes.length === 0) return after
+  if (changes.length === 0) {
+    await recordEvents(trx, [...precedingEvents])
+    return after
+  }
   const groups = new Map<string, SubscriptionChange[]>()
   for (const change of changes) {
     const columns = Object.keys(change.set).sort()
@@ -63,7 +67,7 @@ export async function applySubscriptionChanges(trx: Executor, changes: readonly 
    RETURNING s.*`.execute(trx)
     for (const row of updated) after.set(row.id, row)
   }
-  const events: NewEvent[] = []
+  const events: NewEvent[] = [...precedingEvents]
   for (const change of changes) {
     if (!change.events?.length) continue
     const view = presentSubscription(after.get(change.id)!, change.storeHash)
