@@ -36,8 +36,9 @@ interface Population {
   expected: Map<string, { kind: Kind; renewals: number }>
 }
 
-// Short leases, so a killed worker's jobs and charges are taken over within a second or two.
-const WORKER_ENV = { ROLE: 'worker', SEED_DEMO_DATA: 'false', JOB_LEASE_MS: '1500', BILLING_CHARGE_LEASE_MS: '1000', BILLING_BATCH_SIZE: '50', LOG_LEVEL: 'error' }
+// Short leases, so a killed worker's jobs and charges are taken over within a second or two (the
+// platform timeout only has to fit the charge lease, which configuration checks; no live store here).
+const WORKER_ENV = { ROLE: 'worker', SEED_DEMO_DATA: 'false', JOB_LEASE_MS: '1500', BILLING_CHARGE_LEASE_MS: '1000', PLATFORM_API_TIMEOUT_MS: '250', BILLING_BATCH_SIZE: '50', LOG_LEVEL: 'error' }
 
 function renewalsDue(interval: PlanInterval, start: Date, until: Date): number {
   let count = 0

@@ -23,6 +23,17 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ ROLE: 'boss' }), /ROLE/)
   })
 
+  test('a charge lease shorter than the longest gateway sequence is refused at boot', () => {
+    // Four platform calls one after another (order, access token, payment, lookup), each up to its timeout.
+    assert.throws(() => loadConfig({ BILLING_CHARGE_LEASE_MS: '59999' }), /BILLING_CHARGE_LEASE_MS \(59999\) must be at least .*60000 ms/)
+    assert.equal(loadConfig({ BILLING_CHARGE_LEASE_MS: '60000' }).billing.chargeLeaseMs, 60_000)
+    assert.throws(() => loadConfig({ BILLING_CHARGE_LEASE_MS: '1000', PLATFORM_API_TIMEOUT_MS: '300' }), /BILLING_CHARGE_LEASE_MS/)
+    assert.equal(loadConfig({ BILLING_CHARGE_LEASE_MS: '1000', PLATFORM_API_TIMEOUT_MS: '250' }).billing.chargeLeaseMs, 1_000)
+    // The test gateway is called twice at most (a charge, then a replay under the same key).
+    assert.throws(() => loadConfig({ TEST_GATEWAY_LATENCY_MS: '30001' }), /TEST_GATEWAY_LATENCY_MS/)
+    assert.equal(loadConfig({}).billing.unknownGraceMs, 24 * 3_600_000)
+  })
+
   test('bootstrap store and key come together', () => {
     assert.throws(() => loadConfig({ BOOTSTRAP_STORE_HASH: 'abc' }), /BOOTSTRAP_ADMIN_API_KEY/)
     const config = loadConfig({ BOOTSTRAP_STORE_HASH: 'abc', BOOTSTRAP_ADMIN_API_KEY: 'k'.repeat(32) })
