@@ -276,12 +276,7 @@ describe('platform gateway (stored-instrument payments over HTTP)', () => {
   })
 
   test('a connection refused before anything was sent -> failed processing_error', async () => {
-    const closed = createServer()
-    closed.listen(0, '127.0.0.1')
-    await once(closed, 'listening')
-    const port = (closed.address() as AddressInfo).port
-    closed.close()
-    await once(closed, 'close')
+    const port = await closedPort()
     const offline = createPlatformGateway({ timeoutMs: 300, configFor: () => ({ apiBaseUrl: `http://127.0.0.1:${port}`, accessToken: ACCESS_TOKEN }) })
     const outcome = await offline.charge(request)
     await offline.close()
@@ -466,12 +461,7 @@ describe('platform gateway (stored-instrument payments over HTTP)', () => {
   })
 
   test('a refund that cannot be sent (connection refused) -> failed', async () => {
-    const closed = createServer()
-    closed.listen(0, '127.0.0.1')
-    await once(closed, 'listening')
-    const port = (closed.address() as AddressInfo).port
-    closed.close()
-    await once(closed, 'close')
+    const port = await closedPort()
     const offline = createPlatformGateway({ timeoutMs: 300, configFor: () => ({ apiBaseUrl: `http://127.0.0.1:${port}/stores/abc/v3`, accessToken: ACCESS_TOKEN }) })
     const outcome = await offline.refund(refund)
     await offline.close()
@@ -520,3 +510,14 @@ describe('platform gateway (stored-instrument payments over HTTP)', () => {
     assert.ok(!JSON.stringify(outcome).includes('wrong-token-SECRET'))
   })
 })
+
+/** A port nothing listens on any more: a connection to it is refused before anything is sent. */
+async function closedPort(): Promise<number> {
+  const closed = createServer()
+  closed.listen(0, '127.0.0.1')
+  await once(closed, 'listening')
+  const port = (closed.address() as AddressInfo).port
+  closed.close()
+  await once(closed, 'close')
+  return port
+}
