@@ -105,6 +105,7 @@ export const CHARGE_STATUS_LABEL: Record<Charge['status'], string> = {
   pending: 'Processing',
   succeeded: 'Paid',
   failed: 'Failed',
+  requires_review: 'Being checked',
 }
 
 export const CHANGE_REQUEST_STATUS_LABEL: Record<ChangeRequest['status'], string> = {

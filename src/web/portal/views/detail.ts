@@ -149,6 +149,11 @@ function chargeRow(charge: Charge): HTMLTableRowElement {
     if (charge.next_retry_at) details.push(h('br'), `We'll try again on ${formatDate(charge.next_retry_at)}.`)
   } else if (charge.status === 'succeeded') {
     details.push(charge.period_start && charge.period_end ? `For ${formatDate(charge.period_start)} to ${formatDate(charge.period_end)}` : 'Paid')
+    if (charge.amount_refunded > 0) {
+      details.push(h('br'), charge.amount_refunded >= charge.amount ? 'Refunded in full.' : `${formatMoney(charge.amount_refunded, charge.currency)} refunded.`)
+    }
+  } else if (charge.status === 'requires_review') {
+    details.push('The store is checking whether this payment went through. You will not be charged twice.')
   } else {
     details.push('The payment is being processed.')
   }
