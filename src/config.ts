@@ -37,8 +37,9 @@ const Env = Type.Object({
   TEST_GATEWAY_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
   BILLING_CHARGE_LEASE_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   BILLING_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
-  BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
-  BILLING_UNKNOWN_GRACE_MS: Type.Integer({ minimum: 1_000, default: 24 * 3_600_000 }),
+  // A batch's statements bind about 25 parameters per renewal; PostgreSQL takes at most 65,535.
+  BILLING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 200 }),
+  BILLING_UNKNOWN_GRACE_MS: Type.Integer({ minimum: 1_000, maximum: 30 * 24 * 3_600_000, default: 24 * 3_600_000 }),
   JOB_LEASE_MS: Type.Integer({ minimum: 500, default: 60_000 }),
   WEB_DIST_DIR: Type.Optional(Type.String({ minLength: 1 })),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ minLength: 1 })),

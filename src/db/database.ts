@@ -290,6 +290,8 @@ export interface RefundsTable {
   failure_message: string | null
   lease_until: NullableTimestamp
   lease_token: string | null
+  submitted_at: NullableTimestamp
+  review: Json<BillingIssue | null>
   created_at: Timestamp
   settled_at: NullableTimestamp
 }

@@ -15,13 +15,14 @@ export function registerMetrics(app: FastifyInstance, db: Db): Metrics {
   // the same truth whichever worker set the row aside.
   new Gauge({
     name: 'set_aside_items',
-    help: 'Work set aside because it failed on its own data or needs a person: renewals (subscriptions with a billing issue), charges requiring review, jobs that gave up, webhook deliveries whose attempt could not be recorded',
+    help: 'Work set aside for a person: renewals that failed on their own data (renewal), charges requiring review (charge_review), refunds sent whose answer was lost (refund_review), jobs that gave up (job)',
     labelNames: ['kind'] as const,
     registers: [registry],
     async collect() {
       const { rows } = await sql<{ kind: string; n: number }>`
-        SELECT 'renewal' AS kind, count(*)::int AS n FROM subscriptions WHERE billing_issue IS NOT NULL
+        SELECT 'renewal' AS kind, count(*)::int AS n FROM subscriptions WHERE billing_issue->>'code' = 'renewal_failed'
         UNION ALL SELECT 'charge_review', count(*)::int FROM charges WHERE status = 'requires_review'
+        UNION ALL SELECT 'refund_review', count(*)::int FROM refunds WHERE status = 'pending' AND review IS NOT NULL
         UNION ALL SELECT 'job', count(*)::int FROM jobs WHERE failed_at IS NOT NULL`.execute(db)
       for (const row of rows) this.set({ kind: row.kind }, Number(row.n))
     },

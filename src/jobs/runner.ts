@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Db, Executor, JobRow } from '../db/database.ts'
 import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, renewLeases, type Claim } from '../db/leases.ts'
+import { printableText } from '../lib/printable-text.ts'
 import { retryDelayMs } from './retry-schedule.ts'
 
 export interface JobResult {
@@ -105,7 +106,7 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
       .set({
         locked_until: null,
         locked_by: null,
-        last_error: message.slice(0, 2000),
+        last_error: printableText(Buffer.from(message.slice(0, 2000))),
         ...(exhausted ? { failed_at: now() } : { run_at: new Date(now().getTime() + retryDelayMs(job.attempts)) }),
       })
       .where('id', '=', job.id)
@@ -131,7 +132,8 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
           await finish(job, token, result)
         } catch (error) {
           keeper.remove([job.id])
-          await fail(job, token, error)
+          // Recording the failure must not stop the rest of the batch either: the lease runs out instead.
+          await fail(job, token, error).catch((recordError: unknown) => log.error({ job: job.id, kind: job.kind, err: recordError }, 'could not record a job failure'))
         }
       }
     } finally {

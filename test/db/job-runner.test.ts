@@ -262,6 +262,22 @@ describe('job runner (jobs table, claim under a lease, retry with backoff)', () 
   })
 
   // Fails today: UPDATE ... RETURNING gives rows in heap or hash order, not the subquery's ORDER BY.
+  test('a job whose error text the database refuses (a NUL byte) does not stop the rest of its batch', async () => {
+    const runner = runnerAt(T0, {
+      // e.g. a reply quoted in an error message, holding a NUL byte that PostgreSQL text cannot store
+      'test.poison': async () => {
+        throw new Error('the mail server answered: 550 \u0000 rejected')
+      },
+      'test.ok': async () => {},
+    }, { leaseMs: 1_000 })
+    await enqueueJob(db, { kind: 'test.poison', runAt: at(-10_000) })
+    for (let i = 0; i < 3; i++) await enqueueJob(db, { kind: 'test.ok', runAt: at(-5_000 + i) })
+    assert.equal(await runner.runOnce(), 4)
+    const left = await allJobs(db)
+    assert.deepEqual(left.map((job) => job.kind), ['test.poison'], 'every healthy job of the batch ran and was deleted')
+    assert.equal(left[0]!.last_error, 'the mail server answered: 550 \\u0000 rejected', 'the error is kept, its NUL escaped')
+  })
+
   test('the jobs of a batch run in run_at order', async () => {
     const order: number[] = []
     // Enqueued latest first, so insertion order and due order disagree.

@@ -32,6 +32,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('amount_refunded', 'bigint', (c) => c.notNull().defaultTo(0))
     .execute()
   await sql`ALTER TABLE charges ADD CONSTRAINT charges_amount_refunded_check CHECK (amount_refunded >= 0 AND amount_refunded <= amount)`.execute(db)
+  // Platform charges in flight across the upgrade may have been sent already: they are looked up, never sent again.
+  await sql`UPDATE charges SET submitted_at = created_at WHERE status = 'pending' AND gateway = 'platform' AND platform_order_id IS NOT NULL`.execute(db)
 
   await db.schema.alterTable('webhook_deliveries').addColumn('lease_token', 'text').execute()
 
@@ -51,6 +53,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('failure_message', 'text')
     .addColumn('lease_until', 'timestamptz')
     .addColumn('lease_token', 'text')
+    // As for charges: a refund sent to a gateway without idempotency keys is never sent again; if its
+    // answer is lost it waits for a person ({code, message, since} in review).
+    .addColumn('submitted_at', 'timestamptz')
+    .addColumn('review', 'jsonb')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .addColumn('settled_at', 'timestamptz')
     .execute()

@@ -1,8 +1,9 @@
 import { sql } from 'kysely'
 import type { ChargeRow, RefundRow, StoreRow } from '../../db/database.ts'
-import { claimLeased, heldBy, leaseFree, LEASES, newLeaseToken, releaseLeases } from '../../db/leases.ts'
+import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, newLeaseToken, releaseLeases } from '../../db/leases.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
+import { toRfc3339 } from '../../lib/time.ts'
 import { recordEvents } from '../events/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
@@ -11,14 +12,17 @@ import { realNow, type BillingContext } from './renewal-context.ts'
 
 /**
  * Refunds, exactly once each, like charges: a pending refund row with its own idempotency key and
- * lease is committed before the gateway is asked; the answer is recorded only while the lease holds;
- * an unknown answer leaves it pending, and the refund pass asks again under the same key. What is
- * left to refund counts pending refunds too, so two refunds at once can never exceed the charge.
+ * lease is committed before the gateway is asked; the lease is renewed while the gateway answers and
+ * the answer is recorded only while it holds. A gateway that deduplicates by key is simply asked
+ * again after a lost answer; one that does not (the platform) gets `submitted_at` recorded before the
+ * request that moves money, and a refund sent there whose answer was lost is never sent again: it
+ * waits for a person (`review`), its amount still reserved. What is left to refund counts pending
+ * refunds too, so two refunds at once can never exceed the charge.
  */
 
 export interface RefundResult {
   charge: ChargeView
-  /** True once the money went back; false while the gateway's answer is unknown (it is retried). */
+  /** True once the money went back; false while the gateway's answer is awaited. */
   completed: boolean
 }
 
@@ -27,8 +31,22 @@ const RECHECK_MS = 5_000
 export function createRefunds(ctx: BillingContext) {
   const { db, gateways } = ctx
 
-  async function ask(refund: RefundRow, charge: ChargeRow): Promise<RefundOutcome> {
+  async function markSubmitted(refundId: string, token: string): Promise<void> {
+    const marked = await db
+      .updateTable('refunds')
+      .set({ submitted_at: realNow() })
+      .where('id', '=', refundId)
+      .where('status', '=', 'pending')
+      .where(heldBy(LEASES.refunds, token))
+      .executeTakeFirst()
+    if (Number(marked.numUpdatedRows) !== 1) throw new Error('the refund lease was lost before submitting; nothing was sent')
+  }
+
+  async function ask(refund: RefundRow, charge: ChargeRow, token: string): Promise<RefundOutcome> {
     const gateway = gateways.byName(charge.gateway)
+    if (refund.submitted_at !== null && !gateway.honoursIdempotencyKeys) {
+      return { status: 'unknown', reason: 'the refund was sent before and its answer was lost; the gateway takes no idempotency key, so it is not sent again' }
+    }
     return gateway
       .refund({
         idempotencyKey: refund.idempotency_key,
@@ -39,16 +57,45 @@ export function createRefunds(ctx: BillingContext) {
         amount: refund.amount,
         currency: refund.currency.trim(),
         reason: refund.reason ?? undefined,
+        onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(refund.id, token),
       })
       .catch((error: unknown): RefundOutcome => ({ status: 'unknown', reason: String(error) }))
   }
 
+  /** Asks the gateway while keeping the refund's lease alive. */
+  async function askHolding(refund: RefundRow, charge: ChargeRow, token: string): Promise<RefundOutcome> {
+    const keeper = keepLeases(db, LEASES.refunds, token, ctx.leaseMs, { log: ctx.log })
+    keeper.add([refund.id])
+    try {
+      return await ask(refund, charge, token)
+    } finally {
+      await keeper.stop()
+    }
+  }
+
   /** Records the gateway's answer while the lease is `token`'s; answers the charge as it is then. */
-  async function record(refund: RefundRow, outcome: RefundOutcome, token: string): Promise<ChargeRow | undefined> {
+  async function record(refund: RefundRow, charge: ChargeRow, outcome: RefundOutcome, token: string): Promise<ChargeRow | undefined> {
     if (outcome.status === 'unknown') {
+      const current = await db.selectFrom('refunds').select('submitted_at').where('id', '=', refund.id).executeTakeFirst()
+      if (current?.submitted_at && !gateways.byName(charge.gateway).honoursIdempotencyKeys) {
+        const review = { code: 'outcome_unknown', message: `the gateway's answer was lost after the refund was sent: ${outcome.reason}`, since: toRfc3339(realNow()) }
+        const marked = await db
+          .updateTable('refunds')
+          .set({ review: JSON.stringify(review), lease_until: null, lease_token: null })
+          .where('id', '=', refund.id)
+          .where('status', '=', 'pending')
+          .where(heldBy(LEASES.refunds, token))
+          .executeTakeFirst()
+        if (Number(marked.numUpdatedRows) === 1) ctx.log?.error({ refundId: refund.id, chargeId: charge.id, reason: outcome.reason }, 'refund set aside for review: it was sent and its answer was lost')
+        return undefined
+      }
       await releaseLeases(db, LEASES.refunds, [refund.id], token, new Date(realNow().getTime() + Math.min(RECHECK_MS, ctx.leaseMs)))
       ctx.log?.warn({ refundId: refund.id, reason: outcome.reason }, 'refund outcome unknown; it will be asked again under the same key')
       return undefined
+    }
+    if (outcome.status === 'failed' && refund.automatic) {
+      // Money a subscriber is owed stays with the merchant until someone acts: said loudly.
+      ctx.log?.error({ refundId: refund.id, chargeId: charge.id, reason: outcome.message }, 'an automatic refund was refused by the gateway')
     }
     return db.transaction().execute(async (trx) => {
       const settledAt = realNow()
@@ -69,14 +116,14 @@ export function createRefunds(ctx: BillingContext) {
       if (Number(done.numUpdatedRows) !== 1 || outcome.status === 'failed') {
         return trx.selectFrom('charges').selectAll().where('id', '=', refund.charge_id).executeTakeFirst()
       }
-      const charge = await trx
+      const updated = await trx
         .updateTable('charges')
         .set((eb) => ({ amount_refunded: eb('amount_refunded', '+', refund.amount) }))
         .where('id', '=', refund.charge_id)
         .returningAll()
         .executeTakeFirstOrThrow()
-      await recordEvents(trx, [{ storeId: charge.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(charge) }])
-      return charge
+      await recordEvents(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(updated) }])
+      return updated
     })
   }
 
@@ -116,28 +163,33 @@ export function createRefunds(ctx: BillingContext) {
           .executeTakeFirstOrThrow()
         return { refund, charge }
       })
-      const outcome = await ask(refund, charge)
+      const outcome = await askHolding(refund, charge, token)
       if (outcome.status === 'failed') {
-        await record(refund, outcome, token)
+        await record(refund, charge, outcome, token)
         throw new AppError('refund_failed', `the gateway refused the refund: ${outcome.message}`)
       }
-      const after = (await record(refund, outcome, token)) ?? charge
+      const after = (await record(refund, charge, outcome, token)) ?? charge
       return { charge: presentCharge(after), completed: outcome.status === 'succeeded' }
     },
 
-    /** Carries out pending refunds nobody holds (automatic ones, and those whose answer was lost). */
+    /** Carries out pending refunds nobody holds (automatic ones, and those whose answer was lost), one at a time. */
     async processPending({ limit = 100 }: { limit?: number } = {}): Promise<number> {
-      const now = realNow()
-      const claim = await claimLeased<RefundRow>(db, LEASES.refunds, {
-        candidates: sql`SELECT id FROM refunds WHERE status = 'pending' AND ${leaseFree(LEASES.refunds, now)} ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
-        leaseMs: ctx.leaseMs,
-        now,
-      })
-      for (const refund of claim.rows) {
+      let done = 0
+      for (; done < limit; done++) {
+        const now = realNow()
+        // One per claim: each refund's lease covers its own gateway calls only.
+        const claim = await claimLeased<RefundRow>(db, LEASES.refunds, {
+          candidates: sql`SELECT id FROM refunds WHERE status = 'pending' AND review IS NULL AND ${leaseFree(LEASES.refunds, now)}
+                          ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          leaseMs: ctx.leaseMs,
+          now,
+        })
+        const refund = claim.rows[0]
+        if (!refund) break
         const charge = await db.selectFrom('charges').selectAll().where('id', '=', refund.charge_id).executeTakeFirstOrThrow()
-        await record(refund, await ask(refund, charge), claim.token)
+        await record(refund, charge, await askHolding(refund, charge, claim.token), claim.token)
       }
-      return claim.rows.length
+      return done
     },
   }
 }

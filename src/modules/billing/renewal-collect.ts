@@ -46,7 +46,7 @@ export function createCollector(ctx: BillingContext) {
    * The renewal's order on the platform, raised before any payment and kept on the charge, so a
    * retry pays the same order.
    */
-  async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest): Promise<OrderOutcome> {
+  async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<OrderOutcome> {
     const row = await db
       .selectFrom('subscriptions as s')
       .innerJoin('products as p', 'p.id', 's.product_id')
@@ -63,15 +63,24 @@ export function createCollector(ctx: BillingContext) {
       shippingAddress: (row.shipping_address as Record<string, unknown> | null) ?? null,
     }
     const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => unknownOf(error))
-    if (made.status === 'created') {
-      await db.updateTable('charges').set({ platform_order_id: made.orderId }).where('id', '=', charge.id).where('platform_order_id', 'is', null).execute()
-    }
+    if (made.status !== 'created') return made
+    // Kept only while the lease is ours: a worker that stalled here must not name its order on a
+    // charge another worker has taken over (and may pay through another order).
+    const kept = await db
+      .updateTable('charges')
+      .set({ platform_order_id: made.orderId })
+      .where('id', '=', charge.id)
+      .where('status', '=', 'pending')
+      .where('platform_order_id', 'is', null)
+      .where(heldBy(LEASES.charges, token))
+      .executeTakeFirst()
+    if (Number(kept.numUpdatedRows) !== 1) return { status: 'unknown', reason: 'the charge was taken over while its order was raised; nothing was paid' }
     return made
   }
 
-  async function send(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest): Promise<ChargeOutcome> {
+  async function send(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<ChargeOutcome> {
     if (gateway.createOrder && !charge.platform_order_id) {
-      const order = await raiseOrder(gateway, charge, request)
+      const order = await raiseOrder(gateway, charge, request, token)
       if (order.status !== 'created') return order
       request.orderId = order.orderId
     }
@@ -94,7 +103,7 @@ export function createCollector(ctx: BillingContext) {
       const gateway = gateways.byName(charge.gateway)
       const request = requestOf(charge, gateway, token)
       const mayMoveMoneyAgain = charge.submitted_at !== null && !gateway.honoursIdempotencyKeys
-      return mayMoveMoneyAgain ? lookUp(gateway, request) : send(gateway, charge, request)
+      return mayMoveMoneyAgain ? lookUp(gateway, request) : send(gateway, charge, request, token)
     },
   }
 }

@@ -1,4 +1,5 @@
 import type { ChargeRow, Db, Executor, StoreRow } from '../../db/database.ts'
+export { isRowDataError as isRowError } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { PaymentGateway } from './gateways/index.ts'
 
@@ -47,21 +48,6 @@ export async function loadStores(trx: Executor, ids: readonly string[]): Promise
   if (ids.length === 0) return new Map()
   const rows = await trx.selectFrom('stores').selectAll().where('id', 'in', [...new Set(ids)]).execute()
   return new Map(rows.map((row) => [row.id, row]))
-}
-
-// SQLSTATE classes that mean "this row's data", not "the database is unwell": data exceptions,
-// integrity constraint violations, and errors raised by triggers.
-const ROW_SQLSTATE_CLASSES = new Set(['22', '23', 'P0'])
-
-/**
- * Whether an error is about the rows being written (set them aside, carry on with the rest) rather
- * than about the database or the process (stop, retry everything later). A bug in the pure decision
- * code for one row's data counts as the row's.
- */
-export function isRowError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return ROW_SQLSTATE_CLASSES.has(code.slice(0, 2))
-  return error instanceof TypeError || error instanceof RangeError || (error as { name?: unknown } | null)?.name === 'AppError'
 }
 
 /** The reason a person reads when a row is set aside: the error's text, bounded. */

@@ -97,24 +97,27 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
   async function noteUnknown(unknown: { attempt: Attempt; outcome: ChargeOutcome }[], token: string): Promise<void> {
     if (unknown.length === 0) return
     const now = realNow()
-    const recheck: string[] = []
+    const recheck: ChargeRow[] = []
     for (const { attempt: { charge }, outcome } of unknown) {
       const reason = outcome.status === 'unknown' ? outcome.reason : ''
       const unknownMs = charge.unknown_since ? now.getTime() - charge.unknown_since.getTime() : 0
       if (charge.unknown_since && unknownMs >= ctx.unknownGraceMs) {
         await requireReview(ctx, charge, { status: 'pending', token }, 'outcome_unknown', `the gateway's answer stayed unknown for ${Math.round(unknownMs / 60_000)} minutes: ${reason}`)
       } else {
-        recheck.push(charge.id)
+        recheck.push(charge)
         ctx.log?.warn({ chargeId: charge.id, reason }, 'charge outcome unknown; it will be looked up again under the same key')
       }
     }
     if (recheck.length === 0) return
+    const rows = recheck.map((charge) => {
+      const unknownSince = charge.unknown_since ?? now
+      const delay = Math.min(MAX_RECHECK_MS, Math.max(Math.min(MIN_RECHECK_MS, ctx.leaseMs), now.getTime() - unknownSince.getTime()))
+      return sql`(${charge.id}, ${unknownSince.toISOString()}, ${new Date(now.getTime() + delay).toISOString()})`
+    })
     await sql`
-      UPDATE charges AS c
-         SET unknown_since = coalesce(c.unknown_since, ${now}), lease_token = NULL,
-             lease_until = ${now}::timestamptz + least(${MAX_RECHECK_MS}::int, greatest(${Math.min(MIN_RECHECK_MS, ctx.leaseMs)}::int,
-                             (extract(epoch from (${now}::timestamptz - coalesce(c.unknown_since, ${now}))) * 1000)::int)) * interval '1 millisecond'
-       WHERE c.id IN (${sql.join(recheck)}) AND c.status = 'pending' AND c.lease_token = ${token}`.execute(db)
+      UPDATE charges AS c SET unknown_since = v.unknown_since::timestamptz, lease_until = v.next_look::timestamptz, lease_token = NULL
+        FROM (VALUES ${sql.join(rows)}) AS v(id, unknown_since, next_look)
+       WHERE c.id = v.id AND c.status = 'pending' AND c.lease_token = ${token}`.execute(db)
   }
 
   /** Collects and settles charges held under `token`, keeping their leases alive meanwhile. */

@@ -110,7 +110,9 @@ export async function settleAll(ctx: BillingContext, results: readonly Settled[]
   } catch (error) {
     if (!isRowError(error) || results.length === 1) {
       if (isRowError(error) && results.length === 1) {
-        await requireReview(ctx, results[0]!.attempt.charge, expected, 'settlement_failed', `the outcome (${results[0]!.outcome.status}) could not be recorded: ${describeFailure(error)}`)
+        const { attempt, outcome } = results[0]!
+        const gatewayChargeId = outcome.status === 'succeeded' ? outcome.gatewayChargeId : null
+        await requireReview(ctx, attempt.charge, expected, 'settlement_failed', `the gateway answered ${outcome.status}${gatewayChargeId ? ` (${gatewayChargeId})` : ''} but it could not be recorded: ${describeFailure(error)}`, gatewayChargeId)
         return { settled: [], refunds: 0 }
       }
       throw error
@@ -118,29 +120,49 @@ export async function settleAll(ctx: BillingContext, results: readonly Settled[]
   }
   const total: SettleResult = { settled: [], refunds: 0 }
   for (const result of results) {
-    const one = await settleAll(ctx, [result], expected)
-    total.settled.push(...one.settled)
-    total.refunds += one.refunds
+    try {
+      const one = await settleAll(ctx, [result], expected)
+      total.settled.push(...one.settled)
+      total.refunds += one.refunds
+    } catch (error) {
+      if (!isRowError(error)) throw error
+      // Not even set aside: its lease runs out and the reconciler tries it again; the others go on.
+      ctx.log?.error({ chargeId: result.attempt.charge.id, reason: describeFailure(error) }, 'charge could not be settled nor set aside')
+    }
   }
   return total
 }
 
 /**
  * A charge a person must look at: its outcome stayed unknown past the grace period, or it could not
- * be recorded. Its subscription keeps waiting for it (no new attempt starts) and shows why.
+ * be recorded. Its subscription keeps waiting for it (no new attempt starts) and shows why; both are
+ * written together. What the gateway said, if anything, is kept for the resolve.
  */
-export async function requireReview(ctx: BillingContext, charge: ChargeRow, expected: Expected, code: BillingIssueCode, message: string): Promise<boolean> {
+export async function requireReview(
+  ctx: BillingContext,
+  charge: ChargeRow,
+  expected: Expected,
+  code: BillingIssueCode,
+  message: string,
+  gatewayChargeId: string | null = null,
+): Promise<boolean> {
   const since = toRfc3339(realNow())
-  let update = ctx.db
-    .updateTable('charges')
-    .set({ status: 'requires_review', review: JSON.stringify({ code, message, since }), lease_until: null, lease_token: null })
-    .where('id', '=', charge.id)
-    .where('status', '=', expected.status as ChargeStatus)
-  if (expected.status === 'pending') update = update.where(heldBy(LEASES.charges, expected.token))
-  const marked = await update.executeTakeFirst()
-  if (Number(marked.numUpdatedRows) !== 1) return false
-  await setBillingIssue(ctx.db, [charge.subscription_id], { code: CHARGE_REQUIRES_REVIEW, message: `charge ${charge.id} requires review: ${message}`, since })
-  ctx.log?.error({ chargeId: charge.id, subscriptionId: charge.subscription_id, code, reason: message }, 'charge set aside for review')
-  return true
+  const mark = (flagSubscription: boolean) => ctx.db.transaction().execute(async (trx) => {
+    let update = trx
+      .updateTable('charges')
+      .set({ status: 'requires_review', review: JSON.stringify({ code, message, since }), lease_until: null, lease_token: null, ...(gatewayChargeId ? { gateway_charge_id: gatewayChargeId } : {}) })
+      .where('id', '=', charge.id)
+      .where('status', '=', expected.status as ChargeStatus)
+    if (expected.status === 'pending') update = update.where(heldBy(LEASES.charges, expected.token))
+    const done = await update.executeTakeFirst()
+    if (Number(done.numUpdatedRows) !== 1) return false
+    if (flagSubscription) {
+      await setBillingIssue(trx, [charge.subscription_id], { code: CHARGE_REQUIRES_REVIEW, message: `charge ${charge.id} requires review: ${message}`, since }, { whilePendingCharge: charge.id })
+    }
+    return true
+  })
+  // A subscription row the database refuses to touch must not keep the charge from being set aside.
+  const marked = await mark(true).catch((error: unknown) => (isRowError(error) ? mark(false) : Promise.reject(error)))
+  if (marked) ctx.log?.error({ chargeId: charge.id, subscriptionId: charge.subscription_id, code, reason: message }, 'charge set aside for review')
+  return marked
 }
-

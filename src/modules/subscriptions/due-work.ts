@@ -3,6 +3,7 @@ import type { Db, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
+import { isRowDataError } from '../../db/errors.ts'
 import { RENEWAL_FAILED, setBillingIssue } from './subscription-batch.ts'
 import { applyMutation, type Mutation } from './subscription-mutation.ts'
 import { scheduleAtActivation, scheduleAtResume } from './subscription-schedule.ts'
@@ -223,7 +224,7 @@ export async function processDueWork(
         return true
       })
     } catch (error) {
-      if (!isOwnDataError(error)) throw error
+      if (!isRowDataError(error)) throw error
       // One subscription's data must not hold back everyone else's due work, which would come after it forever.
       const message = `${item.kind} could not be applied: ${error instanceof Error ? error.message.slice(0, 400) : String(error)}`
       await setBillingIssue(db, [item.subscriptionId], { code: RENEWAL_FAILED, message, since: new Date().toISOString() })
@@ -232,12 +233,4 @@ export async function processDueWork(
     if (done) counts[COUNTED_AS[item.kind]]++
   }
   return counts
-}
-
-// Data exceptions, constraint violations and trigger errors (SQLSTATE classes 22, 23, P0), or a
-// decision that refused the row's state: about this row, not about the database.
-function isOwnDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return ['22', '23', 'P0'].includes(code.slice(0, 2))
-  return error instanceof TypeError || error instanceof RangeError || (error as { name?: unknown } | null)?.name === 'AppError'
 }

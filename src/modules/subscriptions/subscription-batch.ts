@@ -78,16 +78,20 @@ export async function applySubscriptionChanges(trx: Executor, changes: readonly 
 }
 
 /**
- * Sets renewals aside: the subscriptions are not claimed for renewal again until a change to them
- * clears the issue. Written on its own, outside the transaction that failed.
+ * Sets renewals aside: the subscriptions are not claimed for renewal again until the issue is
+ * cleared (a change to the subscription clears `renewal_failed`; resolving the charge clears
+ * `charge_requires_review`). A data failure never hides a charge waiting for review, and a review
+ * flag is only set while the subscription still waits for that charge.
  */
-export async function setBillingIssue(db: Executor, ids: readonly string[], issue: BillingIssue): Promise<void> {
+export async function setBillingIssue(db: Executor, ids: readonly string[], issue: BillingIssue, options: { whilePendingCharge?: string } = {}): Promise<void> {
   if (ids.length === 0) return
-  await db
+  let update = db
     .updateTable('subscriptions')
     .set((eb) => ({ billing_issue: JSON.stringify(issue), version: eb('version', '+', 1) }))
     .where('id', 'in', [...ids])
-    .execute()
+  if (issue.code === RENEWAL_FAILED) update = update.where(sql<boolean>`(billing_issue IS NULL OR billing_issue->>'code' = ${RENEWAL_FAILED})`)
+  if (options.whilePendingCharge !== undefined) update = update.where('pending_charge_id', '=', options.whilePendingCharge)
+  await update.execute()
 }
 
 /** Issue codes a change to the subscription clears (its data may now be fixed); others need their own action. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
+import { sql } from 'kysely'
 import { systemClock } from '../../../src/lib/clock.ts'
 import type { RenewalEngine } from '../../../src/modules/billing/index.ts'
 import { createTestRenewals } from '../../helpers/billing.ts'
@@ -42,6 +43,16 @@ describe('unknown outcomes: looked up, never charged again, then reviewed', () =
     assert.equal(charges.length, 1)
     assert.equal(charges[0]!.status, 'pending', 'no answer: the charge stays pending')
     return { shop, subscriptionId: subscription.id, chargeId: charges[0]!.id }
+  }
+
+  async function shopWithPaidRenewal() {
+    const shop = await createStoreWithKey(t.db)
+    await t.db.updateTable('stores').set({ test_clock_now: new Date(T0) }).where('id', '=', shop.store.id).execute()
+    const product = await createProduct(t.app, shop.auth)
+    const plan = await createPlan(t.app, shop.auth, product.id, { amount: 1500 })
+    const [subscription] = await checkout(t.app, shop.auth, checkoutBody(plan.id))
+    await call(t.app, { method: 'POST', url: '/api/v1/admin/test-clock/advance', headers: shop.auth, payload: { to: FEB10 } })
+    return t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).where('status', '=', 'succeeded').executeTakeFirstOrThrow()
   }
 
   async function reconcileFor(ms: number): Promise<void> {
@@ -107,6 +118,21 @@ describe('unknown outcomes: looked up, never charged again, then reviewed', () =
     assert.equal(subscription.current_period_start, FEB10)
     assert.equal(subscription.next_charge_at, '2026-03-10T09:00:00.000Z')
     assert.equal(subscription.billing_issue, null)
+  })
+
+  test('a charge unknown for weeks (past 2^31 ms) is looked up again without stopping the reconciler or the refunds after it', async () => {
+    const longGrace = createTestRenewals(t.db, systemClock, { ...ENV, BILLING_UNKNOWN_GRACE_MS: String(29 * 86_400_000) })
+    const { chargeId } = await shopWithUnknownRenewal()
+    await sql`UPDATE charges SET unknown_since = now() - interval '25 days', lease_until = now() - interval '1 second', lease_token = NULL WHERE id = ${chargeId}`.execute(t.db)
+    // A refund waiting for the refund pass, which runs after the charges.
+    const paid = await shopWithPaidRenewal()
+    await t.db.insertInto('refunds').values({ id: 're_01JTESTREFUND0000000000000', store_id: paid.store_id, charge_id: paid.id, amount: 100, currency: 'USD', reason: 'test', status: 'pending', idempotency_key: `${paid.idempotency_key}:refund:test`, created_at: new Date() }).execute()
+    await longGrace.reconcile()
+    const charge = await t.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
+    assert.equal(charge.status, 'pending', 'still within the grace period')
+    assert.ok(charge.lease_until! > new Date(Date.now() + 59 * 60_000), 'looked at again in about an hour')
+    const refund = await t.db.selectFrom('refunds').select('status').where('id', '=', 're_01JTESTREFUND0000000000000').executeTakeFirstOrThrow()
+    assert.equal(refund.status, 'succeeded')
   })
 
   test('resolve of a charge of another store is 404, of a pending one 409', async () => {

@@ -63,6 +63,8 @@ export interface RefundRequest {
   amount: number
   currency: string
   reason?: string | undefined
+  /** As for charges: called just before the request that can move money; if it throws, nothing is sent. */
+  onSubmit?: (() => Promise<void>) | undefined
 }
 
 export type RefundOutcome =

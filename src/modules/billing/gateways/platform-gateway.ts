@@ -213,6 +213,11 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       if (quote.status === 'failed') return { status: 'failed', message: redact(quote.message) }
 
       // Step 2: the refund. From here on, anything short of a clear answer is 'unknown'.
+      try {
+        await refund.onSubmit?.()
+      } catch {
+        return { status: 'unknown', reason: 'the refund was taken over before it was submitted; nothing was sent' }
+      }
       const sent = await send('POST', `${actions}/refunds`, auth, { items: [item], payments: [{ provider_id: quote.providerId, amount, offline: false }] })
       if (!sent.ok) {
         return sent.neverSent ? { status: 'failed', message: redact(`submitting the refund: ${sent.reason}`) } : { status: 'unknown', reason: redact(`submitting the refund: ${sent.reason}`) }
