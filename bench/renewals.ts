@@ -173,7 +173,7 @@ async function engineCase(db: Db, label: string, count: number, latencyMs: numbe
     )
     return batches
   })
-  const expected = { claimed: count, renewals: count, retries: 0, expirations: 0, unsettled: 0 }
+  const expected = { claimed: count, renewals: count, retries: 0, expirations: 0, unsettled: 0, setAside: 0 }
   if (JSON.stringify(totals) !== JSON.stringify(expected)) throw new Error(`${label}: runDue counted ${JSON.stringify(totals)}, expected ${JSON.stringify(expected)}`)
   await verifyRenewed(db, seeded, new Date())
   return measured

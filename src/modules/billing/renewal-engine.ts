@@ -83,7 +83,9 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
         const attempt = attempts[next++]!
         // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
         if (lost(attempt.charge.id)) continue
-        results.push({ attempt, outcome: await collector.collect(attempt.charge, token) })
+        // A bug or a database error while collecting one charge must not lose the others' answers.
+        const outcome = await collector.collect(attempt.charge, token).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
+        results.push({ attempt, outcome })
       }
     })
     await Promise.all(lanes)
