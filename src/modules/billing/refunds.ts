@@ -9,7 +9,7 @@ import { recordEvents } from '../events/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
 import type { RefundOutcome } from './gateways/index.ts'
-import { realNow, type BillingContext } from './renewal-context.ts'
+import { markSubmitted, realNow, type BillingContext } from './renewal-context.ts'
 
 /**
  * Refunds, exactly once each, like charges: a pending refund row with its own idempotency key and
@@ -32,17 +32,6 @@ const RECHECK_MS = 5_000
 export function createRefunds(ctx: BillingContext) {
   const { db, gateways } = ctx
 
-  async function markSubmitted(refundId: string, token: string): Promise<void> {
-    const marked = await db
-      .updateTable('refunds')
-      .set({ submitted_at: realNow() })
-      .where('id', '=', refundId)
-      .where('status', '=', 'pending')
-      .where(heldBy(LEASES.refunds, token))
-      .executeTakeFirst()
-    if (Number(marked.numUpdatedRows) !== 1) throw new Error('the refund lease was lost before submitting; nothing was sent')
-  }
-
   async function ask(refund: RefundRow, charge: ChargeRow, token: string): Promise<RefundOutcome> {
     const gateway = gateways.byName(charge.gateway)
     if (refund.submitted_at !== null && !gateway.honoursIdempotencyKeys) {
@@ -58,7 +47,7 @@ export function createRefunds(ctx: BillingContext) {
         amount: refund.amount,
         currency: refund.currency.trim(),
         reason: refund.reason ?? undefined,
-        onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(refund.id, token),
+        onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(db, 'refunds', refund.id, token),
       })
       .catch((error: unknown): RefundOutcome => ({ status: 'unknown', reason: String(error) }))
   }

@@ -1,7 +1,7 @@
 import type { ChargeRow } from '../../db/database.ts'
 import { heldBy, LEASES } from '../../db/leases.ts'
 import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
-import { realNow, type BillingContext } from './renewal-context.ts'
+import { markSubmitted, type BillingContext } from './renewal-context.ts'
 
 /**
  * Step 2 of a renewal: the gateway, called outside any transaction. A charge is sent again only
@@ -15,18 +15,6 @@ const unknownOf = (error: unknown) => ({ status: 'unknown' as const, reason: Str
 export function createCollector(ctx: BillingContext) {
   const { db, gateways } = ctx
 
-  /** Marks the charge submitted, only while our lease holds: otherwise nothing may be sent. */
-  async function markSubmitted(chargeId: string, token: string): Promise<void> {
-    const marked = await db
-      .updateTable('charges')
-      .set({ submitted_at: realNow() })
-      .where('id', '=', chargeId)
-      .where('status', '=', 'pending')
-      .where(heldBy(LEASES.charges, token))
-      .executeTakeFirst()
-    if (Number(marked.numUpdatedRows) !== 1) throw new Error('the charge lease was lost before submitting; nothing was sent')
-  }
-
   function requestOf(charge: ChargeRow, gateway: PaymentGateway, token: string): ChargeRequest {
     return {
       idempotencyKey: charge.idempotency_key,
@@ -38,7 +26,7 @@ export function createCollector(ctx: BillingContext) {
       description: `Subscription ${charge.subscription_id} renewal`,
       orderId: charge.platform_order_id ?? undefined,
       // A gateway that deduplicates by key needs no record: sending again is always safe there.
-      onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(charge.id, token),
+      onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(db, 'charges', charge.id, token),
     }
   }
 

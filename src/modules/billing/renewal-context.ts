@@ -1,4 +1,5 @@
 import type { ChargeRow, Db, Executor, StoreRow } from '../../db/database.ts'
+import { heldBy, LEASES } from '../../db/leases.ts'
 export { isRowDataError as isRowError } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { PaymentGateway } from './gateways/index.ts'
@@ -54,4 +55,20 @@ export async function loadStores(trx: Executor, ids: readonly string[]): Promise
 export function describeFailure(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error)
   return text.length > 500 ? `${text.slice(0, 497)}...` : text
+}
+
+/**
+ * Records that the request which can move money is about to leave, only while the lease is ours;
+ * throws otherwise, and then nothing may be sent. Gateways without idempotency keys rely on it: once
+ * submitted, a charge or refund is only ever looked up, never sent again.
+ */
+export async function markSubmitted(db: Executor, table: 'charges' | 'refunds', id: string, token: string): Promise<void> {
+  const marked = await db
+    .updateTable(table)
+    .set({ submitted_at: realNow() })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where(heldBy(LEASES[table], token))
+    .executeTakeFirst()
+  if (Number(marked.numUpdatedRows) !== 1) throw new Error(`the ${table === 'charges' ? 'charge' : 'refund'} lease was lost before submitting; nothing was sent`)
 }
