@@ -22,21 +22,16 @@ import { Problem } from './http/schemas.ts'
 import { registerResponseHeaders } from './http/security-headers.ts'
 import type { App, AppDeps } from './http/types.ts'
 import { registerVersioning } from './http/versioning.ts'
+import { createServices, type Services } from './services.ts'
 import { AppError } from './lib/errors.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
-import { catalogAdminRoutes, catalogSchemas, createCatalogService, createPublicCatalog, publicCatalogRoutes } from './modules/catalog/index.ts'
+import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modules/catalog/index.ts'
 import { eventRoutes, eventSchemas } from './modules/events/index.ts'
-import {
-  createChangeRequestService,
-  createCheckoutService,
-  createSubscriptionService,
-  subscriptionAdminRoutes,
-  subscriptionSchemas,
-} from './modules/subscriptions/index.ts'
+import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscriptions/index.ts'
 import { findActiveKeyByHash, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
-import { createWebhookService, webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
-import { chargeAdminRoutes, createGatewayResolver, createRenewalEngine, createTestClock, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
+import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
+import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
 import {
   createPortalAuthenticator,
@@ -52,6 +47,8 @@ export const BODY_LIMIT_BYTES = 1024 * 1024
 export interface BuildAppOptions {
   database: DatabaseHandle
   config: Readonly<Config>
+  /** The services of the composition root; built here (with the app's logger) when not given. */
+  services?: Services
   clock?: Clock
   /** Overrides for Fastify's logger, e.g. a stream a test reads. */
   logger?: FastifyServerOptions['logger']
@@ -69,7 +66,7 @@ function buildValidatorFactory(externalSchemas: Record<string, object>) {
 }
 
 /** Assembles the service: plugins, contract plumbing and every module. Never listens. */
-export async function buildApp({ database, config, clock = systemClock, logger }: BuildAppOptions): Promise<App> {
+export async function buildApp({ database, config, services: given, clock = systemClock, logger }: BuildAppOptions): Promise<App> {
   const { db } = database
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
@@ -81,7 +78,9 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  const deps: AppDeps = { db, engine: database.engine, config, clock }
+  const services = given ?? createServices({ database, config, clock, log: app.log })
+  if (!given) app.addHook('onClose', () => services.close())
+  const deps: AppDeps = { db, engine: database.engine, clock: services.clock }
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   // JSON is the only body this API reads; anything else is 415 before it is parsed.
@@ -117,11 +116,7 @@ export async function buildApp({ database, config, clock = systemClock, logger }
       request.admin ? `store:${request.admin.store.id}` : request.portal ? `subscriber:${request.portal.subscriberId}` : `ip:${request.ip}`,
   })
 
-  const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
-  const catalog = createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() })
-  const subscriptions = createSubscriptionService({ db, clock })
-  const checkouts = createCheckoutService({ db, clock })
-  const changeRequests = createChangeRequestService({ db, clock })
+  const { publicCatalog, catalog, subscriptions, checkouts, changeRequests, renewals, testClock, webhooks } = services
 
   const sessions = createPortalSessions({
     // An in-memory database keeps its generated secret in the database too, never in DATA_DIR.
@@ -132,13 +127,13 @@ export async function buildApp({ database, config, clock = systemClock, logger }
       db,
     }),
     issuer: config.jwtIssuer,
-    clock,
+    clock: services.clock,
   })
   const authenticatePortal = createPortalAuthenticator({ db, sessions })
 
   await app.register(async (portal) => {
-    await portal.register(portalAuthRoutes, { ...deps, sessions, authenticatePortal })
-    await portal.register(portalRoutes, { db, clock, subscriptions, changeRequests, catalog, authenticatePortal })
+    await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
+    await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
@@ -161,13 +156,9 @@ export async function buildApp({ database, config, clock = systemClock, logger }
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })
-    await admin.register(webhookAdminRoutes, { webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }) })
-    const gateways = createGatewayResolver(db, config.billing)
-    admin.addHook('onClose', () => gateways.close())
-    const { chargeLeaseMs: leaseMs, concurrency, unknownGraceMs } = config.billing
-    const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, unknownGraceMs, log: admin.log })
+    await admin.register(webhookAdminRoutes, { webhooks })
     await admin.register(chargeAdminRoutes, { db, renewals })
-    await admin.register(testClockRoutes, { testClock: createTestClock({ db, clock, renewals }) })
+    await admin.register(testClockRoutes, { testClock })
   }, { prefix: '/api/v1/admin' })
 
   return app

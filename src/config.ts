@@ -1,6 +1,6 @@
 import envSchema from 'env-schema'
 import { Type, type Static } from 'typebox'
-import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './modules/webhooks/retry-schedule.ts'
+import { parseDurations } from './lib/durations.ts'
 
 const Env = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
@@ -79,8 +79,8 @@ export interface Config {
   /** Where the built portal and widget are served from (`npm run build:web` writes dist/web). */
   webDistDir: string | undefined
   webhooks: {
-    /** Delays between attempts after a failure (WEBHOOK_RETRY_SCHEDULE, e.g. "5s,5m,30m"). */
-    retrySchedule: readonly number[]
+    /** Delays between attempts after a failure (WEBHOOK_RETRY_SCHEDULE, e.g. "5s,5m,30m"); undefined: the webhooks module's default. */
+    retrySchedule: readonly number[] | undefined
     timeoutMs: number
     /** An endpoint failing without a success for this long is disabled. */
     disableAfterMs: number
@@ -124,7 +124,7 @@ export interface PlatformCredentials {
 
 function parseSchedule(text: string): number[] {
   try {
-    return parseRetrySchedule(text)
+    return parseDurations(text)
   } catch (error) {
     throw new Error(`WEBHOOK_RETRY_SCHEDULE: ${(error as Error).message}`)
   }
@@ -187,7 +187,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     jobLeaseMs: env.JOB_LEASE_MS,
     webDistDir: env.WEB_DIST_DIR,
     webhooks: {
-      retrySchedule: Object.freeze(env.WEBHOOK_RETRY_SCHEDULE === undefined ? [...DEFAULT_RETRY_SCHEDULE_MS] : parseSchedule(env.WEBHOOK_RETRY_SCHEDULE)),
+      retrySchedule: env.WEBHOOK_RETRY_SCHEDULE === undefined ? undefined : Object.freeze(parseSchedule(env.WEBHOOK_RETRY_SCHEDULE)),
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER_MS,
       concurrency: env.WEBHOOK_CONCURRENCY,

@@ -3,9 +3,12 @@ import { loadConfig } from './config.ts'
 import { connectDatabase } from './db/connect.ts'
 import { migrateToLatest } from './db/migrate.ts'
 import { ensureDemoData, type DemoData } from './demo/demo-data.ts'
-import { startWorker } from './jobs/catalogue.ts'
+import { pino } from 'pino'
+import { loggerOptions } from './http/logging.ts'
 import { systemClock } from './lib/clock.ts'
 import { ensureBootstrapStore } from './modules/stores/index.ts'
+import { createServices } from './services.ts'
+import { startWorker } from './worker.ts'
 
 const startedAt = performance.now()
 const config = loadConfig()
@@ -18,13 +21,16 @@ const database = await connectDatabase({
 await migrateToLatest(database.db)
 if (config.bootstrap) await ensureBootstrapStore(database.db, config.bootstrap)
 const demo = config.seedDemoData ? await ensureDemoData(database.db, config.dataDir) : undefined
-const app = await buildApp({ database, config })
+// Work outside requests (jobs, renewals, deliveries) logs like the app does, through its own pino.
+const log = pino(loggerOptions(config.logLevel) as object)
+const services = createServices({ database, config, clock: systemClock, log })
+const app = await buildApp({ database, config, services })
 warn = (message) => app.log.warn(message)
 
 // Known once listening (PORT=0 picks a port); sign-in links are only sent after that.
 let origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
 const portalUrl = () => config.portalUrl ?? `${origin}/portal`
-const worker = config.role === 'api' ? undefined : await startWorker(database.db, systemClock, app.log, { config, portalUrl })
+const worker = config.role === 'api' ? undefined : await startWorker(services, { portalUrl })
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {
@@ -39,6 +45,7 @@ async function shutdown(signal: string): Promise<void> {
   try {
     await worker?.stop()
     await app.close()
+    await services.close()
     await database.close()
     process.exit(0)
   } catch (error) {

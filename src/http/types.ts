@@ -1,6 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
-import type { Config } from '../config.ts'
 import type { Db } from '../db/database.ts'
 import type { Engine } from '../db/connect.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -12,6 +11,5 @@ export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 export interface AppDeps {
   db: Db
   engine: Engine
-  config: Readonly<Config>
   clock: Clock
 }

@@ -13,6 +13,11 @@ export interface JobResult {
 
 export type JobHandler = (job: JobRow) => Promise<JobResult | void>
 
+/** What a recurring job answers: run me again in `ms`. */
+export function runAgainIn(ms: number): JobResult {
+  return { rescheduleAt: new Date(Date.now() + ms) }
+}
+
 export interface NewJob {
   kind: string
   payload?: Record<string, unknown>

@@ -1,5 +1,7 @@
 import { DateTime } from 'luxon'
-import type { PlanInterval } from '../db/database.ts'
+
+/** A calendar unit periods are counted in. */
+export type CalendarUnit = 'day' | 'week' | 'month' | 'year'
 
 const UNIT = { day: 'days', week: 'weeks', month: 'months', year: 'years' } as const
 
@@ -8,7 +10,7 @@ const UNIT = { day: 'days', week: 'weeks', month: 'months', year: 'years' } as c
  * computed from the anchor, never from the previous period, so month ends clamp and come back:
  * Jan 31 -> Feb 28 (29) -> Mar 31. Days and weeks keep the local time of day across DST changes.
  */
-export function periodBoundary(anchor: Date, interval: PlanInterval, intervalCount: number, index: number, timeZone: string): Date {
+export function periodBoundary(anchor: Date, interval: CalendarUnit, intervalCount: number, index: number, timeZone: string): Date {
   const start = DateTime.fromJSDate(anchor, { zone: timeZone })
   return valid(start.plus({ [UNIT[interval]]: intervalCount * index }), timeZone)
 }
@@ -24,7 +26,7 @@ export interface Period {
   end: Date
 }
 
-export function periodAt(anchor: Date, interval: PlanInterval, intervalCount: number, index: number, timeZone: string): Period {
+export function periodAt(anchor: Date, interval: CalendarUnit, intervalCount: number, index: number, timeZone: string): Period {
   return {
     start: periodBoundary(anchor, interval, intervalCount, index, timeZone),
     end: periodBoundary(anchor, interval, intervalCount, index + 1, timeZone),

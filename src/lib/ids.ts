@@ -1,6 +1,6 @@
 import { monotonicFactory } from 'ulid'
 
-/** Every resource's id prefix (CONTRACT section 1). */
+/** Every resource's id prefix (docs/contract.md, Ids). */
 export const ID_PREFIXES = {
   store: 'store',
   apiKey: 'key',

@@ -1,13 +1,21 @@
-import type { Config } from '../../config.ts'
 import type { Db, StoreRow } from '../../db/database.ts'
 import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
 import type { GatewayResolver } from './renewal-context.ts'
 
+/** What the gateways need from the service's settings. */
+export interface GatewaySettings {
+  /** Live stores' platform API access, by store hash. */
+  platformCredentials: Readonly<Record<string, { api_base_url: string; payments_base_url?: string | undefined; access_token: string }>>
+  platformTimeoutMs: number
+  /** Simulated processing time of the test gateway (benchmarks). */
+  testGatewayLatencyMs: number
+}
+
 /**
  * Test-mode stores charge through the `test` gateway, live stores through the commerce platform
- * with the credentials configured for their store hash (CONTRACT section 7).
+ * with the credentials configured for their store hash (docs/contract.md, Billing).
  */
-export function createGatewayResolver(db: Db, billing: Config['billing']): GatewayResolver & { close(): Promise<void> } {
+export function createGatewayResolver(db: Db, billing: GatewaySettings): GatewayResolver & { close(): Promise<void> } {
   const test = createTestGateway(db, { latencyMs: billing.testGatewayLatencyMs })
   const storeHashes = new Map<string, string>()
   const platform = createPlatformGateway({

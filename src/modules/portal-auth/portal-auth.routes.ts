@@ -6,14 +6,22 @@ import { requestMagicLink, revokeSession, verifyMagicLink } from './magic-links.
 import type { PortalSessions } from './portal-sessions.ts'
 import { LinkRequested, PortalSession, RequestLinkBody, VerifyBody } from './portal-auth.schemas.ts'
 
+/** How many sign-in links may be asked for, per email and per client address, in each window. */
+export interface MagicLinkLimits {
+  perEmail: number
+  perAddress: number
+  windowMs: number
+}
+
 export interface PortalAuthRouteOptions extends AppDeps {
+  magicLinkLimits: MagicLinkLimits
   sessions: PortalSessions
   authenticatePortal: (request: FastifyRequest) => Promise<void>
 }
 
-/** Magic-link sign-in (CONTRACT section 4): ask for a link, exchange its token for a session, sign out. */
-export async function portalAuthRoutes(app: App, { db, clock, config, sessions, authenticatePortal }: PortalAuthRouteOptions): Promise<void> {
-  const { perEmail, perAddress, windowMs } = config.magicLinkLimits
+/** Magic-link sign-in (docs/contract.md, Magic-link sign-in): ask for a link, exchange its token for a session, sign out. */
+export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, sessions, authenticatePortal }: PortalAuthRouteOptions): Promise<void> {
+  const { perEmail, perAddress, windowMs } = magicLinkLimits
   const perEmailLimit = app.createRateLimit({
     max: perEmail,
     timeWindow: windowMs,

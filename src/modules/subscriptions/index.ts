@@ -29,3 +29,4 @@ export { presentSubscriber, presentSubscription } from './subscription.presenter
 export { findSubscriber, updateSubscriber } from './subscriptions.repository.ts'
 export { registerSubscriptionActions } from './subscription-action.routes.ts'
 export { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from './subscription-batch.ts'
+export { DUE_WORK_JOB, dueWorkJobs } from './due-work.jobs.ts'

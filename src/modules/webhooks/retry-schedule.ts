@@ -1,8 +1,10 @@
 /**
- * When a failed delivery is tried again (CONTRACT section 8): the Standard Webhooks schedule, each
+ * When a failed delivery is tried again (docs/contract.md, Webhook delivery): the Standard Webhooks schedule, each
  * delay counted from the previous attempt, with jitter so endpoints that failed together do not all
  * come back at the same second; a receiver's Retry-After (429, 503) is honoured when it asks for more.
  */
+
+import { parseDurations } from '../../lib/durations.ts'
 
 const SECOND = 1_000
 const MINUTE = 60 * SECOND
@@ -16,14 +18,7 @@ const JITTER = 0.1
 const MAX_RETRY_AFTER_MS = 24 * HOUR
 
 /** Parses "5s,5m,30m,2h" (or plain milliseconds) into delays; throws naming the bad item. */
-export function parseRetrySchedule(text: string): number[] {
-  const units: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: 24 * HOUR }
-  return text.split(',').map((item) => {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(item)
-    if (!match) throw new Error(`not a duration: "${item}" (use e.g. 5s, 5m, 2h)`)
-    return Math.round(Number(match[1]) * units[match[2] ?? 'ms']!)
-  })
-}
+export const parseRetrySchedule = parseDurations
 
 export type AttemptResult =
   | { kind: 'delivered' }

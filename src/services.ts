@@ -1,0 +1,51 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from './config.ts'
+import type { DatabaseHandle } from './db/connect.ts'
+import type { Clock } from './lib/clock.ts'
+import { systemClock } from './lib/clock.ts'
+import { createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
+import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
+import { createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
+import { createWebhookService } from './modules/webhooks/index.ts'
+
+/**
+ * The composition root: every service is built here, once per process, from the configuration. The
+ * HTTP app (`app.ts`) and the worker (`worker.ts`) both take the result; modules below receive only
+ * the settings they declare, never the configuration itself.
+ */
+export interface ServicesOptions {
+  database: DatabaseHandle
+  config: Readonly<Config>
+  /** Overrides the service clock (tests); a test-mode store's own clock is read from its row. */
+  clock?: Clock
+  log: FastifyBaseLogger
+}
+
+export function createServices({ database, config, clock = systemClock, log }: ServicesOptions) {
+  const { db } = database
+  const gateways = createGatewayResolver(db, config.billing)
+  const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
+  const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
+  const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
+  return {
+    db,
+    database,
+    config,
+    clock,
+    log,
+    gateways,
+    renewals,
+    testClock: createTestClock({ db, clock, renewals }),
+    publicCatalog,
+    catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),
+    subscriptions: createSubscriptionService({ db, clock }),
+    checkouts: createCheckoutService({ db, clock }),
+    changeRequests: createChangeRequestService({ db, clock }),
+    // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
+    webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    /** Releases what the services hold outside the database (the platform gateway's connection pool). */
+    close: () => gateways.close(),
+  }
+}
+
+export type Services = ReturnType<typeof createServices>
