@@ -28,7 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
 
-  // One row per attempt to collect one period (CONTRACT section 5); the billing engine writes them.
+  // One row per attempt to collect one period (docs/contract.md, Resources); the billing engine writes them.
   await db.schema
     .createTable('charges')
     .addColumn('id', 'text', (c) => c.primaryKey())

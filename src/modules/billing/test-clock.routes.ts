@@ -41,7 +41,7 @@ const AdvanceBody = Type.Object(
 
 export const testClockSchemas = [TestClockState, TestClockAdvance]
 
-/** A test-mode store's own clock (CONTRACT section 7); live stores answer 404. */
+/** A test-mode store's own clock (docs/contract.md, Billing); live stores answer 404. */
 export async function testClockRoutes(app: App, { testClock }: { testClock: TestClock }): Promise<void> {
   app.get('/test-clock', {
     schema: {
@@ -60,7 +60,8 @@ export async function testClockRoutes(app: App, { testClock }: { testClock: Test
         'Runs every piece of work due up to `to`, each at its own due time and in order, before answering, and answers the counts: ' +
         'activations (trials and future starts), renewals (first charge attempts and skipped renewals), dunning retries, renewal reminders, ' +
         'resumptions, cancellations (at period end, and after too long in past_due) and expirations (gifted prepaid blocks that ran out). ' +
-        'Charges go through the test gateway, whose outcome follows the payment instrument id (CONTRACT section 7).',
+        'Charges go through the test gateway, whose outcome follows the end of the payment instrument id: `_declined` and `_insufficient_funds` fail, ' +
+        '`_timeout` charges but loses the first answer (reconciled, never charged twice), `_unknown` never answers (the charge ends in review), anything else succeeds.',
       tags: ['Test clock'],
       body: AdvanceBody,
       response: { 200: Ref(TestClockAdvance), ...problemResponses(404) },

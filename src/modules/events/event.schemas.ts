@@ -3,7 +3,7 @@ import { Id, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { Charge } from '../billing/charge.schemas.ts'
 import { ChangeRequest, Subscription } from '../subscriptions/subscription.schemas.ts'
 
-/** The whole event catalogue (CONTRACT section 8); webhook subscriptions choose from it. */
+/** The whole event catalogue (docs/contract.md, Events); webhook subscriptions choose from it. */
 export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.created',
   'subscription.activated',

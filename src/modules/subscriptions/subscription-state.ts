@@ -1,7 +1,7 @@
 import { AppError } from '../../lib/errors.ts'
 import type { SubscriptionStatus } from './subscription.schemas.ts'
 
-/** What moves a subscription from one status to another (CONTRACT section 6). */
+/** What moves a subscription from one status to another (docs/contract.md, Subscription states). */
 export type StatusAction = 'activate' | 'pause' | 'resume' | 'dunning_exhausted' | 'recover' | 'expire' | 'cancel'
 
 export const STATUS_ACTIONS: StatusAction[] = ['activate', 'pause', 'resume', 'dunning_exhausted', 'recover', 'expire', 'cancel']

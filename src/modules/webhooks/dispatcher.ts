@@ -9,7 +9,7 @@ import { signatureHeader } from './webhook-signing.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 
 /**
- * Outbound delivery, at least once (CONTRACT section 8):
+ * Outbound delivery, at least once (docs/contract.md, Webhook delivery):
  *   1. Fan-out turns each recorded event into one delivery row per enabled endpoint that wants its
  *      type, in one transaction with marking the event done, so none is lost or doubled.
  *   2. Due deliveries are claimed with SKIP LOCKED under a lease and the claim commits before any

@@ -5,7 +5,7 @@ import ipaddr from 'ipaddr.js'
 import { Agent, buildConnector } from 'undici'
 
 /*
- * SSRF guard for outbound webhooks (issue 6; CONTRACT section 8, last bullet).
+ * SSRF guard for outbound webhooks (docs/contract.md, Webhook delivery, the rule on endpoint URLs).
  *
  * Two checks, both lifted by WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (the caller passes `allowPrivateNetworks`):
  * - registration time, `checkWebhookUrl`: scheme, credentials, https for live stores, and every address the

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 
-/** `whsec_` + base64 of 32 random bytes (CONTRACT section 5): what Standard Webhooks receivers expect. */
+/** `whsec_` + base64 of 32 random bytes (docs/contract.md, Resources): what Standard Webhooks receivers expect. */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`
 }

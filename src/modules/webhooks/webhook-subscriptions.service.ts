@@ -10,7 +10,7 @@ import { presentDelivery, presentWebhookSubscription } from './webhook.presenter
 import type { CreateWebhookInput, UpdateWebhookInput, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
 import { newWebhookSecret } from './webhook-signing.ts'
 
-/** How long the previous secret keeps signing after a rotation (CONTRACT section 8). */
+/** How long the previous secret keeps signing after a rotation (docs/contract.md, Webhook delivery). */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000
 const ATTEMPTS_SHOWN = 20
 

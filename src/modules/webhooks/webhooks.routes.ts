@@ -20,7 +20,7 @@ const Params = IdParams('wh')
 const PageOnly = Type.Object({ ...PageQuery }, { additionalProperties: false })
 const tags = ['Webhooks']
 
-/** The spec's webhook-subscription routes, plus what operating endpoints needs (CONTRACT section 8). */
+/** The webhook-subscription routes, plus what operating endpoints needs (docs/contract.md, Webhook delivery). */
 export async function webhookAdminRoutes(app: App, { webhooks }: { webhooks: WebhookService }): Promise<void> {
   app.get('/webhook-subscriptions', {
     schema: {

@@ -1,6 +1,6 @@
 /**
  * What the renewal engine needs from a payment gateway, and nothing more. Implementations: the
- * `test` gateway (outcome chosen by instrument id, CONTRACT section 7) and the commerce platform's
+ * `test` gateway (outcome chosen by instrument id, docs/contract.md, Billing) and the commerce platform's
  * stored-instrument payments API.
  *
  * Exactly-once rests on two promises every implementation keeps:

@@ -96,7 +96,7 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
 
   return {
     name: 'platform',
-    // The platform takes no idempotency keys (CONTRACT section 11): a payment sent once is only looked up.
+    // The platform takes no idempotency keys (docs/money-path.md, Exactly once): a payment sent once is only looked up.
     honoursIdempotencyKeys: false,
 
     async createOrder(charge: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome> {

@@ -5,7 +5,7 @@ import type { Db, TestGatewayChargesTable, TestGatewayRefundsTable } from '../..
 import { systemClock, type Clock } from '../../../lib/clock.ts'
 import type { ChargeOutcome, ChargeRequest, FailureCode, PaymentGateway, RefundOutcome, RefundRequest } from './gateway.ts'
 
-/** The outcome an instrument id asks for (CONTRACT section 7): pure, so the table is tested on its own. */
+/** The outcome an instrument id asks for (docs/contract.md, Billing): pure, so the table is tested on its own. */
 export type ScriptedOutcome =
   | { status: 'succeeded'; timesOutFirst: boolean }
   | { status: 'failed'; failureCode: FailureCode }
