@@ -5,7 +5,11 @@ import { Id, PageOf, PageQuery, problemResponses, Ref, StringEnum, Timestamp } f
 import type { App } from '../../http/types.ts'
 import { notFound } from '../../lib/errors.ts'
 import { decodeCursor, toPage } from '../../lib/pagination.ts'
-import { EVENT_TYPES, Event } from './event.schemas.ts'
+import type { RecordedEvent } from './event-log.ts'
+import { EVENT_TYPES } from './event.schemas.ts'
+
+// The payload schema is assembled at the top from the modules that own each entity; named here by its id.
+const EventRef = Type.Unsafe<RecordedEvent>({ $ref: 'Event#' })
 
 const EventListQuery = Type.Object(
   {
@@ -18,7 +22,7 @@ const EventListQuery = Type.Object(
   { additionalProperties: false },
 )
 
-const EventPage = PageOf(Ref(Event), 'A page of events, newest first')
+const EventPage = PageOf(EventRef, 'A page of events, newest first')
 
 /** The event log: every change as it was recorded, in the order it was recorded. */
 export async function eventRoutes(app: App, { db }: { db: Db }): Promise<void> {
@@ -42,7 +46,7 @@ export async function eventRoutes(app: App, { db }: { db: Db }): Promise<void> {
       summary: 'Read one event',
       tags: ['Events'],
       params: Type.Object({ id: Id('evt') }, { additionalProperties: false }),
-      response: { 200: Ref(Event), ...problemResponses(404) },
+      response: { 200: EventRef, ...problemResponses(404) },
     },
   }, async (request) => {
     const row = await db.selectFrom('events').select('payload').where('id', '=', request.params.id).where('store_id', '=', adminStore(request).id).executeTakeFirst()

@@ -2,10 +2,10 @@ export {
   CHANGE_REQUEST_EVENT_TYPES,
   CHARGE_EVENT_TYPES,
   EVENT_TYPES,
+  eventEnvelope,
   EventTypeSchema,
-  Event,
   SUBSCRIPTION_EVENT_TYPES,
-  eventSchemas,
+  TEST_EVENT_TYPES,
   type EventType,
 } from './event.schemas.ts'
 export { recordEvent, recordEvents, recordEventsOfNewEntities, type NewEvent, type RecordedEvent } from './event-log.ts'

@@ -1,5 +1,5 @@
 export { webhookAdminRoutes } from './webhooks.routes.ts'
-export { webhookSchemas } from './webhook.schemas.ts'
+export { WebhookTest, webhookSchemas } from './webhook.schemas.ts'
 export { createWebhookService, type WebhookService } from './webhook-subscriptions.service.ts'
 export { createWebhookDispatcher, type WebhookDispatcher } from './dispatcher.ts'
 export { startDispatchLoop, type DispatchLoop } from './dispatch-loop.ts'

@@ -2,6 +2,12 @@ import { Type, type Static } from 'typebox'
 import { Id, Nullable, PageQuery, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { EventTypeSchema } from '../events/index.ts'
 
+/** The data of a `webhook.test` ping. */
+export const WebhookTest = Type.Object(
+  { object: Type.Literal('webhook_test'), webhook_subscription_id: Id('wh') },
+  { $id: 'WebhookTest', title: 'WebhookTest', additionalProperties: false },
+)
+
 export const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const
 

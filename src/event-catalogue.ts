@@ -1,0 +1,37 @@
+import { Type } from 'typebox'
+import { Id, Ref, Timestamp } from './http/schemas.ts'
+import { Charge } from './modules/billing/index.ts'
+import { CHANGE_REQUEST_EVENT_TYPES, CHARGE_EVENT_TYPES, eventEnvelope, EventTypeSchema, SUBSCRIPTION_EVENT_TYPES, TEST_EVENT_TYPES } from './modules/events/index.ts'
+import { ChangeRequest, Subscription } from './modules/subscriptions/index.ts'
+import { WebhookTest } from './modules/webhooks/index.ts'
+
+/**
+ * The event payloads as the OpenAPI document describes them, assembled here from the schemas of the
+ * modules that own each entity: the event log itself knows only the type names and the envelope.
+ */
+export const SubscriptionEvent = eventEnvelope('SubscriptionEvent', SUBSCRIPTION_EVENT_TYPES, Ref(Subscription), 'Events about a subscription; data is the subscription as the API shows it')
+export const ChargeEvent = eventEnvelope('ChargeEvent', CHARGE_EVENT_TYPES, Ref(Charge), 'Events about a charge attempt; data is the charge')
+export const ChangeRequestEvent = eventEnvelope('ChangeRequestEvent', CHANGE_REQUEST_EVENT_TYPES, Ref(ChangeRequest), 'Events about a B2B change request')
+export const WebhookTestEvent = eventEnvelope('WebhookTestEvent', TEST_EVENT_TYPES, Ref(WebhookTest), 'A ping sent on request to test an endpoint')
+
+export const Event = Type.Object(
+  {
+    id: Id('evt'),
+    event_type: Ref(EventTypeSchema as typeof EventTypeSchema & { $id: string }),
+    timestamp: Timestamp,
+    api_version: Type.Literal('v1'),
+    data: Type.Unsafe<Record<string, unknown>>({
+      oneOf: [Ref(Subscription), Ref(Charge), Ref(ChangeRequest), Ref(WebhookTest)],
+      description: 'The affected entity; its `object` field says which',
+    }),
+    sequence: Type.Integer({ minimum: 1 }),
+  },
+  {
+    $id: 'Event',
+    title: 'Event',
+    description: 'The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent and WebhookTestEvent for which entity each type carries.',
+    additionalProperties: false,
+  },
+)
+
+export const eventSchemas = [Subscription, Charge, ChangeRequest, WebhookTest, EventTypeSchema, SubscriptionEvent, ChargeEvent, ChangeRequestEvent, WebhookTestEvent, Event]
