@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { Address6 } from 'ip-address'
+import ipaddr from 'ipaddr.js'
 
 /**
  * Whom a request counts against: the client address, as @fastify/rate-limit's default key does,
@@ -13,14 +13,13 @@ export function rateLimitKey(request: FastifyRequest): string {
 }
 
 export function ipv6Key(address: string): string {
-  let parsed: Address6
+  let parsed: ipaddr.IPv6
   try {
-    parsed = new Address6(address)
+    parsed = ipaddr.IPv6.parse(address)
   } catch {
     return address.toLowerCase()
   }
-  if (parsed.isMapped4()) return parsed.to4().correctForm()
-  // canonicalForm is eight 4-digit groups; the first four are the /64.
-  const network = parsed.canonicalForm().split(':').slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16))
-  return `${network.join(':')}::/64`
+  if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString()
+  // The first four 16-bit parts are the /64.
+  return `${parsed.parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`
 }

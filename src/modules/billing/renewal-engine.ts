@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import pLimit from 'p-limit'
 import type { ChargeRow, Db, StoreRow } from '../../db/database.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES, newLeaseToken } from '../../db/leases.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -76,20 +77,19 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
   const refunds = createRefunds(ctx)
 
   async function collectAll(attempts: Attempt[], token: string, lost: (id: string) => boolean): Promise<{ attempt: Attempt; outcome: ChargeOutcome }[]> {
-    const results: { attempt: Attempt; outcome: ChargeOutcome }[] = []
-    let next = 0
-    const lanes = Array.from({ length: Math.min(concurrency, attempts.length) }, async () => {
-      while (next < attempts.length) {
-        const attempt = attempts[next++]!
-        // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
-        if (lost(attempt.charge.id)) continue
-        // A bug or a database error while collecting one charge must not lose the others' answers.
-        const outcome = await collector.collect(attempt.charge, token).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
-        results.push({ attempt, outcome })
-      }
-    })
-    await Promise.all(lanes)
-    return results
+    const limit = pLimit(concurrency)
+    const results = await Promise.all(
+      attempts.map((attempt) =>
+        limit(async () => {
+          // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
+          if (lost(attempt.charge.id)) return undefined
+          // A bug or a database error while collecting one charge must not lose the others' answers.
+          const outcome = await collector.collect(attempt.charge, token).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
+          return { attempt, outcome }
+        }),
+      ),
+    )
+    return results.filter((result) => result !== undefined)
   }
 
   /**

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import pLimit from 'p-limit'
 import { request, type Dispatcher } from 'undici'
 import type { Db } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -292,21 +293,14 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       // Slow receivers must not outlive the lease while this dispatcher lives: it is renewed meanwhile.
       const keeper = keepLeases(db, LEASES.deliveries, claimed[0]!.token, leaseMs, { now: () => clock.now(), ...(options.log ? { log: { warn: options.log.warn.bind(options.log) } } : {}) })
       keeper.add(claimed.map((delivery) => delivery.id))
-      const sent: Sent[] = []
-      let next = 0
+      const lanes = pLimit(concurrency)
+      let sent: (Sent | undefined)[]
       try {
-        await Promise.all(
-          Array.from({ length: Math.min(concurrency, claimed.length) }, async () => {
-            while (next < claimed.length) {
-              const delivery = claimed[next++]!
-              if (!keeper.lost(delivery.id)) sent.push(await send(delivery))
-            }
-          }),
-        )
+        sent = await Promise.all(claimed.map((delivery) => lanes(async () => (keeper.lost(delivery.id) ? undefined : send(delivery)))))
       } finally {
         await keeper.stop()
       }
-      await record(sent)
+      await record(sent.filter((attempt) => attempt !== undefined))
       return claimed.length
     },
   }
