@@ -33,3 +33,18 @@ export function toPage<Row extends { id: string }, T>(rows: Row[], limit: number
   const last = kept.at(-1)
   return { data: kept.map(present), next_cursor: more && last ? encodeCursor(last.id) : null }
 }
+
+/** The bounds of one keyset page: at most `limit` rows (fetch one more to learn whether more exist) after `afterId`. */
+export interface PageBounds {
+  limit: number
+  afterId: string | undefined
+}
+
+/**
+ * One page of a list: decodes the cursor, lets `fetch` read the rows within the bounds (newest first,
+ * `limit + 1` of them), and shapes the page. Every list route pages through here.
+ */
+export async function listPage<Row extends { id: string }, T>(page: PageRequest, fetch: (bounds: PageBounds) => Promise<Row[]>, present: (row: Row) => T): Promise<Page<T>> {
+  const rows = await fetch({ limit: page.limit, afterId: page.cursor ? decodeCursor(page.cursor) : undefined })
+  return toPage(rows, page.limit, present)
+}

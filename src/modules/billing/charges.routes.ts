@@ -5,7 +5,7 @@ import { adminStore } from '../../http/admin-auth.ts'
 import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import { notFound } from '../../lib/errors.ts'
-import { decodeCursor, toPage } from '../../lib/pagination.ts'
+import { listPage } from '../../lib/pagination.ts'
 import { presentCharge } from './charge.presenter.ts'
 import { Charge, CHARGE_STATUSES } from './charge.schemas.ts'
 import type { RenewalEngine } from './renewal-engine.ts'
@@ -49,9 +49,7 @@ export async function chargeAdminRoutes(app: App, { db, renewals }: { db: Db; re
     let query = db.selectFrom('charges').selectAll().where('store_id', '=', store.id)
     if (subscriptionId) query = query.where('subscription_id', '=', subscriptionId)
     if (status) query = query.where('status', '=', status)
-    if (cursor) query = query.where('id', '<', decodeCursor(cursor))
-    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute()
-    return toPage(rows, limit, presentCharge)
+    return listPage({ limit, cursor }, ({ afterId }) => (afterId ? query.where('id', '<', afterId) : query).orderBy('id', 'desc').limit(limit + 1).execute(), presentCharge)
   })
 
   app.get('/charges/:id', {

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { isCurrency } from '../../lib/money.ts'
-import { decodeCursor, toPage, type Page, type PageRequest } from '../../lib/pagination.ts'
+import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import * as repo from './catalog.repository.ts'
 import { presentPlan, presentProduct } from './catalog.presenters.ts'
 import type {
@@ -75,13 +75,11 @@ export function createCatalogService({ db, clock, onChange }: CatalogServiceDeps
     },
 
     async listProducts(store: StoreRow, query: PageRequest & { active?: boolean | undefined; platform_product_id?: string | undefined }): Promise<Page<ProductView>> {
-      const rows = await repo.listProducts(db, store.id, {
-        limit: query.limit,
-        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+      return listPage(query, (bounds) => repo.listProducts(db, store.id, {
+        ...bounds,
         active: query.active,
         platformProductId: query.platform_product_id,
-      })
-      return toPage(rows, query.limit, presentProduct)
+      }), presentProduct)
     },
 
     async updateProduct(store: StoreRow, id: string, input: UpdateProductInput): Promise<ProductView> {
@@ -145,16 +143,14 @@ export function createCatalogService({ db, clock, onChange }: CatalogServiceDeps
       store: StoreRow,
       query: PageRequest & { product_id?: string | undefined; active?: boolean | undefined; currency?: string | undefined; exclude_id?: string | undefined; b2b?: boolean | undefined },
     ): Promise<Page<PlanView>> {
-      const rows = await repo.listPlans(db, store.id, {
-        limit: query.limit,
-        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+      return listPage(query, (bounds) => repo.listPlans(db, store.id, {
+        ...bounds,
         productId: query.product_id,
         active: query.active,
         currency: query.currency,
         excludeId: query.exclude_id,
         b2b: query.b2b,
-      })
-      return toPage(rows, query.limit, presentPlan)
+      }), presentPlan)
     },
 
     async updatePlan(store: StoreRow, id: string, input: UpdatePlanInput): Promise<PlanView> {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import type { Db } from '../../db/database.ts'
 import { notFound } from '../../lib/errors.ts'
-import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
+import { listPage, type Page } from '../../lib/pagination.ts'
 import { findStoreByHash } from '../stores/index.ts'
 import * as repo from './catalog.repository.ts'
 import { presentPlan, presentProduct, storefrontOrder } from './catalog.presenters.ts'
@@ -76,25 +76,21 @@ export function createPublicCatalog({ db, cacheTtlMs, maxCachedAnswers = 10_000 
     async listProducts(query: { store_hash: string; limit: number; cursor?: string | undefined }): Promise<Page<ProductView>> {
       const storeId = await findStoreByHash(db, query.store_hash).then((store) => store?.id)
       if (!storeId) return { data: [], next_cursor: null }
-      const rows = await repo.listProducts(db, storeId, {
-        limit: query.limit,
-        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+      return listPage(query, (bounds) => repo.listProducts(db, storeId, {
+        ...bounds,
         active: true,
-      })
-      return toPage(rows, query.limit, presentProduct)
+      }), presentProduct)
     },
 
     async listPlans(query: { store_hash: string; product_id?: string | undefined; limit: number; cursor?: string | undefined }): Promise<Page<PlanView>> {
       const storeId = await findStoreByHash(db, query.store_hash).then((store) => store?.id)
       if (!storeId) return { data: [], next_cursor: null }
-      const rows = await repo.listPlans(db, storeId, {
-        limit: query.limit,
-        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+      return listPage(query, (bounds) => repo.listPlans(db, storeId, {
+        ...bounds,
         productId: query.product_id,
         active: true,
         productActive: true,
-      })
-      return toPage(rows, query.limit, presentPlan)
+      }), presentPlan)
     },
 
     async getProduct(id: string): Promise<ProductView> {

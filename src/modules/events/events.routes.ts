@@ -4,7 +4,7 @@ import { adminStore } from '../../http/admin-auth.ts'
 import { Id, PageOf, PageQuery, problemResponses, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import { notFound } from '../../lib/errors.ts'
-import { decodeCursor, toPage } from '../../lib/pagination.ts'
+import { listPage } from '../../lib/pagination.ts'
 import type { RecordedEvent } from './event-log.ts'
 import { EVENT_TYPES } from './event.schemas.ts'
 
@@ -35,9 +35,7 @@ export async function eventRoutes(app: App, { db }: { db: Db }): Promise<void> {
     if (entity_id) query = query.where('entity_id', '=', entity_id)
     if (occurred_after) query = query.where('occurred_at', '>=', new Date(occurred_after))
     if (occurred_before) query = query.where('occurred_at', '<', new Date(occurred_before))
-    if (cursor) query = query.where('id', '<', decodeCursor(cursor))
-    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute()
-    return toPage(rows, limit, (row) => JSON.parse(row.payload))
+    return listPage({ limit, cursor }, ({ afterId }) => (afterId ? query.where('id', '<', afterId) : query).orderBy('id', 'desc').limit(limit + 1).execute(), (row) => JSON.parse(row.payload))
   })
 
   app.get('/events/:id', {

@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely'
 import type { Db, StoreRow, SubscribersTable } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
-import { decodeCursor, toPage, type Page, type PageRequest } from '../../lib/pagination.ts'
+import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import { listChargesOfSubscription, presentCharge, type ChargeView } from '../billing/index.ts'
 import type { CatalogService, PlanView } from '../catalog/index.ts'
 import { storeNow } from '../stores/index.ts'
@@ -28,11 +28,7 @@ export function createPortalService({ db, clock, subscriptions, catalog }: { db:
 
     async listCharges(store: StoreRow, actor: SubscriberActor, subscriptionId: string, page: PageRequest): Promise<Page<ChargeView>> {
       await subscriptions.get(store, subscriptionId, actor)
-      const rows = await listChargesOfSubscription(db, store.id, subscriptionId, {
-        limit: page.limit,
-        afterId: page.cursor ? decodeCursor(page.cursor) : undefined,
-      })
-      return toPage(rows, page.limit, presentCharge)
+      return listPage(page, (bounds) => listChargesOfSubscription(db, store.id, subscriptionId, bounds), presentCharge)
     },
 
     /**

@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
-import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
+import { listPage, type Page } from '../../lib/pagination.ts'
 import { recordEvent, type EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
@@ -120,14 +120,12 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
       query: { limit: number; cursor?: string | undefined; status?: string | undefined; subscription_id?: string | undefined },
       actor: Actor,
     ): Promise<Page<ChangeRequestView>> {
-      const rows = await listChangeRequests(db, store.id, {
-        limit: query.limit,
-        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+      return listPage(query, (bounds) => listChangeRequests(db, store.id, {
+        ...bounds,
         status: query.status,
         subscriptionId: query.subscription_id,
         subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : undefined,
-      })
-      return toPage(rows, query.limit, presentChangeRequest)
+      }), presentChangeRequest)
     },
   }
 }

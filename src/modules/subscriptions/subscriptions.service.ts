@@ -1,7 +1,7 @@
 import type { Db, Executor, PlanInterval, PlanRow, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
-import { decodeCursor, toPage, type Page } from '../../lib/pagination.ts'
+import { listPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
@@ -78,15 +78,13 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
       query: { limit: number; cursor?: string | undefined; status?: string | undefined; email?: string | undefined; plan_id?: string | undefined },
       actor: Actor,
     ): Promise<Page<SubscriptionView>> {
-      const rows = await listSubscriptions(db, store.id, {
-        limit: query.limit,
-        afterId: query.cursor ? decodeCursor(query.cursor) : undefined,
+      return listPage(query, (bounds) => listSubscriptions(db, store.id, {
+        ...bounds,
         status: query.status,
         email: query.email,
         planId: query.plan_id,
         subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : undefined,
-      })
-      return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+      }), (row) => presentSubscription(row, store.store_hash))
     },
 
     pause(store: StoreRow, id: string, actor: Actor, input: { resume_at?: string | null | undefined }) {

@@ -2,7 +2,7 @@ import type { Db, StoreRow, WebhookAttemptRow, WebhookSubscriptionRow } from '..
 import type { Clock } from '../../lib/clock.ts'
 import { invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
-import { decodeCursor, toPage, type Page, type PageRequest } from '../../lib/pagination.ts'
+import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { recordEvent } from '../events/index.ts'
 import { checkWebhookUrl } from './ssrf-guard.ts'
@@ -83,10 +83,8 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
 
   return {
     async list(store: StoreRow, page: PageRequest): Promise<Page<WebhookSubscriptionView>> {
-      let query = db.selectFrom('webhook_subscriptions').selectAll().where('store_id', '=', store.id)
-      if (page.cursor) query = query.where('id', '<', decodeCursor(page.cursor))
-      const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute()
-      return toPage(rows, page.limit, presentWebhookSubscription)
+      const query = db.selectFrom('webhook_subscriptions').selectAll().where('store_id', '=', store.id)
+      return listPage(page, ({ afterId, limit }) => (afterId ? query.where('id', '<', afterId) : query).orderBy('id', 'desc').limit(limit + 1).execute(), presentWebhookSubscription)
     },
 
     async create(store: StoreRow, input: CreateWebhookInput): Promise<WebhookSubscriptionView & { secret: string }> {
@@ -168,9 +166,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
       await requireEndpoint(store, id)
       let rows = db.selectFrom('webhook_deliveries').selectAll().where('webhook_subscription_id', '=', id)
       if (query.status) rows = rows.where('status', '=', query.status)
-      if (query.cursor) rows = rows.where('id', '<', decodeCursor(query.cursor))
-      const found = await rows.orderBy('id', 'desc').limit(query.limit + 1).execute()
-      const page = toPage(found, query.limit, (row) => row)
+      const page = await listPage(query, ({ afterId, limit }) => (afterId ? rows.where('id', '<', afterId) : rows).orderBy('id', 'desc').limit(limit + 1).execute(), (row) => row)
       return { data: await deliveryViews(page.data), next_cursor: page.next_cursor }
     },
 
