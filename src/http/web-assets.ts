@@ -1,12 +1,14 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifyReply } from 'fastify'
-import { WEB_OUT } from '../web-build/build-web.ts'
+import { WEB_OUT } from '../web-build/web-paths.ts'
 import { AppError } from '../lib/errors.ts'
 import type { App } from './types.ts'
 
 /**
  * The subscriber portal's pages and the storefront widget's script, built from src/web by
  * `npm run build:web` (run by `npm start`). Outside /api/v1: not part of the versioned contract.
+ * Served by hand rather than by a static-file plugin: there are four files, each with its own
+ * headers (the portal's CSP and no-referrer, the widget's CORS), and nothing else may be served.
  */
 
 // The portal loads nothing from anywhere else and talks only to this origin's API.

@@ -2,8 +2,9 @@ import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
 
-export const WEB_SOURCE = new URL('../web/', import.meta.url)
-export const WEB_OUT = new URL('../../dist/web/', import.meta.url)
+import { WEB_OUT, WEB_SOURCE } from './web-paths.ts'
+
+export { WEB_OUT, WEB_SOURCE }
 
 export interface WebBuild {
   outDir: URL
