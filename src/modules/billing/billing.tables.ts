@@ -1,0 +1,89 @@
+import type { Generated } from 'kysely'
+import type { Timestamp, NullableTimestamp, Json } from '../../db/column-types.ts'
+import type { BillingIssue } from '../subscriptions/subscriptions.tables.ts'
+
+/** The tables this part of the service owns, as Kysely sees them (assembled into the database type in src/db/database.ts). */
+
+export type ChargeStatus = 'pending' | 'succeeded' | 'failed' | 'requires_review'
+
+export interface ChargesTable {
+  id: string
+  store_id: string
+  subscription_id: string
+  amount: number
+  currency: string
+  status: ChargeStatus
+  attempt: number
+  payment_instrument_id: string
+  idempotency_key: string
+  failure_code: string | null
+  failure_message: string | null
+  next_retry_at: NullableTimestamp
+  period_start: Timestamp
+  period_end: Timestamp
+  created_at: Timestamp
+  settled_at: NullableTimestamp
+  gateway: Generated<string>
+  gateway_charge_id: string | null
+  platform_order_id: string | null
+  lease_until: NullableTimestamp
+  /** Fencing token of the lease holder; settling requires it. */
+  lease_token: string | null
+  /** When the request that can move money left, for gateways without idempotency keys. */
+  submitted_at: NullableTimestamp
+  /** When the outcome first came back unknown. */
+  unknown_since: NullableTimestamp
+  /** Why the charge needs review, while its status is requires_review. */
+  review: Json<BillingIssue | null>
+  amount_refunded: Generated<number>
+}
+
+export type RefundStatus = 'pending' | 'succeeded' | 'failed'
+
+export interface RefundsTable {
+  id: string
+  store_id: string
+  charge_id: string
+  amount: number
+  currency: string
+  reason: string | null
+  automatic: Generated<boolean>
+  status: RefundStatus
+  idempotency_key: string
+  gateway_refund_id: string | null
+  failure_message: string | null
+  lease_until: NullableTimestamp
+  lease_token: string | null
+  submitted_at: NullableTimestamp
+  review: Json<BillingIssue | null>
+  created_at: Timestamp
+  settled_at: NullableTimestamp
+}
+
+/** The `test` gateway's refunds: one row per refund idempotency key. */
+export interface TestGatewayRefundsTable {
+  idempotency_key: string
+  /** The idempotency key of the charge refunded. */
+  charge_key: string
+  amount: number
+  status: 'succeeded' | 'failed'
+  gateway_refund_id: string | null
+  failure_message: string | null
+  calls: Generated<number>
+  created_at: Timestamp
+}
+
+/** The `test` gateway's ledger: one row per idempotency key it was asked to charge. */
+export interface TestGatewayChargesTable {
+  idempotency_key: string
+  store_id: string
+  subscription_id: string
+  amount: number
+  currency: string
+  payment_instrument_id: string
+  status: 'succeeded' | 'failed'
+  failure_code: string | null
+  gateway_charge_id: string | null
+  calls: Generated<number>
+  created_at: Timestamp
+}

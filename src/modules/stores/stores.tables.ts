@@ -1,0 +1,33 @@
+import type { ColumnType, Generated } from 'kysely'
+import type { Timestamp, NullableTimestamp } from '../../db/column-types.ts'
+
+/** The tables this part of the service owns, as Kysely sees them (assembled into the database type in src/db/database.ts). */
+
+export type StoreMode = 'live' | 'test'
+
+export interface StoresTable {
+  id: string
+  store_hash: string
+  name: string
+  mode: StoreMode
+  timezone: Generated<string>
+  currency: Generated<string>
+  dunning_retry_days: ColumnType<number[], number[] | undefined, number[]>
+  renewal_reminder_days: Generated<number>
+  past_due_cancel_days: Generated<number>
+  test_clock_now: NullableTimestamp
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface AdminApiKeysTable {
+  id: string
+  store_id: string
+  name: string
+  key_hash: string
+  /** The first characters of the key, shown in listings so a person can tell keys apart. */
+  key_prefix: string
+  created_at: Timestamp
+  last_used_at: NullableTimestamp
+  revoked_at: NullableTimestamp
+}

@@ -1,0 +1,118 @@
+import type { ColumnType, Generated } from 'kysely'
+import type { Timestamp, NullableTimestamp, Json } from '../../db/column-types.ts'
+import type { PlanInterval } from '../catalog/catalog.tables.ts'
+
+/** The tables this part of the service owns, as Kysely sees them (assembled into the database type in src/db/database.ts). */
+
+export interface ShippingAddressValue {
+  name: string
+  line1: string
+  line2?: string | null
+  city: string
+  state?: string | null
+  postal_code: string
+  country: string
+  phone?: string | null
+}
+
+export interface GiftValue {
+  gifter_email: string
+  recipient_email: string
+  message: string | null
+}
+
+export interface SubscribersTable {
+  id: string
+  store_id: string
+  email: string
+  name: string | null
+  shipping_address: Json<ShippingAddressValue | null>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export type SubscriptionStatus = 'pending' | 'active' | 'paused' | 'past_due' | 'cancelled' | 'expired'
+
+export interface SubscriptionsTable {
+  id: string
+  store_id: string
+  subscriber_id: string
+  plan_id: string
+  product_id: string
+  platform_order_id: string
+  status: SubscriptionStatus
+  quantity: number
+  amount: number
+  currency: string
+  interval: PlanInterval
+  interval_count: number
+  payment_instrument_id: string
+  shipping_address: Json<ShippingAddressValue | null>
+  start_at: Timestamp
+  trial_days: Generated<number>
+  billing_anchor_at: NullableTimestamp
+  period_index: Generated<number>
+  current_period_start: NullableTimestamp
+  current_period_end: NullableTimestamp
+  next_charge_at: NullableTimestamp
+  skip_next: Generated<boolean>
+  paused_at: NullableTimestamp
+  resume_at: NullableTimestamp
+  cancel_at_period_end: Generated<boolean>
+  cancelled_at: NullableTimestamp
+  cancellation_reason: string | null
+  gift: Json<GiftValue | null>
+  prepaid_cycles_total: number | null
+  prepaid_cycles_remaining: number | null
+  latest_charge_id: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+  version: Generated<number>
+  pending_charge_id: string | null
+  dunning_attempts: Generated<number>
+  dunning_started_at: NullableTimestamp
+  unpaid_period_start: NullableTimestamp
+  past_due_at: NullableTimestamp
+  reminded_for: NullableTimestamp
+  /** Set when a renewal failed on this subscription's own data: it is not claimed again until cleared. */
+  billing_issue: Json<BillingIssue | null>
+}
+
+/** Why a renewal or a charge was set aside for a person to look at. */
+export type BillingIssueCode = 'renewal_failed' | 'charge_requires_review' | 'outcome_unknown' | 'settlement_failed'
+
+export interface BillingIssue {
+  code: BillingIssueCode
+  message: string
+  /** RFC 3339 */
+  since: string
+}
+
+export interface CheckoutsTable {
+  store_id: string
+  platform_order_id: string
+  request_hash: string
+  subscription_ids: ColumnType<string[], string[], string[]>
+  created_at: Timestamp
+}
+
+export interface ChangeSet {
+  quantity?: number
+  plan_id?: string
+  interval?: PlanInterval
+  interval_count?: number
+}
+
+export interface ChangeRequestsTable {
+  id: string
+  store_id: string
+  subscription_id: string
+  status: 'pending' | 'approved' | 'rejected'
+  changes: Json<ChangeSet>
+  note: string | null
+  decision_reason: string | null
+  decided_at: NullableTimestamp
+  effective_at: NullableTimestamp
+  created_at: Timestamp
+  updated_at: Timestamp
+}
