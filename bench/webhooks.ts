@@ -197,7 +197,7 @@ interface Loop {
   stats: PassStats
 }
 
-/** The worker's dispatcher and loop (startWorker in src/jobs/catalogue.ts), over `db`. */
+/** The worker's dispatcher and loop (startWorker in src/worker.ts), over `db`. */
 function dispatchLoop(db: Db, agent: Agent, settings: Settings, wrap: (dispatcher: WebhookDispatcher) => WebhookDispatcher = (d) => d): Loop {
   const log = {
     warn: (object: object, message: string) => progress(`dispatcher: ${message} ${JSON.stringify(object)}`),

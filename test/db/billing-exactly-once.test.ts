@@ -175,7 +175,7 @@ async function settledViaApi(server: RunningServer): Promise<{ settled: number; 
   return { settled, pending: pendingPage.data.length }
 }
 
-describe('exactly-once charging under SIGKILL (CONTRACT section 7)', { timeout: 600_000 }, () => {
+describe('exactly-once charging under SIGKILL (docs/contract.md, Billing)', { timeout: 600_000 }, () => {
   const SUBSCRIPTIONS = 1_000
   const KILLS = onPostgres ? 12 : 6
 

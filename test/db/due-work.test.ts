@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { sql } from 'kysely'
 import { pino } from 'pino'
-import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
+import { connectDatabase } from '../../src/db/connect.ts'
 import type { Db } from '../../src/db/database.ts'
-import { jobHandlers } from '../../src/jobs/catalogue.ts'
+import { jobHandlers } from '../../src/worker.ts'
 import { createJobRunner, ensureRecurringJob } from '../../src/jobs/runner.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { processDueWork } from '../../src/modules/subscriptions/index.ts'
 import { createPlan, createProduct } from '../helpers/catalog.ts'
-import { onPostgres, scratchUrl } from '../helpers/database.ts'
+import { closePools, onPostgres, scratchUrl, taggedUrl } from '../helpers/database.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
 import { createTestRenewals } from '../helpers/billing.ts'
+import { storedEvents } from '../helpers/subscriptions.ts'
 
 // The service's wall clock is years away from the stores' test clocks, so an event stamped with the
 // wall time instead of the due time cannot pass by accident.
@@ -22,27 +21,6 @@ const DAY = 86_400_000
 const plus = (iso: string, ms: number) => new Date(new Date(iso).getTime() + ms).toISOString()
 const NONE = { activations: 0, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 }
 
-const POOL_TAG = `extra-pool-${process.pid}`
-
-/** The scratch database's URL, naming the extra pools so closePools can wait for exactly their sessions. */
-function taggedUrl(url: string): string {
-  const tagged = new URL(url)
-  tagged.searchParams.set('application_name', POOL_TAG)
-  return tagged.toString()
-}
-
-/**
- * pg's pool.end() resolves before its sockets close; dropping the scratch database WITH (FORCE) in that
- * window makes the server kill them, and the pool re-emits that as an unhandled 'error'. Wait them out.
- */
-async function closePools(db: Db, pools: DatabaseHandle[]): Promise<void> {
-  await Promise.all(pools.map((pool) => pool.close()))
-  for (let waited = 0; waited < 5_000; waited += 20) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${POOL_TAG}`.execute(db)
-    if (rows[0]!.n === 0) return
-    await sleep(20)
-  }
-}
 
 interface Shop extends StoreWithKey {
   monthly: any
@@ -50,11 +28,6 @@ interface Shop extends StoreWithKey {
 }
 
 let orderCounter = 0
-
-async function eventsOf(db: Db, entityId: string): Promise<any[]> {
-  const rows = await db.selectFrom('events').select('payload').where('entity_id', '=', entityId).orderBy('sequence').execute()
-  return rows.map((row) => JSON.parse(row.payload))
-}
 
 async function eventCount(db: Db, storeId: string): Promise<number> {
   const row = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('store_id', '=', storeId).executeTakeFirstOrThrow()
@@ -140,7 +113,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     assert.equal(active.current_period_end, '2026-02-20T09:00:00.000Z')
     assert.equal(active.next_charge_at, '2026-02-20T09:00:00.000Z', 'the next charge is one interval after the start')
 
-    const events = await eventsOf(t.db, created.id)
+    const events = await storedEvents(t.db, created.id)
     assert.deepEqual(events.map((event) => event.event_type), ['subscription.created', 'subscription.activated'])
     const activated = events[1]
     assert.equal(activated.timestamp, startAt, 'subscription.activated happened at the start time, not the wall or store time')
@@ -163,7 +136,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     const active = await read(shop, created.id)
     assert.equal(active.status, 'active')
     assert.equal(active.next_charge_at, activation, 'nothing was paid during the trial: the first charge is due at activation')
-    const activated = (await eventsOf(t.db, created.id)).find((event) => event.event_type === 'subscription.activated')
+    const activated = (await storedEvents(t.db, created.id)).find((event) => event.event_type === 'subscription.activated')
     assert.equal(activated?.timestamp, activation)
   })
 
@@ -186,7 +159,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     assert.equal(resumed.status, 'active')
     assert.equal(resumed.resume_at, null)
     assert.equal(resumed.paused_at, null)
-    const events = await eventsOf(t.db, created.id)
+    const events = await storedEvents(t.db, created.id)
     assert.deepEqual(events.map((event) => event.event_type), ['subscription.created', 'subscription.activated', 'subscription.paused', 'subscription.resumed'])
     assert.equal(events.at(-1).timestamp, resumeAt)
   })
@@ -212,7 +185,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     assert.equal(cancelled.cancelled_at, periodEnd, 'it ended when the paid period did')
     assert.equal(cancelled.next_charge_at, null)
     assert.equal(cancelled.cancel_at_period_end, false)
-    const last = (await eventsOf(t.db, created.id)).at(-1)
+    const last = (await storedEvents(t.db, created.id)).at(-1)
     assert.equal(last.event_type, 'subscription.cancelled')
     assert.equal(last.timestamp, periodEnd)
   })

@@ -1,38 +1,16 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, beforeEach, describe, test } from 'node:test'
-import { sql } from 'kysely'
 import { pino } from 'pino'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import type { Db, JobRow } from '../../src/db/database.ts'
 import { createJobRunner, enqueueJob, ensureRecurringJob, type JobHandler } from '../../src/jobs/runner.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
+import { closePools, createTestDatabase, onPostgres, scratchUrl, taggedUrl } from '../helpers/database.ts'
 
 const log = pino({ level: 'silent' })
 const T0 = new Date('2026-03-01T12:00:00.000Z')
 const at = (ms: number) => new Date(T0.getTime() + ms)
 
-const POOL_TAG = `extra-pool-${process.pid}`
-
-/** The scratch database's URL, naming the extra pools so closePools can wait for exactly their sessions. */
-function taggedUrl(url: string): string {
-  const tagged = new URL(url)
-  tagged.searchParams.set('application_name', POOL_TAG)
-  return tagged.toString()
-}
-
-/**
- * pg's pool.end() resolves before its sockets close; dropping the scratch database WITH (FORCE) in that
- * window makes the server kill them, and the pool re-emits that as an unhandled 'error'. Wait them out.
- */
-async function closePools(db: Db, pools: DatabaseHandle[]): Promise<void> {
-  await Promise.all(pools.map((pool) => pool.close()))
-  for (let waited = 0; waited < 5_000; waited += 20) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${POOL_TAG}`.execute(db)
-    if (rows[0]!.n === 0) return
-    await sleep(20)
-  }
-}
 
 /** A handler that counts its runs per job id, doing `then` for each run. */
 function counting(then: (job: JobRow) => Promise<{ rescheduleAt?: Date } | void> = async () => {}) {

@@ -33,7 +33,7 @@ const STATUS_EVENT_TYPES = new Set([
   'subscription.expired',
 ])
 
-/** The one event that records a move from one status to another (CONTRACT section 6). */
+/** The one event that records a move from one status to another (docs/contract.md, Subscription states). */
 function statusEvent(from: SubscriptionStatus, to: SubscriptionStatus): string | undefined {
   switch (to) {
     case 'active':

@@ -35,7 +35,7 @@ function refundOf(charge: ChargeRequest, amount: number, n = 1, overrides: Parti
   }
 }
 
-describe('test gateway (CONTRACT section 7)', () => {
+describe('test gateway (docs/contract.md, Billing)', () => {
   let handle: DatabaseHandle
   let gateway: TestGateway
 

@@ -17,7 +17,7 @@ import type { RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 
 /**
- * At-least-once delivery, proved against real processes (CONTRACT section 8, issue 6): the service's
+ * At-least-once delivery, proved against real processes (docs/contract.md, Webhook delivery): the service's
  * worker (`ROLE=worker`, whose dispatch loop delivers) is killed with SIGKILL at random moments while
  * it sends >= 5,000 events to two real receivers, restarted, and finally left to finish. Then every
  * event reached every subscribed endpoint at least once, every duplicate carries the first arrival's
@@ -182,7 +182,7 @@ async function deliveryRows(db: Db, storeId: string): Promise<{ total: number; s
   return { total, succeeded, attempts, failures: failed.map((row) => `${Number(row.n)} x ${row.error ?? row.status_code}`) }
 }
 
-describe('at-least-once webhook delivery under SIGKILL (CONTRACT section 8)', { timeout: 300_000 }, () => {
+describe('at-least-once webhook delivery under SIGKILL (docs/contract.md, Webhook delivery)', { timeout: 300_000 }, () => {
   const KILLS = onPostgres ? 10 : 5
 
   const database = workerDatabase(WORKER_ENV, 'sb-webhooks-crash-')

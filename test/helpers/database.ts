@@ -1,6 +1,9 @@
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
+import type { Db } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 
 /** True when the suite runs against real PostgreSQL (DATABASE_URL set), false on embedded PGlite. */
@@ -50,4 +53,27 @@ export function scratchUrl(handle: DatabaseHandle): string | undefined {
   const url = new URL(process.env.DATABASE_URL)
   url.pathname = handle.location.slice(handle.location.lastIndexOf('/'))
   return url.toString()
+}
+
+const POOL_TAG = `extra-pool-${process.pid}`
+
+/** The scratch database's URL, naming the extra pools so closePools can wait for exactly their sessions. */
+export function taggedUrl(url: string): string {
+  const tagged = new URL(url)
+  tagged.searchParams.set('application_name', POOL_TAG)
+  return tagged.toString()
+}
+
+/**
+ * Closes extra pools opened on a taggedUrl. pg's pool.end() resolves before its sockets close; dropping
+ * the scratch database WITH (FORCE) in that window makes the server kill them, and the pool re-emits that
+ * as an unhandled 'error'. Wait them out (`db` is a connection of the test's own, to watch from).
+ */
+export async function closePools(db: Db, pools: DatabaseHandle[]): Promise<void> {
+  await Promise.all(pools.map((pool) => pool.close()))
+  for (let waited = 0; waited < 5_000; waited += 20) {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${POOL_TAG}`.execute(db)
+    if (rows[0]!.n === 0) return
+    await sleep(20)
+  }
 }

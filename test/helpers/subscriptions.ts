@@ -81,9 +81,18 @@ export async function checkout(db: Db, clock: Clock, store: StoreRow, input: Che
   return outcome.data
 }
 
-/** A checkout through `POST /api/v1/admin/checkouts`; asserts the 201 and answers the subscriptions. */
-export async function checkoutViaApi(app: App, auth: Record<string, string>, input: CheckoutInput): Promise<any[]> {
+/**
+ * A checkout through `POST /api/v1/admin/checkouts` that must succeed; asserts the 201 and answers the
+ * subscriptions. (test/api/subscriptions/fixtures.ts offers it as `checkout`, with its loose bodies.)
+ */
+export async function checkoutViaApi(app: App, auth: Record<string, string>, input: CheckoutInput | Record<string, unknown>): Promise<any[]> {
   const response = await call(app, { method: 'POST', url: '/api/v1/admin/checkouts', headers: auth, payload: input })
   assert.equal(response.statusCode, 201, `checkout failed: ${response.body}`)
   return response.json.data
+}
+
+/** An entity's events as stored in the outbox, oldest first. */
+export async function storedEvents(db: Db, entityId: string): Promise<any[]> {
+  const rows = await db.selectFrom('events').select('payload').where('entity_id', '=', entityId).orderBy('sequence', 'asc').execute()
+  return rows.map((row) => JSON.parse(row.payload))
 }

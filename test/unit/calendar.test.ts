@@ -6,7 +6,7 @@ import { addDays, periodAt, periodBoundary } from '../../src/lib/calendar.ts'
 import type { PlanInterval } from '../../src/db/database.ts'
 
 /*
- * The billing calendar (issue 5 point 4, CONTRACT section 7 "Period arithmetic"): boundary `i` of a plan
+ * The billing calendar (docs/contract.md, Billing: period arithmetic): boundary `i` of a plan
  * is `anchor + i x count x interval` on the store's wall clock, always counted from the anchor.
  *
  * What luxon does at the edges, pinned below:

@@ -14,7 +14,7 @@ import {
 } from '../../src/modules/webhooks/ssrf-guard.ts'
 
 /*
- * SSRF guard (issue 6, CONTRACT section 8 last bullet). Only 127.0.0.1 / localhost are ever contacted here:
+ * SSRF guard (docs/contract.md, Webhook delivery: endpoint URLs). Only 127.0.0.1 / localhost are ever contacted here:
  * public addresses are exercised through injected resolvers and forbiddenReason alone.
  */
 

@@ -14,7 +14,7 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../../src/module
 
 const REFUSED = 'invalid_state'
 
-// CONTRACT section 6, written out by hand: a change to the code's table must be a change to this one.
+// The transition table of docs/contract.md (Subscription states), written out by hand: a change to the code's table must be a change to this one.
 const EXPECTED: Record<SubscriptionStatus, Record<StatusAction, SubscriptionStatus | typeof REFUSED>> = {
   pending: { activate: 'active', pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: 'cancelled' },
   active: { activate: REFUSED, pause: 'paused', resume: REFUSED, dunning_exhausted: 'past_due', recover: REFUSED, expire: 'expired', cancel: 'cancelled' },
@@ -39,7 +39,7 @@ function isInvalidState(error: unknown): boolean {
   return error instanceof AppError && error.code === 'invalid_state' && error.status === 409
 }
 
-describe('subscription status transitions (CONTRACT section 6)', () => {
+describe('subscription status transitions (docs/contract.md, Subscription states)', () => {
   test('the expected table covers exactly the statuses and actions the code knows', () => {
     assert.deepEqual(Object.keys(EXPECTED).sort(), [...SUBSCRIPTION_STATUSES].sort())
     assert.deepEqual([...STATUS_ACTIONS].sort(), Object.keys(EXPECTED.pending).sort())

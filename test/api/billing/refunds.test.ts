@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { createTestGateway } from '../../../src/modules/billing/index.ts'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { createShopWithPlan } from '../../helpers/catalog.ts'
+import { buildTestApp, call, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { startWebhookReceiver } from '../../helpers/webhook-receiver.ts'
 import { act, checkout, checkoutBody, closeTestApp, getSubscription } from '../subscriptions/fixtures.ts'
 import { createEndpoint, dispatcherClock, drive, testDispatcher } from '../webhooks/fixtures.ts'
@@ -29,13 +29,7 @@ describe('refunds', () => {
   const refund = (shop: StoreWithKey, chargeId: string, payload: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
     call(t.app, { method: 'POST', url: `/api/v1/admin/charges/${chargeId}/refund`, headers: { ...shop.auth, ...headers }, payload })
 
-  async function shopAt(): Promise<StoreWithKey & { planId: string }> {
-    const shop = await createStoreWithKey(t.db)
-    await t.db.updateTable('stores').set({ test_clock_now: new Date(T0) }).where('id', '=', shop.store.id).execute()
-    const product = await createProduct(t.app, shop.auth)
-    const plan = await createPlan(t.app, shop.auth, product.id, { amount: 1500 })
-    return { ...shop, planId: plan.id }
-  }
+  const shopAt = () => createShopWithPlan(t, { clockAt: T0 })
 
   /** A subscription renewed once on Feb 10 with `instrument`; answers its renewal charge. */
   async function renewed(shop: StoreWithKey & { planId: string }, instrument = 'pi_visa_ok'): Promise<any> {

@@ -7,7 +7,7 @@ import { act, checkout, checkoutBody, closeTestApp, getSubscription, storedEvent
 
 /**
  * Renewals, dunning and the lifecycle work around them, end to end: checkouts and actions through the
- * admin API, time through the store's test clock (CONTRACT sections 6 and 7).
+ * admin API, time through the store's test clock (docs/contract.md, Subscription states and Billing).
  *
  * Every store's clock starts at T0, a fixed time, so dates are exact. A monthly plan bought at T0
  * renews on Feb 10, Mar 10, Apr 10 ... at 09:00 UTC.
@@ -29,7 +29,7 @@ interface Shop extends StoreWithKey {
   monthly: string
 }
 
-describe('renewals, dunning and recovery through the test clock (CONTRACT section 7)', () => {
+describe('renewals, dunning and recovery through the test clock (docs/contract.md, Billing)', () => {
   let t: TestApp
 
   before(async () => {

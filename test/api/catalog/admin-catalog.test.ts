@@ -2,28 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-
-type Reply = Awaited<ReturnType<typeof call>>
-
-/** Every error is RFC 9457 problem+json carrying its stable code and the request's id. */
-function assertProblem(response: Reply, status: number, code: string, what: string): void {
-  assert.equal(response.statusCode, status, `${what}: expected ${status} ${code}, got ${response.statusCode}: ${response.body}`)
-  assert.match(String(response.headers['content-type']), /^application\/problem\+json/, `${what}: content type is problem+json`)
-  assert.equal(response.json.type, `urn:problem-type:${code}`, `${what}: problem type`)
-  assert.equal(typeof response.json.title, 'string', `${what}: problem title`)
-  assert.equal(response.json.status, status, `${what}: problem status`)
-  assert.equal(typeof response.json.detail, 'string', `${what}: problem detail`)
-  assert.equal(response.json.code, code, `${what}: problem code`)
-  assert.equal(response.json.request_id, response.headers['x-request-id'], `${what}: request_id matches X-Request-Id`)
-}
-
-/** A 400 validation_failed whose errors include one at `path`. */
-function assertInvalidField(response: Reply, path: string, what: string): void {
-  assertProblem(response, 400, 'validation_failed', what)
-  assert.ok(Array.isArray(response.json.errors), `${what}: a 400 lists its errors`)
-  const paths = response.json.errors.map((error: { path: string }) => error.path)
-  assert.ok(paths.includes(path), `${what}: errors name ${path}, got ${JSON.stringify(response.json.errors)}`)
-}
+import { assertInvalidField, assertProblem } from '../../helpers/problem.ts'
 
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -109,7 +88,7 @@ describe('admin catalogue: products', () => {
   test('an empty PATCH body is 400 validation_failed', async () => {
     const product = await createProduct(t.app, shop.auth)
     const response = await call(t.app, { method: 'PATCH', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth, payload: {} })
-    assertProblem(response, 400, 'validation_failed', 'PATCH {}')
+    assertProblem(response, 400, 'validation_failed', { what: 'PATCH {}' })
   })
 
   test('unknown body fields are 400 validation_failed naming the field, and nothing is created', async () => {
@@ -138,13 +117,13 @@ describe('admin catalogue: products', () => {
       headers: shop.auth,
       payload: { platform_product_id: 'dup-1', name: 'Second' },
     })
-    assertProblem(duplicate, 409, 'conflict', 'duplicate platform_product_id')
+    assertProblem(duplicate, 409, 'conflict', { what: 'duplicate platform_product_id' })
     assert.equal(await productCount(shop.store.id), before, 'no second product was created')
     assert.equal((await productRow(first.id))?.name, 'First', 'the first product is unchanged')
 
     const asInteger = await createProduct(t.app, shop.auth, { platform_product_id: 9001 })
     const sameAsText = await call(t.app, { method: 'POST', url: '/api/v1/admin/products', headers: shop.auth, payload: { platform_product_id: '9001', name: 'Z' } })
-    assertProblem(sameAsText, 409, 'conflict', 'integer 9001 and text "9001" are the same platform product')
+    assertProblem(sameAsText, 409, 'conflict', { what: 'integer 9001 and text "9001" are the same platform product' })
     assert.ok(asInteger.id)
 
     const elsewhere = await call(t.app, { method: 'POST', url: '/api/v1/admin/products', headers: other.auth, payload: { platform_product_id: 'dup-1', name: 'Theirs' } })
@@ -156,7 +135,7 @@ describe('admin catalogue: products', () => {
     const product = await createProduct(t.app, shop.auth, { name: 'Has plans' })
     const plan = await createPlan(t.app, shop.auth, product.id)
     const response = await call(t.app, { method: 'DELETE', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth })
-    assertProblem(response, 409, 'conflict', 'deleting a product with plans')
+    assertProblem(response, 409, 'conflict', { what: 'deleting a product with plans' })
     const read = await call(t.app, { method: 'GET', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth })
     assert.equal(read.statusCode, 200, 'the product still exists')
     assert.deepEqual(read.json, product, 'the product is unchanged')
@@ -170,19 +149,19 @@ describe('admin catalogue: products', () => {
     assert.equal(response.statusCode, 204, `delete failed: ${response.body}`)
     assert.equal(response.body, '')
     assert.equal(await productRow(product.id), undefined, 'the row is gone')
-    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth }), 404, 'not_found', 'read after delete')
-    assertProblem(await call(t.app, { method: 'DELETE', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth }), 404, 'not_found', 'second delete')
+    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth }), 404, 'not_found', { what: 'read after delete' })
+    assertProblem(await call(t.app, { method: 'DELETE', url: `/api/v1/admin/products/${product.id}`, headers: shop.auth }), 404, 'not_found', { what: 'second delete' })
   })
 
   test("another store's product is 404 for read, update and delete, and stays unchanged", async () => {
     const theirs = await createProduct(t.app, other.auth, { name: 'Theirs' })
     const url = `/api/v1/admin/products/${theirs.id}`
     const read = await call(t.app, { method: 'GET', url, headers: shop.auth })
-    assertProblem(read, 404, 'not_found', "reading another store's product")
+    assertProblem(read, 404, 'not_found', { what: "reading another store's product" })
     const update = await call(t.app, { method: 'PATCH', url, headers: shop.auth, payload: { name: 'Hijacked', active: false } })
-    assertProblem(update, 404, 'not_found', "updating another store's product")
+    assertProblem(update, 404, 'not_found', { what: "updating another store's product" })
     const remove = await call(t.app, { method: 'DELETE', url, headers: shop.auth })
-    assertProblem(remove, 404, 'not_found', "deleting another store's product")
+    assertProblem(remove, 404, 'not_found', { what: "deleting another store's product" })
 
     const unknown = await call(t.app, { method: 'GET', url: '/api/v1/admin/products/prod_00000000000000000000000000', headers: shop.auth })
     assert.equal(read.json.detail.replace(theirs.id, 'ID'), unknown.json.detail.replace('prod_00000000000000000000000000', 'ID'), 'the answer is the same as for an id that does not exist')
@@ -293,7 +272,7 @@ describe('admin catalogue: plans', () => {
   test('a well-formed currency that is not ISO 4217 ("XYZ") is 400 validation_failed at /body/currency and creates nothing', async () => {
     const before = await planCount()
     const response = await postPlan({ currency: 'XYZ' })
-    assertProblem(response, 400, 'validation_failed', 'currency XYZ')
+    assertProblem(response, 400, 'validation_failed', { what: 'currency XYZ' })
     assert.deepEqual(response.json.errors.map((error: any) => error.path), ['/body/currency'])
     assert.equal(await planCount(), before, 'no plan was created')
   })
@@ -302,12 +281,12 @@ describe('admin catalogue: plans', () => {
     const theirs = await createProduct(t.app, other.auth)
     const before = await planCount()
     const response = await postPlan({ product_id: theirs.id })
-    assertProblem(response, 404, 'not_found', "plan for another store's product")
+    assertProblem(response, 404, 'not_found', { what: "plan for another store's product" })
     assert.equal(await planCount(), before, 'no plan was created in either store')
   })
 
   test('a plan for an unknown product is 404 not_found', async () => {
-    assertProblem(await postPlan({ product_id: 'prod_00000000000000000000000000' }), 404, 'not_found', 'unknown product')
+    assertProblem(await postPlan({ product_id: 'prod_00000000000000000000000000' }), 404, 'not_found', { what: 'unknown product' })
   })
 
   test('PATCH changes name, trial_days, b2b and active and keeps the price', async () => {
@@ -374,8 +353,8 @@ describe('admin catalogue: plans', () => {
     const response = await call(t.app, { method: 'DELETE', url: `/api/v1/admin/plans/${plan.id}`, headers: shop.auth })
     assert.equal(response.statusCode, 204, `delete failed: ${response.body}`)
     assert.equal(response.body, '')
-    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/admin/plans/${plan.id}`, headers: shop.auth }), 404, 'not_found', 'admin read after delete')
-    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/plans/${plan.id}` }), 404, 'not_found', 'public read after delete')
+    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/admin/plans/${plan.id}`, headers: shop.auth }), 404, 'not_found', { what: 'admin read after delete' })
+    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/plans/${plan.id}` }), 404, 'not_found', { what: 'public read after delete' })
   })
 
   test('once its last plan is deleted, a product can be deleted', async () => {
@@ -390,9 +369,9 @@ describe('admin catalogue: plans', () => {
     const theirProduct = await createProduct(t.app, other.auth)
     const theirs = await createPlan(t.app, other.auth, theirProduct.id, { name: 'Theirs' })
     const url = `/api/v1/admin/plans/${theirs.id}`
-    assertProblem(await call(t.app, { method: 'GET', url, headers: shop.auth }), 404, 'not_found', "reading another store's plan")
-    assertProblem(await call(t.app, { method: 'PATCH', url, headers: shop.auth, payload: { name: 'Hijacked', active: false } }), 404, 'not_found', "updating another store's plan")
-    assertProblem(await call(t.app, { method: 'DELETE', url, headers: shop.auth }), 404, 'not_found', "deleting another store's plan")
+    assertProblem(await call(t.app, { method: 'GET', url, headers: shop.auth }), 404, 'not_found', { what: "reading another store's plan" })
+    assertProblem(await call(t.app, { method: 'PATCH', url, headers: shop.auth, payload: { name: 'Hijacked', active: false } }), 404, 'not_found', { what: "updating another store's plan" })
+    assertProblem(await call(t.app, { method: 'DELETE', url, headers: shop.auth }), 404, 'not_found', { what: "deleting another store's plan" })
     const list = await call(t.app, { method: 'GET', url: '/api/v1/admin/plans?limit=100', headers: shop.auth })
     assert.ok(!list.json.data.some((p: any) => p.id === theirs.id), "another store's plan is never listed")
     const mine = await call(t.app, { method: 'GET', url, headers: other.auth })

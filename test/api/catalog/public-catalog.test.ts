@@ -2,26 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { assertInvalidField, assertProblem } from '../../helpers/problem.ts'
 
 type Reply = Awaited<ReturnType<typeof call>>
-
-/** Every error is RFC 9457 problem+json carrying its stable code and the request's id. */
-function assertProblem(response: Reply, status: number, code: string, what: string): void {
-  assert.equal(response.statusCode, status, `${what}: expected ${status} ${code}, got ${response.statusCode}: ${response.body}`)
-  assert.match(String(response.headers['content-type']), /^application\/problem\+json/, `${what}: content type is problem+json`)
-  assert.equal(response.json.type, `urn:problem-type:${code}`, `${what}: problem type`)
-  assert.equal(typeof response.json.title, 'string', `${what}: problem title`)
-  assert.equal(response.json.status, status, `${what}: problem status`)
-  assert.equal(typeof response.json.detail, 'string', `${what}: problem detail`)
-  assert.equal(response.json.code, code, `${what}: problem code`)
-  assert.equal(response.json.request_id, response.headers['x-request-id'], `${what}: request_id matches X-Request-Id`)
-}
-
-function assertInvalidField(response: Reply, path: string, what: string): void {
-  assertProblem(response, 400, 'validation_failed', what)
-  const paths = (response.json.errors ?? []).map((error: { path: string }) => error.path)
-  assert.ok(paths.includes(path), `${what}: errors name ${path}, got ${JSON.stringify(response.json.errors)}`)
-}
 
 const ids = (response: Reply): string[] => response.json.data.map((item: { id: string }) => item.id)
 
@@ -126,8 +109,8 @@ describe('public catalogue: GET /api/v1/products, /products/{id}, /plans, /plans
   })
 
   test('an unknown id is 404 not_found problem+json', async () => {
-    assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/products/prod_00000000000000000000000000' }), 404, 'not_found', 'unknown product')
-    assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/plans/plan_00000000000000000000000000' }), 404, 'not_found', 'unknown plan')
+    assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/products/prod_00000000000000000000000000' }), 404, 'not_found', { what: 'unknown product' })
+    assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/plans/plan_00000000000000000000000000' }), 404, 'not_found', { what: 'unknown plan' })
   })
 
   test('a malformed id in the path is 400 validation_failed at /path/id', async () => {

@@ -99,13 +99,18 @@ describe('GET /api/v1/storefront/plans', () => {
   })
 
   test('a catalogue change shows at once and changes the ETag', async () => {
-    const before = await call(t.app, { method: 'GET', url: url(`store_hash=${shop.store.store_hash}&platform_product_id=112`) })
-    const added = await createPlan(t.app, shop.auth, product.id, { name: 'Daily', amount: 100, interval: 'day' })
-    const afterward = await call(t.app, { method: 'GET', url: url(`store_hash=${shop.store.store_hash}&platform_product_id=112`) })
+    // A product of its own: the plans the other tests list stay as the before hook made them.
+    const own = await createProduct(t.app, shop.auth, { platform_product_id: 113 })
+    const kept = await createPlan(t.app, shop.auth, own.id, { name: 'Monthly', amount: 2000, interval: 'month' })
+    const ownPlans = url(`store_hash=${shop.store.store_hash}&platform_product_id=113`)
+    const before = await call(t.app, { method: 'GET', url: ownPlans })
+    assert.deepEqual(before.json.data.map((plan: any) => plan.id), [kept.id])
+    const added = await createPlan(t.app, shop.auth, own.id, { name: 'Daily', amount: 100, interval: 'day' })
+    const afterward = await call(t.app, { method: 'GET', url: ownPlans })
     assert.notEqual(afterward.headers.etag, before.headers.etag)
     assert.equal(afterward.json.data[0].id, added.id)
     await call(t.app, { method: 'PATCH', url: `/api/v1/admin/plans/${added.id}`, headers: shop.auth, payload: { active: false } })
-    const archived = await call(t.app, { method: 'GET', url: url(`store_hash=${shop.store.store_hash}&platform_product_id=112`) })
+    const archived = await call(t.app, { method: 'GET', url: ownPlans })
     assert.ok(!archived.json.data.some((plan: any) => plan.id === added.id), 'an archived plan is no longer offered')
   })
 

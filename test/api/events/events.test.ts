@@ -9,7 +9,6 @@ import {
   act,
   ADDRESS,
   assertEnvelope,
-  assertProblem,
   checkout,
   checkoutBody,
   closeTestApp,
@@ -19,6 +18,7 @@ import {
   VISA,
   VISA_INTEGER,
 } from '../subscriptions/fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 const T0 = '2026-03-01T00:00:00.000Z'
 const at = (hours: number) => new Date(new Date(T0).getTime() + hours * 3_600_000).toISOString()
@@ -133,11 +133,11 @@ describe('GET /api/v1/admin/events', () => {
   })
 
   test('bad filters are 400 validation_failed naming the parameter', async () => {
-    assertProblem(await list('event_type=subscription.exploded'), 400, 'validation_failed', '/query/event_type')
-    assertProblem(await list('limit=0'), 400, 'validation_failed', '/query/limit')
-    assertProblem(await list('limit=101'), 400, 'validation_failed', '/query/limit')
-    assertProblem(await list('occurred_after=yesterday'), 400, 'validation_failed', '/query/occurred_after')
-    assertProblem(await list('cursor=not-ours'), 400, 'validation_failed', '/query/cursor')
+    assertProblem(await list('event_type=subscription.exploded'), 400, 'validation_failed', { path: '/query/event_type' })
+    assertProblem(await list('limit=0'), 400, 'validation_failed', { path: '/query/limit' })
+    assertProblem(await list('limit=101'), 400, 'validation_failed', { path: '/query/limit' })
+    assertProblem(await list('occurred_after=yesterday'), 400, 'validation_failed', { path: '/query/occurred_after' })
+    assertProblem(await list('cursor=not-ours'), 400, 'validation_failed', { path: '/query/cursor' })
   })
 
   test("another store never sees this store's events", async () => {
@@ -163,7 +163,7 @@ describe('GET /api/v1/admin/events', () => {
       assertProblem(await get(newId('evt')), 404, 'not_found')
       assertProblem(await get(theirs.id), 404, 'not_found')
       assertProblem(await get(mine.id, other.auth), 404, 'not_found')
-      assertProblem(await get('sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC'), 400, 'validation_failed', '/path/id')
+      assertProblem(await get('sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC'), 400, 'validation_failed', { path: '/path/id' })
     })
   })
 

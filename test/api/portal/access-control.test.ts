@@ -1,5 +1,5 @@
 /**
- * Access control, generated from the OpenAPI document (issue 4, point 5).
+ * Access control, generated from the OpenAPI document (docs/contract.md, Tenancy and credentials).
  *
  * The suite reads `GET /api/v1/openapi.json` from the running app and, for EVERY operation that declares
  * a security requirement, generates the refusal cases of its scheme, plus the cross-tenant cases for

@@ -1,4 +1,4 @@
-// Magic-link sign-in (CONTRACT section 4, issue 4) end to end: the service, its job runner with the
+// Magic-link sign-in (docs/contract.md, Magic-link sign-in) end to end: the service, its job runner with the
 // real handlers, and a real SMTP server; the link is read from the received email, as a subscriber would.
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
@@ -11,7 +11,7 @@ import { sql } from 'kysely'
 import { connectDatabase, type DatabaseHandle } from '../../../src/db/connect.ts'
 import type { Db } from '../../../src/db/database.ts'
 import { migrateToLatest } from '../../../src/db/migrate.ts'
-import { jobHandlers } from '../../../src/jobs/catalogue.ts'
+import { jobHandlers } from '../../../src/worker.ts'
 import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
 import { fixedClock, type Clock } from '../../../src/lib/clock.ts'
 import { sha256Hex } from '../../../src/lib/secrets.ts'
@@ -21,8 +21,9 @@ import { signInSubscriber } from '../../helpers/portal.ts'
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helpers/smtp-sink.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { assertProblem, checkout, checkoutBody, closeTestApp, nextEmail } from '../subscriptions/fixtures.ts'
+import { checkout, checkoutBody, closeTestApp, nextEmail } from '../subscriptions/fixtures.ts'
 import { createTestRenewals } from '../../helpers/billing.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 const PORTAL_URL = 'http://portal.test'
 const JWT_SECRET = 'sign-in-test-secret-0123456789-abcdefghij'
@@ -320,9 +321,14 @@ describe('portal sign-in over a real SMTP server', () => {
   test('nothing but POST verify consumes a token', async () => {
     const subscriber = await createSubscriber(h)
     const token = await tokenByEmail(h, subscriber.email)
+    const usedAt = async () =>
+      (await h.t.db.selectFrom('magic_link_tokens').select('used_at').where('token_hash', '=', sha256Hex(token)).executeTakeFirstOrThrow()).used_at
+    // The portal page the link opens: served (200) once `npm run build:web` has run, 404 before. Either
+    // way it only shows the page, which posts the token to verify itself; the GET must not consume it.
+    const pages = [`/portal/login?token=${token}`]
     const attempts = [
       { method: 'GET' as const, url: `/login?token=${token}` },
-      { method: 'GET' as const, url: `/portal/login?token=${token}` },
+      { method: 'GET' as const, url: pages[0]! },
       { method: 'HEAD' as const, url: `/api/v1/portal/auth/verify?token=${token}` },
       { method: 'GET' as const, url: `/api/v1/portal/auth/verify?token=${token}` },
       { method: 'GET' as const, url: `/api/v1/portal/auth/request-link?token=${token}` },
@@ -330,17 +336,28 @@ describe('portal sign-in over a real SMTP server', () => {
     ]
     for (const attempt of attempts) {
       const response = await call(h.t.app, attempt)
-      assert.ok(response.statusCode >= 400, `${attempt.method} ${attempt.url} answered ${response.statusCode}`)
+      const what = `${attempt.method} ${attempt.url} answered ${response.statusCode}`
+      if (pages.includes(attempt.url) && response.statusCode === 200) {
+        assert.match(String(response.headers['content-type']), /^text\/html/, `${what}: only the portal page`)
+        assert.ok(!response.body.includes(token), `${what}: the page does not echo the token`)
+      } else if (pages.includes(attempt.url)) {
+        assertProblem(response, 404, 'not_found')
+      } else {
+        assert.ok(response.statusCode >= 400, what)
+      }
+      assert.equal(response.json?.access_token, undefined, `${what}: no session`)
+      assert.equal(await usedAt(), null, `${what}: the token must still be unused`)
     }
     // A token in the Authorization header is not a session either.
     assertProblem(await me(h, token), 401, 'invalid_token')
     // Asking for another link leaves the first one valid.
     await tokenByEmail(h, subscriber.email)
 
-    const row = await h.t.db.selectFrom('magic_link_tokens').select('used_at').where('token_hash', '=', sha256Hex(token)).executeTakeFirstOrThrow()
-    assert.equal(row.used_at, null, 'still unused')
+    assert.equal(await usedAt(), null, 'still unused')
     const verified = await verify(h, token)
     assert.equal(verified.statusCode, 200, verified.body)
+    assert.notEqual(await usedAt(), null, 'verify is what consumes it')
+    assertProblem(await verify(h, token), 401, 'invalid_token')
   })
 
   test('logout revokes that session only', async () => {

@@ -8,7 +8,6 @@ import {
   act,
   addDays,
   assertEnvelope,
-  assertProblem,
   checkout,
   checkoutBody,
   closeTestApp,
@@ -18,6 +17,7 @@ import {
   rowCounts,
   storedEvents,
 } from '../subscriptions/fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 type Auth = Record<string, string>
 const PORTAL = '/api/v1/portal'
@@ -117,8 +117,8 @@ describe('subscriber portal routes', () => {
 
     test('PATCH /me refuses an empty body and fields it does not own (email, id)', async () => {
       assertProblem(await portal(alice.auth, 'PATCH', '/me', {}), 400, 'validation_failed')
-      assertProblem(await portal(alice.auth, 'PATCH', '/me', { email: 'evil@example.com' }), 400, 'validation_failed', '/body/email')
-      assertProblem(await portal(alice.auth, 'PATCH', '/me', { id: bob.id, name: 'x' }), 400, 'validation_failed', '/body/id')
+      assertProblem(await portal(alice.auth, 'PATCH', '/me', { email: 'evil@example.com' }), 400, 'validation_failed', { path: '/body/email' })
+      assertProblem(await portal(alice.auth, 'PATCH', '/me', { id: bob.id, name: 'x' }), 400, 'validation_failed', { path: '/body/id' })
       assert.equal((await portal(alice.auth, 'GET', '/me')).json.email, alice.email)
     })
   })
@@ -260,7 +260,7 @@ describe('subscriber portal routes', () => {
     test('swap to a plan of another store is 404 and to another currency is 400, as for the admin', async () => {
       const sub = await subscribe(alice)
       assertProblem(await portal(alice.auth, 'POST', `/subscriptions/${sub.id}/swap`, { plan_id: otherStorePlan.id }), 404, 'not_found')
-      assertProblem(await portal(alice.auth, 'POST', `/subscriptions/${sub.id}/swap`, { plan_id: euro.id }), 400, 'validation_failed', '/body/plan_id')
+      assertProblem(await portal(alice.auth, 'POST', `/subscriptions/${sub.id}/swap`, { plan_id: euro.id }), 400, 'validation_failed', { path: '/body/plan_id' })
       assert.equal((await getSubscription(t.app, shop.auth, sub.id)).version, sub.version)
     })
 
@@ -339,7 +339,7 @@ describe('subscriber portal routes', () => {
         await portal(alice.auth, 'POST', `/subscriptions/${sub.id}/change-requests`, { changes: { interval_count: 2 } }),
         400,
         'validation_failed',
-        '/body/changes/interval',
+        { path: '/body/changes/interval' },
       )
       assert.deepEqual(await rowCounts(t.db, shop.store.id), counts)
     })
@@ -400,7 +400,7 @@ describe('subscriber portal routes', () => {
         .executeTakeFirstOrThrow()
     }
 
-    test("lists a subscription's charge attempts newest first, as CONTRACT section 5 shapes them, paged", async () => {
+    test("lists a subscription's charge attempts newest first, as docs/contract.md (Resources) shapes them, paged", async () => {
       const sub = await subscribe(alice)
       const sibling = await subscribe(alice)
       const failed = await insertCharge(sub, {

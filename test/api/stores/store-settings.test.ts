@@ -1,26 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { assertInvalidField, assertProblem } from '../../helpers/problem.ts'
 
 type Reply = Awaited<ReturnType<typeof call>>
-
-/** Every error is RFC 9457 problem+json carrying its stable code and the request's id. */
-function assertProblem(response: Reply, status: number, code: string, what: string): void {
-  assert.equal(response.statusCode, status, `${what}: expected ${status} ${code}, got ${response.statusCode}: ${response.body}`)
-  assert.match(String(response.headers['content-type']), /^application\/problem\+json/, `${what}: content type is problem+json`)
-  assert.equal(response.json.type, `urn:problem-type:${code}`, `${what}: problem type`)
-  assert.equal(typeof response.json.title, 'string', `${what}: problem title`)
-  assert.equal(response.json.status, status, `${what}: problem status`)
-  assert.equal(typeof response.json.detail, 'string', `${what}: problem detail`)
-  assert.equal(response.json.code, code, `${what}: problem code`)
-  assert.equal(response.json.request_id, response.headers['x-request-id'], `${what}: request_id matches X-Request-Id`)
-}
-
-function assertInvalidField(response: Reply, path: string, what: string): void {
-  assertProblem(response, 400, 'validation_failed', what)
-  const paths = (response.json.errors ?? []).map((error: { path: string }) => error.path)
-  assert.ok(paths.includes(path), `${what}: errors name ${path}, got ${JSON.stringify(response.json.errors)}`)
-}
 
 describe('GET and PATCH /api/v1/admin/store', () => {
   let t: TestApp
@@ -107,7 +90,7 @@ describe('GET and PATCH /api/v1/admin/store', () => {
     const shop = await createStoreWithKey(t.db)
     const before = await getStore(shop)
     const response = await patchStore(shop, { timezone: 'Mars/Olympus', name: 'Should not stick' })
-    assertProblem(response, 400, 'validation_failed', 'Mars/Olympus')
+    assertProblem(response, 400, 'validation_failed', { what: 'Mars/Olympus' })
     assert.deepEqual(response.json.errors.map((error: any) => error.path), ['/body/timezone'])
     await assertUnchanged(shop, before, 'bad timezone')
   })
@@ -162,7 +145,7 @@ describe('GET and PATCH /api/v1/admin/store', () => {
 
   test('an empty body {} is 400 validation_failed', async () => {
     const shop = await createStoreWithKey(t.db)
-    assertProblem(await patchStore(shop, {}), 400, 'validation_failed', 'PATCH {}')
+    assertProblem(await patchStore(shop, {}), 400, 'validation_failed', { what: 'PATCH {}' })
   })
 
   test('mode is not patchable: 400 validation_failed at /body/mode and the mode stays', async () => {

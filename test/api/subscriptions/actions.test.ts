@@ -7,7 +7,6 @@ import {
   act,
   addDays,
   assertEnvelope,
-  assertProblem,
   checkout,
   checkoutBody,
   closeTestApp,
@@ -17,6 +16,7 @@ import {
   rowCounts,
   storedEvents,
 } from './fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 const clock = fixedClock('2026-05-10T09:00:00.000Z')
 
@@ -81,7 +81,7 @@ describe('subscription actions (admin)', () => {
   async function refuses(subscriptionId: string, action: string, payload: Record<string, unknown> | undefined, status: number, code: string, path?: string, auth = shop.auth) {
     const before = await getSubscription(t.app, shop.auth, subscriptionId)
     const counts = await rowCounts(t.db, shop.store.id)
-    assertProblem(await act(t.app, auth, subscriptionId, action, payload), status, code, path)
+    assertProblem(await act(t.app, auth, subscriptionId, action, payload), status, code, { path })
     assert.deepEqual(await getSubscription(t.app, shop.auth, subscriptionId), before, `a refused ${action} changes nothing`)
     assert.deepEqual(await rowCounts(t.db, shop.store.id), counts)
   }
@@ -375,10 +375,10 @@ describe('subscription actions (admin)', () => {
     })
 
     test('a limit outside 1-100, an unknown status or a foreign cursor is 400 validation_failed', async () => {
-      assertProblem(await list('limit=0'), 400, 'validation_failed', '/query/limit')
-      assertProblem(await list('limit=101'), 400, 'validation_failed', '/query/limit')
-      assertProblem(await list('status=sleeping'), 400, 'validation_failed', '/query/status')
-      assertProblem(await list('cursor=bm90LWEtY3Vyc29y'), 400, 'validation_failed', '/query/cursor')
+      assertProblem(await list('limit=0'), 400, 'validation_failed', { path: '/query/limit' })
+      assertProblem(await list('limit=101'), 400, 'validation_failed', { path: '/query/limit' })
+      assertProblem(await list('status=sleeping'), 400, 'validation_failed', { path: '/query/status' })
+      assertProblem(await list('cursor=bm90LWEtY3Vyc29y'), 400, 'validation_failed', { path: '/query/cursor' })
     })
 
     test("another store never sees this store's subscriptions", async () => {

@@ -5,7 +5,8 @@ import { MAX_AMOUNT, MAX_RENEWAL_AMOUNT } from '../../../src/lib/money.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { act, assertProblem, checkout, checkoutBody, closeTestApp, getSubscription, postCheckout, rowCounts, storedEvents } from './fixtures.ts'
+import { act, checkout, checkoutBody, closeTestApp, getSubscription, postCheckout, rowCounts, storedEvents } from './fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 type Auth = Record<string, string>
 type Response = Awaited<ReturnType<typeof call>>
@@ -58,7 +59,7 @@ describe('renewal amount limit (400 amount_too_large)', () => {
 
   /** The refusal the contract promises: 400 amount_too_large, the field named, the limit said. */
   function assertTooLarge(response: Response, path: string): void {
-    assertProblem(response, 400, 'amount_too_large', path)
+    assertProblem(response, 400, 'amount_too_large', { path })
     assert.equal(response.json.errors[0].path, path)
     assert.match(response.json.errors[0].message, /100000000000/, 'the message names the limit')
     assert.match(response.json.detail, /100000000000/)

@@ -7,7 +7,8 @@ import { newId } from '../../../src/lib/ids.ts'
 import { createChangeRequestService, type ChangeRequestService } from '../../../src/modules/subscriptions/index.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { assertEnvelope, assertProblem, checkout, checkoutBody, closeTestApp, getSubscription, rowCounts, storedEvents } from './fixtures.ts'
+import { assertEnvelope, checkout, checkoutBody, closeTestApp, getSubscription, rowCounts, storedEvents } from './fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 describe('B2B change requests', () => {
   let t: TestApp
@@ -92,7 +93,7 @@ describe('B2B change requests', () => {
     const next = await list(`subscription_id=${first.id}&limit=1&cursor=${page.json.next_cursor}`)
     assert.deepEqual(next.json.data.map((request: any) => request.id), [a.id])
     assert.equal(next.json.next_cursor, null)
-    assertProblem(await list('limit=0'), 400, 'validation_failed', '/query/limit')
+    assertProblem(await list('limit=0'), 400, 'validation_failed', { path: '/query/limit' })
   })
 
   test('approving a quantity change applies it, effective at the next charge, with subscription.updated then change_request.approved', async () => {

@@ -8,7 +8,6 @@ import {
   addDays,
   ADDRESS,
   assertEnvelope,
-  assertProblem,
   checkout,
   checkoutBody,
   closeTestApp,
@@ -21,6 +20,7 @@ import {
   VISA,
   VISA_INTEGER,
 } from './fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 // The last day of a month, so the first period shows end-of-month clamping.
 const NOW = '2026-01-31T10:00:00.000Z'
@@ -265,7 +265,7 @@ describe('POST /api/v1/admin/checkouts', () => {
     const refused = async (payload: Record<string, unknown>, status: number, code: string, path?: string) => {
       const before = await rowCounts(t.db, shop.store.id)
       const response = await postCheckout(t.app, shop.auth, payload)
-      assertProblem(response, status, code, path)
+      assertProblem(response, status, code, { path })
       assert.deepEqual(await rowCounts(t.db, shop.store.id), before, 'nothing was written')
       return response
     }

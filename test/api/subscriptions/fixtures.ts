@@ -46,11 +46,7 @@ export function postCheckout(app: App, auth: Auth, payload: Record<string, unkno
 }
 
 /** A checkout that must succeed; answers its subscriptions. */
-export async function checkout(app: App, auth: Auth, payload: Record<string, unknown>): Promise<any[]> {
-  const response = await postCheckout(app, auth, payload)
-  assert.equal(response.statusCode, 201, `checkout failed: ${response.body}`)
-  return response.json.data
-}
+export { checkoutViaApi as checkout } from '../../helpers/subscriptions.ts'
 
 export function act(app: App, auth: Auth, subscriptionId: string, action: string, payload?: Record<string, unknown>): Promise<Response> {
   return call(app, {
@@ -67,18 +63,6 @@ export async function getSubscription(app: App, auth: Auth, id: string): Promise
   assert.equal(response.statusCode, 200, `reading ${id} failed: ${response.body}`)
   const { subscriber: _subscriber, ...subscription } = response.json
   return subscription
-}
-
-export function assertProblem(response: Response, status: number, code: string, path?: string): void {
-  assert.equal(response.statusCode, status, `expected ${status} ${code}, got ${response.statusCode}: ${response.body}`)
-  assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
-  assert.equal(response.json.code, code, response.body)
-  if (path !== undefined) {
-    assert.ok(
-      response.json.errors?.some((error: { path: string }) => error.path === path),
-      `expected an error at ${path}: ${JSON.stringify(response.json.errors)}`,
-    )
-  }
 }
 
 export interface RowCounts {
@@ -105,14 +89,11 @@ export async function rowCounts(db: Db, storeId: string): Promise<RowCounts> {
 }
 
 /** An entity's events as stored in the outbox, oldest first. */
-export async function storedEvents(db: Db, entityId: string): Promise<any[]> {
-  const rows = await db.selectFrom('events').select('payload').where('entity_id', '=', entityId).orderBy('sequence', 'asc').execute()
-  return rows.map((row) => JSON.parse(row.payload))
-}
+export { storedEvents } from '../../helpers/subscriptions.ts'
 
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 
-/** The CONTRACT section 8 envelope, exactly. */
+/** The event envelope (docs/contract.md, Events), exactly. */
 export function assertEnvelope(event: any, eventType: string): void {
   assert.deepEqual(Object.keys(event).sort(), ['api_version', 'data', 'event_type', 'id', 'sequence', 'timestamp'])
   assert.match(event.id, /^evt_[0-9A-HJKMNP-TV-Z]{26}$/)

@@ -11,6 +11,7 @@ import {
 import { act } from '../subscriptions/fixtures.ts'
 import {
   createEndpoint,
+  deliverLifecycleEvents,
   deliveryOf,
   dispatcherClock,
   drive,
@@ -30,7 +31,7 @@ import {
 } from './fixtures.ts'
 
 /**
- * What reaches a receiver, and signed how (CONTRACT section 8): a real HTTP receiver on 127.0.0.1, every
+ * What reaches a receiver, and signed how (docs/contract.md, Webhook delivery): a real HTTP receiver on 127.0.0.1, every
  * request verified with the standardwebhooks package; the dispatcher is driven directly, as the worker's
  * loop drives it.
  */
@@ -296,7 +297,9 @@ describe('webhook delivery: signatures, routing, rotation, pings and order', () 
     await removeEndpoints(t, shop.auth)
   })
 
-  test('no delivered body in this file holds a card number', () => {
+  test('no delivered body in this file holds a card number', async () => {
+    // Deliveries of its own, so the scan is never empty, whichever tests ran before it.
+    await deliverLifecycleEvents(t, await receiver(), dispatcher(), 20)
     assert.ok(allDeliveredBodies().length >= 20, `only ${allDeliveredBodies().length} bodies were delivered`)
     assertNoCardNumbers(allDeliveredBodies())
   })

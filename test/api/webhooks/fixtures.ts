@@ -6,10 +6,10 @@ import type { Db } from '../../../src/db/database.ts'
 import type { App } from '../../../src/http/types.ts'
 import { fixedClock, systemClock, type Clock } from '../../../src/lib/clock.ts'
 import { createWebhookAgent, createWebhookDispatcher, type WebhookDispatcher } from '../../../src/modules/webhooks/index.ts'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { createShopWithPlan } from '../../helpers/catalog.ts'
+import { buildTestApp, call, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
-import { checkout, checkoutBody, closeTestApp } from '../subscriptions/fixtures.ts'
+import { act, checkout, checkoutBody, closeTestApp } from '../subscriptions/fixtures.ts'
 
 export type Auth = Record<string, string>
 
@@ -158,13 +158,8 @@ export interface Shop extends StoreWithKey {
   planId: string
 }
 
-/** A test-mode store with a monthly plan. */
-export async function newShop(t: TestApp, options: { mode?: 'test' | 'live' } = {}): Promise<Shop> {
-  const shop = await createStoreWithKey(t.db, options)
-  const product = await createProduct(t.app, shop.auth)
-  const plan = await createPlan(t.app, shop.auth, product.id)
-  return { ...shop, planId: plan.id }
-}
+/** A test-mode store (unless `mode` says) with a monthly plan: newShop(t, { mode }). */
+export const newShop: (t: TestApp, options?: { mode?: 'test' | 'live' }) => Promise<Shop> = createShopWithPlan
 
 /** One checkout of the shop's plan; answers the subscription. */
 export async function subscribe(t: TestApp, shop: Shop, overrides: Record<string, unknown> = {}): Promise<any> {
@@ -177,6 +172,30 @@ export async function removeEndpoints(t: TestApp, auth: Auth): Promise<void> {
   const response = await call(t.app, { method: 'GET', url: `${endpointsUrl}?limit=100`, headers: auth })
   for (const endpoint of response.json?.data ?? []) {
     await call(t.app, { method: 'DELETE', url: `${endpointsUrl}/${endpoint.id}`, headers: auth })
+  }
+}
+
+/**
+ * At least `count` deliveries of the caller's own to `inbox` (which must answer 2xx): a shop of its own,
+ * an endpoint on the lifecycle events, and checkouts paused and resumed. For a scan of every delivered
+ * body that must not rest on what earlier tests happened to deliver.
+ */
+export async function deliverLifecycleEvents(t: TestApp, inbox: WebhookReceiver, dispatcher: WebhookDispatcher, count: number): Promise<void> {
+  const shop = await newShop(t)
+  const start = inbox.requests.length
+  await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: ['subscription.created', 'subscription.activated', 'subscription.paused', 'subscription.resumed'] })
+  try {
+    // Four events each: created, activated, paused, resumed.
+    for (let made = 0; made < count; made += 4) {
+      const subscription = await subscribe(t, shop)
+      for (const [action, payload] of [['pause', {}], ['resume', undefined]] as const) {
+        const response = await act(t.app, shop.auth, subscription.id, action, payload)
+        assert.equal(response.statusCode, 200, `${action}: ${response.body}`)
+      }
+    }
+    await drive(dispatcher, { until: () => inbox.requests.length - start >= count })
+  } finally {
+    await removeEndpoints(t, shop.auth)
   }
 }
 

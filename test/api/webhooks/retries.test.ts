@@ -5,6 +5,7 @@ import type { TestApp } from '../../helpers/test-app.ts'
 import { allDeliveredBodies, assertNoCardNumbers, verifyDelivery, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
 import {
   createEndpoint,
+  deliverLifecycleEvents,
   deliveryOf,
   dispatcherClock,
   drive,
@@ -22,7 +23,7 @@ import {
 } from './fixtures.ts'
 
 /**
- * Retries and endpoint health (CONTRACT section 8; issue 6, Build 4): the schedule (with its 10 % jitter),
+ * Retries and endpoint health (docs/contract.md, Webhook delivery): the schedule (with its 10 % jitter),
  * exhaustion then replay and redelivery, Retry-After on 429 and 503, 410 Gone, and disabling after a run
  * of failures. Time is a fixed clock the test moves, except where a short real schedule is the point.
  */
@@ -319,7 +320,9 @@ describe('webhook retries, redelivery and endpoint health', () => {
     await removeEndpoints(t, shop.auth)
   })
 
-  test('no delivered body in this file holds a card number', () => {
+  test('no delivered body in this file holds a card number', async () => {
+    // Deliveries of its own, so the scan is never empty, whichever tests ran before it.
+    await deliverLifecycleEvents(t, await receiver(), dispatcher(), 15)
     assert.ok(allDeliveredBodies().length >= 15, `only ${allDeliveredBodies().length} bodies were delivered`)
     assertNoCardNumbers(allDeliveredBodies())
   })

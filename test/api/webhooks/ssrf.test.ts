@@ -3,11 +3,12 @@ import { after, before, describe, test } from 'node:test'
 import { FORBIDDEN_ADDRESS_CODE } from '../../../src/modules/webhooks/ssrf-guard.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
-import { assertProblem, closeTestApp } from '../subscriptions/fixtures.ts'
+import { closeTestApp } from '../subscriptions/fixtures.ts'
 import { createEndpoint, deliveryOf, drive, endpointAction, endpointsUrl, patchEndpoint, testDispatcher } from './fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 /**
- * The SSRF guard (CONTRACT section 8, last bullet): this app runs WITHOUT WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+ * The SSRF guard (docs/contract.md, Webhook delivery: endpoint URLs): this app runs WITHOUT WEBHOOK_ALLOW_PRIVATE_NETWORKS,
  * as production does. Every address used is an IP literal or localhost, so no DNS is needed.
  */
 describe('webhook endpoint addresses without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
@@ -50,7 +51,7 @@ describe('webhook endpoint addresses without WEBHOOK_ALLOW_PRIVATE_NETWORKS', ()
     ]
     for (const url of refused) {
       const response = await register(shop.auth, url)
-      assertProblem(response, 400, 'validation_failed', '/body/url')
+      assertProblem(response, 400, 'validation_failed', { path: '/body/url' })
       assert.ok(response.json.errors[0].message.length > 0)
     }
     const listed = await call(t.app, { method: 'GET', url: `${endpointsUrl}?limit=100`, headers: shop.auth })
@@ -64,20 +65,20 @@ describe('webhook endpoint addresses without WEBHOOK_ALLOW_PRIVATE_NETWORKS', ()
 
   test('a live store needs https, even for a public address; https to it is accepted', async () => {
     const plain = await register(live.auth, 'http://93.184.216.34/hooks')
-    assertProblem(plain, 400, 'validation_failed', '/body/url')
+    assertProblem(plain, 400, 'validation_failed', { path: '/body/url' })
     assert.match(plain.json.errors[0].message, /https/)
     const secure = await register(live.auth, 'https://93.184.216.34/hooks')
     assert.equal(secure.statusCode, 201, secure.body)
     // Moving it back to http, or to a private address, is refused the same way.
-    assertProblem(await patchEndpoint(t.app, live.auth, secure.json.id, { url: 'http://93.184.216.34/hooks' }), 400, 'validation_failed', '/body/url')
-    assertProblem(await patchEndpoint(t.app, live.auth, secure.json.id, { url: 'https://10.1.2.3/hooks' }), 400, 'validation_failed', '/body/url')
+    assertProblem(await patchEndpoint(t.app, live.auth, secure.json.id, { url: 'http://93.184.216.34/hooks' }), 400, 'validation_failed', { path: '/body/url' })
+    assertProblem(await patchEndpoint(t.app, live.auth, secure.json.id, { url: 'https://10.1.2.3/hooks' }), 400, 'validation_failed', { path: '/body/url' })
     // Credentials in the URL are refused too.
-    assertProblem(await register(live.auth, 'https://user:pass@93.184.216.34/hooks'), 400, 'validation_failed', '/body/url')
+    assertProblem(await register(live.auth, 'https://user:pass@93.184.216.34/hooks'), 400, 'validation_failed', { path: '/body/url' })
   })
 
   test('PATCH to a private address is refused and changes nothing', async () => {
     const endpoint = await createEndpoint(t.app, shop.auth, { url: 'https://93.184.216.34/a', event_types: ['subscription.created'] })
-    assertProblem(await patchEndpoint(t.app, shop.auth, endpoint.id, { url: 'http://169.254.169.254/' }), 400, 'validation_failed', '/body/url')
+    assertProblem(await patchEndpoint(t.app, shop.auth, endpoint.id, { url: 'http://169.254.169.254/' }), 400, 'validation_failed', { path: '/body/url' })
     const read = await call(t.app, { method: 'GET', url: `${endpointsUrl}/${endpoint.id}`, headers: shop.auth })
     assert.equal(read.json.url, 'https://93.184.216.34/a')
   })

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { newId } from '../../../src/lib/ids.ts'
 import { call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { assertProblem, closeTestApp } from '../subscriptions/fixtures.ts'
+import { closeTestApp } from '../subscriptions/fixtures.ts'
 import { createEndpoint, endpointAction, endpointsUrl, getEndpoint, HOUR, newShop, patchEndpoint, subscribe, webhookTestApp } from './fixtures.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
-/** The admin routes of webhook subscriptions (CONTRACT section 8; issue 6, Build 1). */
+/** The admin routes of webhook subscriptions (docs/contract.md, Webhook delivery). */
 describe('webhook subscriptions: registration and management', () => {
   let t: TestApp
   let shop: StoreWithKey
@@ -59,7 +60,7 @@ describe('webhook subscriptions: registration and management', () => {
 
   test('event_types are checked against the catalogue: an unknown type is 400 pointing at it', async () => {
     const unknown = await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: url(), event_types: ['subscription.created', 'subscription.exploded'] } })
-    assertProblem(unknown, 400, 'validation_failed', '/body/event_types/1')
+    assertProblem(unknown, 400, 'validation_failed', { path: '/body/event_types/1' })
     // Every name of the catalogue is accepted, webhook.test included.
     const every = ['subscription.created', 'subscription.activated', 'subscription.charged', 'subscription.past_due', 'subscription.paused', 'subscription.resumed',
       'subscription.cancelled', 'subscription.updated', 'subscription.renewal_upcoming', 'subscription.skipped', 'subscription.unskipped', 'subscription.swapped',
@@ -68,13 +69,13 @@ describe('webhook subscriptions: registration and management', () => {
     const all = await createEndpoint(t.app, shop.auth, { url: url(), event_types: every })
     assert.deepEqual(all.event_types, every)
 
-    assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: url(), event_types: [] } }), 400, 'validation_failed', '/body/event_types')
+    assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: url(), event_types: [] } }), 400, 'validation_failed', { path: '/body/event_types' })
     assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: url(), event_types: ['charge.failed', 'charge.failed'] } }), 400, 'validation_failed')
-    assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: 'not a url', event_types: ['charge.failed'] } }), 400, 'validation_failed', '/body/url')
-    assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: 'ftp://127.0.0.1/x', event_types: ['charge.failed'] } }), 400, 'validation_failed', '/body/url')
+    assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: 'not a url', event_types: ['charge.failed'] } }), 400, 'validation_failed', { path: '/body/url' })
+    assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: 'ftp://127.0.0.1/x', event_types: ['charge.failed'] } }), 400, 'validation_failed', { path: '/body/url' })
     assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { event_types: ['charge.failed'] } }), 400, 'validation_failed')
     assertProblem(await call(t.app, { method: 'POST', url: endpointsUrl, headers: shop.auth, payload: { url: url(), event_types: ['charge.failed'], secret: 'whsec_mine' } }), 400, 'validation_failed')
-    assertProblem(await patchEndpoint(t.app, shop.auth, all.id, { event_types: ['charge.failed', 'charge.exploded'] }), 400, 'validation_failed', '/body/event_types/1')
+    assertProblem(await patchEndpoint(t.app, shop.auth, all.id, { event_types: ['charge.failed', 'charge.exploded'] }), 400, 'validation_failed', { path: '/body/event_types/1' })
     assert.deepEqual((await getEndpoint(t.app, shop.auth, all.id)).json.event_types, every, 'a refused PATCH changes nothing')
   })
 
@@ -113,8 +114,8 @@ describe('webhook subscriptions: registration and management', () => {
     assert.equal(enabled.json.disabled_reason, null)
 
     assertProblem(await patchEndpoint(t.app, shop.auth, created.id, {}), 400, 'validation_failed')
-    assertProblem(await patchEndpoint(t.app, shop.auth, created.id, { status: 'paused' }), 400, 'validation_failed', '/body/status')
-    assertProblem(await patchEndpoint(t.app, shop.auth, created.id, { url: 'gopher://127.0.0.1/' }), 400, 'validation_failed', '/body/url')
+    assertProblem(await patchEndpoint(t.app, shop.auth, created.id, { status: 'paused' }), 400, 'validation_failed', { path: '/body/status' })
+    assertProblem(await patchEndpoint(t.app, shop.auth, created.id, { url: 'gopher://127.0.0.1/' }), 400, 'validation_failed', { path: '/body/url' })
     assertProblem(await patchEndpoint(t.app, shop.auth, created.id, { id: 'wh_other' }), 400, 'validation_failed')
   })
 
@@ -175,7 +176,7 @@ describe('webhook subscriptions: registration and management', () => {
     const foreignEvent = await t.db.selectFrom('events').select('id').where('entity_id', '=', foreign.id).executeTakeFirstOrThrow()
     assertProblem(await endpointAction(t.app, own.auth, endpoint.id, 'redeliver', { event_id: foreignEvent.id }), 404, 'not_found')
     assertProblem(await endpointAction(t.app, own.auth, endpoint.id, 'redeliver', { event_id: 'nope' }), 400, 'validation_failed')
-    assertProblem(await endpointAction(t.app, own.auth, endpoint.id, 'replay', { since: 'yesterday' }), 400, 'validation_failed', '/body/since')
+    assertProblem(await endpointAction(t.app, own.auth, endpoint.id, 'replay', { since: 'yesterday' }), 400, 'validation_failed', { path: '/body/since' })
     const replay = await endpointAction(t.app, own.auth, endpoint.id, 'replay', { since: new Date(0).toISOString() })
     assert.equal(replay.statusCode, 202, replay.body)
     assert.deepEqual(replay.json, { object: 'webhook_replay', redelivered: 0 })
