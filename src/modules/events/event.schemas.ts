@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { Id, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Id, Ref, StringEnum } from '../../http/schemas.ts'
 
 /** The whole event catalogue (docs/contract.md, Events); webhook subscriptions choose from it. */
 export const SUBSCRIPTION_EVENT_TYPES = [

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { Db } from '../../db/database.ts'
 import { adminStore } from '../../http/admin-auth.ts'
-import { Id, PageOf, PageQuery, problemResponses, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Id, PageOf, PageQuery, problemResponses, StringEnum, Timestamp } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import { notFound } from '../../lib/errors.ts'
 import { listPage } from '../../lib/pagination.ts'
