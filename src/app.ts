@@ -103,7 +103,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
   })
-  registerMetrics(app, db)
+  registerMetrics(app, { setAside: services.setAsideCounts })
   registerHealth(app, db)
   await registerOpenApi(app)
   registerContractDefaults(app)

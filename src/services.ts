@@ -3,9 +3,10 @@ import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
-import { createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
+import { countFailedJobs } from './jobs/runner.ts'
+import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
-import { createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
+import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
 import { createWebhookService } from './modules/webhooks/index.ts'
 
 /**
@@ -43,6 +44,11 @@ export function createServices({ database, config, clock = systemClock, log }: S
     changeRequests: createChangeRequestService({ db, clock }),
     // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
     webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    /** Work set aside for a person, by kind, counted from the database (every process sees the same). */
+    async setAsideCounts(): Promise<Record<string, number>> {
+      const [renewal, billing, job] = await Promise.all([countRenewalsSetAside(db), countBillingSetAside(db), countFailedJobs(db)])
+      return { renewal, ...billing, job }
+    },
     /** Releases what the services hold outside the database (the platform gateway's connection pool). */
     close: () => gateways.close(),
   }

@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { Db } from '../db/database.ts'
 
 export interface Metrics {
   registry: Registry
 }
 
 /** Request count and latency by route template and status, plus the process's own figures. */
-export function registerMetrics(app: FastifyInstance, db: Db): Metrics {
+export function registerMetrics(app: FastifyInstance, counts: { setAside(): Promise<Record<string, number>> }): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   // Work set aside for a person, read from the database at each scrape, so every process reports
@@ -19,12 +17,7 @@ export function registerMetrics(app: FastifyInstance, db: Db): Metrics {
     labelNames: ['kind'] as const,
     registers: [registry],
     async collect() {
-      const { rows } = await sql<{ kind: string; n: number }>`
-        SELECT 'renewal' AS kind, count(*)::int AS n FROM subscriptions WHERE billing_issue->>'code' = 'renewal_failed'
-        UNION ALL SELECT 'charge_review', count(*)::int FROM charges WHERE status = 'requires_review'
-        UNION ALL SELECT 'refund_review', count(*)::int FROM refunds WHERE status = 'pending' AND review IS NOT NULL
-        UNION ALL SELECT 'job', count(*)::int FROM jobs WHERE failed_at IS NOT NULL`.execute(db)
-      for (const row of rows) this.set({ kind: row.kind }, Number(row.n))
+      for (const [kind, n] of Object.entries(await counts.setAside())) this.set({ kind }, n)
     },
   })
   const requests = new Counter({

@@ -186,3 +186,9 @@ export function ensureRecurringJob(db: Executor, kind: string, instance = 0): Pr
   return enqueueJob(db, { kind, dedupeKey, runAt: new Date(0), maxAttempts: 1_000_000 })
 }
 
+
+/** Jobs that gave up and wait for a person. */
+export async function countFailedJobs(db: Executor): Promise<number> {
+  const row = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('failed_at', 'is not', null).executeTakeFirstOrThrow()
+  return Number(row.n)
+}

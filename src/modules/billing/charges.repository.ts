@@ -11,3 +11,12 @@ export function listChargesOfSubscription(
   if (filter.afterId) query = query.where('id', '<', filter.afterId)
   return query.orderBy('id', 'desc').limit(filter.limit + 1).execute()
 }
+
+/** Charges and refunds set aside for a person: what the set-aside gauge reports. */
+export async function countBillingSetAside(db: Executor): Promise<{ charge_review: number; refund_review: number }> {
+  const [charges, refunds] = await Promise.all([
+    db.selectFrom('charges').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'requires_review').executeTakeFirstOrThrow(),
+    db.selectFrom('refunds').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').where('review', 'is not', null).executeTakeFirstOrThrow(),
+  ])
+  return { charge_review: Number(charges.n), refund_review: Number(refunds.n) }
+}

@@ -1,4 +1,5 @@
 import type { Db, StoreRow } from '../../db/database.ts'
+import { findStoreById } from '../stores/index.ts'
 import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
 import type { GatewayResolver } from './renewal-context.ts'
 
@@ -23,7 +24,7 @@ export function createGatewayResolver(db: Db, billing: GatewaySettings): Gateway
     async configFor(storeId) {
       let hash = storeHashes.get(storeId)
       if (hash === undefined) {
-        const row = await db.selectFrom('stores').select('store_hash').where('id', '=', storeId).executeTakeFirst()
+        const row = await findStoreById(db, storeId)
         if (!row) return undefined
         hash = row.store_hash
         storeHashes.set(storeId, hash)

@@ -1,6 +1,6 @@
 export { Charge, CHARGE_STATUSES, type ChargeView } from './charge.schemas.ts'
 export { presentCharge } from './charge.presenter.ts'
-export { listChargesOfSubscription } from './charges.repository.ts'
+export { countBillingSetAside, listChargesOfSubscription } from './charges.repository.ts'
 export { createTestClock, type TestClock } from './test-clock.ts'
 export { testClockRoutes, testClockSchemas } from './test-clock.routes.ts'
 export * from './gateways/index.ts'

@@ -2,9 +2,10 @@ import { sql } from 'kysely'
 import type { ChargeRow, Executor, SubscriptionRow } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { applySubscriptionChanges, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { findStoresByIds } from '../stores/index.ts'
+import { applySubscriptionChanges, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
-import { describeFailure, isRowError, loadStores, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
+import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
 import { planRenewal } from './renewal-plan.ts'
 
 /**
@@ -24,28 +25,9 @@ export interface ClaimCounts {
 
 export const emptyClaimCounts = (): ClaimCounts => ({ claimed: 0, renewals: 0, retries: 0, expirations: 0, setAside: 0 })
 
-function selectDue(trx: Executor, ctx: BillingContext, limit: number, filter: { storeId?: string | undefined; id?: string }) {
-  let query = trx
-    .selectFrom('subscriptions as s')
-    .innerJoin('stores as st', 'st.id', 's.store_id')
-    .selectAll('s')
-    .where('s.status', 'in', ['active', 'past_due'])
-    .where('s.pending_charge_id', 'is', null)
-    .where('s.cancel_at_period_end', '=', false)
-    .where('s.billing_issue', 'is', null)
-    .where('s.next_charge_at', '<=', sql<Date>`coalesce(st.test_clock_now, ${ctx.clock.now()})`)
-    // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
-    // this renewal) renews after them: charging first would move the period past those cycles.
-    .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0
-                             AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
-  if (filter.storeId) query = query.where('s.store_id', '=', filter.storeId)
-  if (filter.id) query = query.where('s.id', '=', filter.id)
-  return query.orderBy('s.next_charge_at').limit(limit).forUpdate('s').skipLocked().execute()
-}
-
 /** Records the attempts of subscriptions locked by the caller's transaction. */
 async function recordAttempts(trx: Executor, ctx: BillingContext, due: SubscriptionRow[], lease: { token: string; leaseMs: number }, counts: ClaimCounts): Promise<Attempt[]> {
-  const stores = await loadStores(trx, due.map((row) => row.store_id))
+  const stores = await findStoresByIds(trx, due.map((row) => row.store_id))
   const attempts: Attempt[] = []
   const lifecycle: SubscriptionChange[] = []
   for (const subscription of due) {
@@ -120,7 +102,7 @@ export async function claimDue(ctx: BillingContext, options: { limit: number; st
   try {
     const batch = emptyClaimCounts()
     const attempts = await ctx.db.transaction().execute(async (trx) => {
-      due = await selectDue(trx, ctx, options.limit, { storeId: options.storeId })
+      due = await lockDueForRenewal(trx, ctx.clock.now(), options.limit, { storeId: options.storeId })
       batch.claimed = due.length
       return due.length === 0 ? [] : recordAttempts(trx, ctx, due, lease, batch)
     })
@@ -134,7 +116,7 @@ export async function claimDue(ctx: BillingContext, options: { limit: number; st
     const one = emptyClaimCounts()
     try {
       attempts.push(...(await ctx.db.transaction().execute(async (trx) => {
-        const again = await selectDue(trx, ctx, 1, { id: row.id })
+        const again = await lockDueForRenewal(trx, ctx.clock.now(), 1, { id: row.id })
         one.claimed = again.length
         return again.length === 0 ? [] : recordAttempts(trx, ctx, again, lease, one)
       })))

@@ -1,5 +1,7 @@
 import type { ChargeRow } from '../../db/database.ts'
 import { heldBy, LEASES } from '../../db/leases.ts'
+import { platformProductIdOf } from '../catalog/index.ts'
+import { renewalOrderDetails } from '../subscriptions/index.ts'
 import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
 import { markSubmitted, type BillingContext } from './renewal-context.ts'
 
@@ -35,20 +37,14 @@ export function createCollector(ctx: BillingContext) {
    * retry pays the same order.
    */
   async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<OrderOutcome> {
-    const row = await db
-      .selectFrom('subscriptions as s')
-      .innerJoin('products as p', 'p.id', 's.product_id')
-      .innerJoin('subscribers as c', 'c.id', 's.subscriber_id')
-      .select(['p.platform_product_id', 's.quantity', 's.shipping_address', 'c.email'])
-      .where('s.id', '=', charge.subscription_id)
-      .executeTakeFirstOrThrow()
+    const details = await renewalOrderDetails(db, charge.subscription_id)
     const order: RenewalOrder = {
-      platformProductId: row.platform_product_id,
-      quantity: row.quantity,
+      platformProductId: await platformProductIdOf(db, details.productId),
+      quantity: details.quantity,
       amount: charge.amount,
       currency: charge.currency.trim(),
-      email: row.email,
-      shippingAddress: (row.shipping_address as Record<string, unknown> | null) ?? null,
+      email: details.email,
+      shippingAddress: details.shippingAddress,
     }
     const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => unknownOf(error))
     if (made.status !== 'created') return made

@@ -45,11 +45,6 @@ export function storeTime(clock: Clock, store: StoreRow, dueAt: Date): Date {
   return now > dueAt ? now : dueAt
 }
 
-export async function loadStores(trx: Executor, ids: readonly string[]): Promise<Map<string, StoreRow>> {
-  if (ids.length === 0) return new Map()
-  const rows = await trx.selectFrom('stores').selectAll().where('id', 'in', [...new Set(ids)]).execute()
-  return new Map(rows.map((row) => [row.id, row]))
-}
 
 /** The reason a person reads when a row is set aside: the error's text, bounded. */
 export function describeFailure(error: unknown): string {

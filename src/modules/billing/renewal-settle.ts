@@ -4,9 +4,10 @@ import { heldBy, LEASES } from '../../db/leases.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import type { NewEvent } from '../events/index.ts'
-import { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { findStoresByIds } from '../stores/index.ts'
+import { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, lockSubscriptionsByIds, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { presentCharge } from './charge.presenter.ts'
-import { describeFailure, isRowError, loadStores, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
+import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
 import { periodIndexStartingAt, settleCharge, type DefiniteOutcome } from './renewal-plan.ts'
 
 /**
@@ -38,15 +39,9 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
   const current = await locking.orderBy('id').forUpdate().execute()
   if (current.length === 0) return { settled: [], refunds: 0 }
   const chargeById = new Map(current.map((charge) => [charge.id, charge]))
-  const subscriptions = await trx
-    .selectFrom('subscriptions')
-    .selectAll()
-    .where('id', 'in', current.map((charge) => charge.subscription_id))
-    .orderBy('id')
-    .forUpdate()
-    .execute()
+  const subscriptions = await lockSubscriptionsByIds(trx, current.map((charge) => charge.subscription_id))
   const subscriptionById = new Map(subscriptions.map((row) => [row.id, row]))
-  const stores = await loadStores(trx, current.map((charge) => charge.store_id))
+  const stores = await findStoresByIds(trx, current.map((charge) => charge.store_id))
 
   const settled: ChargeRow[] = []
   const moves: SubscriptionChange[] = []

@@ -2,7 +2,7 @@ import type { Db, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { invalidField, notFound } from '../../lib/errors.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { storeNow } from '../stores/index.ts'
+import { setTestClock, storeNow } from '../stores/index.ts'
 import { processDueWork } from '../subscriptions/index.ts'
 import type { RenewalEngine } from './renewal-engine.ts'
 
@@ -55,7 +55,7 @@ export function createTestClock({ db, clock, renewals }: { db: Db; clock: Clock;
       const current = storeNow(store, clock)
       if (target.getTime() < current.getTime()) throw invalidField('/body/to', `must not be before the store's current time ${toRfc3339(current)}`)
       if (target.getTime() - current.getTime() > MAX_ADVANCE_MS) throw invalidField('/body/to', 'may be at most 10 years ahead; advance in steps')
-      await db.updateTable('stores').set({ test_clock_now: target }).where('id', '=', store.id).execute()
+      await setTestClock(db, store.id, target)
 
       const processed: ProcessedCounts = { activations: 0, renewals: 0, retries: 0, reminders: 0, resumptions: 0, cancellations: 0, expirations: 0 }
       // Each pass runs lifecycle work before renewals: a renewal only ever creates work due after it

@@ -1,6 +1,7 @@
 import type { Executor, PlanRow, ProductRow } from '../../db/database.ts'
 import type { Insertable, Updateable } from 'kysely'
 import type { PlansTable, ProductsTable } from '../../db/database.ts'
+import { storeHashOf, storeIdOfHash } from '../stores/index.ts'
 
 export type PlanWithProduct = PlanRow & { platform_product_id: string; store_hash: string }
 export type ProductWithStore = ProductRow & { store_hash: string }
@@ -11,16 +12,15 @@ export interface ListFilter {
 }
 
 function productsQuery(db: Executor) {
-  return db.selectFrom('products as p').innerJoin('stores as s', 's.id', 'p.store_id').selectAll('p').select('s.store_hash')
+  return db.selectFrom('products as p').selectAll('p').select(storeHashOf('p.store_id').as('store_hash'))
 }
 
 function plansQuery(db: Executor) {
   return db
     .selectFrom('plans as pl')
     .innerJoin('products as p', 'p.id', 'pl.product_id')
-    .innerJoin('stores as s', 's.id', 'pl.store_id')
     .selectAll('pl')
-    .select(['p.platform_product_id', 's.store_hash'])
+    .select(['p.platform_product_id', storeHashOf('pl.store_id').as('store_hash')])
 }
 
 export function findProduct(db: Executor, id: string, storeId?: string): Promise<ProductWithStore | undefined> {
@@ -86,7 +86,7 @@ export function listPlans(
 /** Active plans of an active product, found by the platform's ids: what a storefront widget may offer. */
 export function listStorefrontPlans(db: Executor, storeHash: string, platformProductId: string): Promise<PlanWithProduct[]> {
   return plansQuery(db)
-    .where('s.store_hash', '=', storeHash)
+    .where('pl.store_id', '=', storeIdOfHash(storeHash))
     .where('p.platform_product_id', '=', platformProductId)
     .where('p.active', '=', true)
     .where('pl.active', '=', true)
@@ -96,7 +96,7 @@ export function listStorefrontPlans(db: Executor, storeHash: string, platformPro
 
 export function findProductByPlatformId(db: Executor, storeHash: string, platformProductId: string): Promise<ProductWithStore | undefined> {
   return productsQuery(db)
-    .where('s.store_hash', '=', storeHash)
+    .where('p.store_id', '=', storeIdOfHash(storeHash))
     .where('p.platform_product_id', '=', platformProductId)
     .executeTakeFirst()
 }
@@ -112,4 +112,26 @@ export function updatePlan(db: Executor, storeId: string, id: string, changes: U
 export async function deletePlan(db: Executor, storeId: string, id: string): Promise<boolean> {
   const result = await db.deleteFrom('plans').where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
   return result.numDeletedRows > 0n
+}
+
+/** The plan row itself, without its product: what the subscription module reads when it changes plans. */
+export function findPlanRow(db: Executor, storeId: string, id: string): Promise<PlanRow | undefined> {
+  return db.selectFrom('plans').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
+}
+
+export function findPlanRows(db: Executor, storeId: string, ids: readonly string[]): Promise<PlanRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db.selectFrom('plans').selectAll().where('store_id', '=', storeId).where('id', 'in', [...ids]).execute()
+}
+
+/** Whether the plan is a business plan (changed by request); undefined when there is no such plan. */
+export async function isBusinessPlan(db: Executor, planId: string): Promise<boolean | undefined> {
+  const row = await db.selectFrom('plans').select('b2b').where('id', '=', planId).executeTakeFirst()
+  return row?.b2b
+}
+
+/** The platform's id for one of our products: what a renewal order names. */
+export async function platformProductIdOf(db: Executor, productId: string): Promise<string> {
+  const row = await db.selectFrom('products').select('platform_product_id').where('id', '=', productId).executeTakeFirstOrThrow()
+  return row.platform_product_id
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
 import { randomToken, sha256Hex } from '../../lib/secrets.ts'
 import { findStoreByHash } from '../stores/index.ts'
+import { findSubscriberIdByEmail } from '../subscriptions/index.ts'
 import { magicLinkEmail } from './magic-link-email.ts'
 import type { Mailer } from './mailer.ts'
 import { SESSION_TTL_SECONDS, type PortalSessions, type SessionClaims } from './portal-sessions.ts'
@@ -43,10 +44,8 @@ export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { d
     const storeHash = String(payload.store_hash)
     const email = String(payload.email)
     const store = await findStoreByHash(db, storeHash)
-    const subscriber = store
-      ? await db.selectFrom('subscribers').select('id').where('store_id', '=', store.id).where('email', '=', email).executeTakeFirst()
-      : undefined
-    if (!store || !subscriber) {
+    const subscriberId = store ? await findSubscriberIdByEmail(db, store.id, email) : undefined
+    if (!store || !subscriberId) {
       log.debug('sign-in link asked for an email with no subscriber: nothing sent')
       return
     }
@@ -57,7 +56,7 @@ export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { d
       .values({
         token_hash: sha256Hex(token),
         store_id: store.id,
-        subscriber_id: subscriber.id,
+        subscriber_id: subscriberId,
         expires_at: new Date(clock.now().getTime() + MAGIC_LINK_TTL_MS),
       })
       .execute()

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { sql } from 'kysely'
 import type { Db, StoreRow } from '../../db/database.ts'
 import { bearerToken } from '../../http/admin-auth.ts'
 import { AppError } from '../../lib/errors.ts'
+import { findStoreByIdUnless } from '../stores/index.ts'
 import type { Actor } from '../subscriptions/index.ts'
 import type { PortalSessions, SessionClaims } from './portal-sessions.ts'
 
@@ -28,12 +30,7 @@ export function createPortalAuthenticator({ db, sessions }: { db: Db; sessions: 
     if (!token) throw new AppError('unauthenticated', 'this route needs a portal session: Authorization: Bearer <token from /portal/auth/verify>')
     const claims = await sessions.verify(token)
     // One query answers both "does the store exist" and "was this session signed out".
-    const store = await db
-      .selectFrom('stores')
-      .selectAll()
-      .where('id', '=', claims.store)
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('revoked_sessions').select('jti').where('jti', '=', claims.jti))))
-      .executeTakeFirst()
+    const store = await findStoreByIdUnless(db, claims.store, sql<boolean>`EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ${claims.jti})`)
     if (!store) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
     request.portal = { subscriberId: claims.sub, store, session: claims }
   }

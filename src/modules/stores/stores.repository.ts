@@ -1,4 +1,49 @@
+import { sql, type RawBuilder } from 'kysely'
 import type { AdminApiKeyRow, Executor, NewStore, StoreRow, StoreUpdate } from '../../db/database.ts'
+
+/**
+ * Other modules read stores only through this file. Queries of theirs that need a store's value per
+ * row (its clock, its hash) take these expressions instead of joining the table themselves.
+ */
+
+/** Where the store named by `storeIdColumn` stands: its test clock, or `now` for a real store. */
+export function storeClockOf(storeIdColumn: string, now: Date): RawBuilder<Date> {
+  return sql<Date>`coalesce((SELECT st.test_clock_now FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)}), ${now})`
+}
+
+/**
+ * A day-count setting of the store named by `storeIdColumn`: how many days ahead it announces
+ * renewals (0: never), or after how many days past due it cancels.
+ */
+export function storeDaysOf(storeIdColumn: string, setting: 'renewal_reminder_days' | 'past_due_cancel_days'): RawBuilder<number> {
+  return sql<number>`(SELECT ${sql.ref(`st.${setting}`)} FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)})`
+}
+
+/** The hash of the store named by `storeIdColumn`. */
+export function storeHashOf(storeIdColumn: string): RawBuilder<string> {
+  return sql<string>`(SELECT st.store_hash FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)})`
+}
+
+/** The id of the store with this hash, as a value a query compares with (evaluated once per query). */
+export function storeIdOfHash(storeHash: string): RawBuilder<string> {
+  return sql<string>`(SELECT st.id FROM stores st WHERE st.store_hash = ${storeHash})`
+}
+
+/** The store rows for a set of ids (duplicates allowed), keyed by id. */
+export async function findStoresByIds(db: Executor, ids: readonly string[]): Promise<Map<string, StoreRow>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('stores').selectAll().where('id', 'in', [...new Set(ids)]).execute()
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+/** The store's row unless `unless` (a condition on another module's table) holds: one round trip for both. */
+export function findStoreByIdUnless(db: Executor, id: string, unless: RawBuilder<boolean>): Promise<StoreRow | undefined> {
+  return db.selectFrom('stores').selectAll().where('id', '=', id).where(sql<boolean>`NOT ${unless}`).executeTakeFirst()
+}
+
+export function setTestClock(db: Executor, id: string, at: Date): Promise<unknown> {
+  return db.updateTable('stores').set({ test_clock_now: at }).where('id', '=', id).execute()
+}
 
 export function findStoreById(db: Executor, id: string): Promise<StoreRow | undefined> {
   return db.selectFrom('stores').selectAll().where('id', '=', id).executeTakeFirst()

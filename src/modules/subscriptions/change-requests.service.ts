@@ -13,6 +13,7 @@ import { presentChangeRequest } from './subscription.presenter.ts'
 import type { ChangeRequestView } from './subscription.schemas.ts'
 import { cadenceChange, planTerms, requireSwapTarget } from './subscriptions.service.ts'
 import { findChangeRequest, insertChangeRequest, listChangeRequests, lockChangeRequest, lockSubscription } from './subscriptions.repository.ts'
+import { isBusinessPlan } from '../catalog/index.ts'
 
 export type ChangeRequestService = ReturnType<typeof createChangeRequestService>
 
@@ -80,8 +81,7 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
       return db.transaction().execute(async (trx) => {
         const subscription = await lockForActor(trx, store, subscriptionId, actor)
         assertChangeAllowed(subscription.status, 'request_change')
-        const plan = await trx.selectFrom('plans').select('b2b').where('id', '=', subscription.plan_id).executeTakeFirstOrThrow()
-        if (!plan.b2b) throw new AppError('invalid_state', 'change requests are for business plans; change this subscription directly')
+        if (!(await isBusinessPlan(trx, subscription.plan_id))) throw new AppError('invalid_state', 'change requests are for business plans; change this subscription directly')
         // Approval applies interval_count only together with an interval: alone it would be accepted and then do nothing.
         if (input.changes.interval_count !== undefined && input.changes.interval === undefined) {
           throw invalidField('/body/changes/interval', 'is required with interval_count')

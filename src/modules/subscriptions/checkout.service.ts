@@ -11,6 +11,7 @@ import { presentSubscription } from './subscription.presenter.ts'
 import { activationTime, scheduleAtActivation } from './subscription-schedule.ts'
 import type { CheckoutInput, SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriptionsByIds, insertSubscriptions, upsertSubscriber } from './subscriptions.repository.ts'
+import { findPlanRows } from '../catalog/index.ts'
 
 export interface CheckoutOutcome {
   data: SubscriptionView[]
@@ -39,7 +40,7 @@ function checkoutHash(input: CheckoutInput): string {
 
 async function requirePlans(trx: Executor, store: StoreRow, input: CheckoutInput): Promise<PlanRow[]> {
   const ids = [...new Set(input.items.map((item) => item.plan_id))]
-  const plans = await trx.selectFrom('plans').selectAll().where('store_id', '=', store.id).where('id', 'in', ids).execute()
+  const plans = await findPlanRows(trx, store.id, ids)
   return input.items.map((item, index) => {
     const plan = plans.find((candidate) => candidate.id === item.plan_id)
     if (!plan) throw notFound('plan', item.plan_id)

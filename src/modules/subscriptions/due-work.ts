@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { EventType } from '../events/index.ts'
-import { storeNow } from '../stores/index.ts'
+import { findStoreById, storeClockOf, storeDaysOf, storeNow } from '../stores/index.ts'
 import { isRowDataError } from '../../db/errors.ts'
 import { RENEWAL_FAILED, setBillingIssue } from './subscription-batch.ts'
 import { applyMutation, type Mutation } from './subscription-mutation.ts'
@@ -116,11 +116,12 @@ function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date, announces?: 
  * paused ones whose resume date has come, and those set to cancel whose period has ended.
  */
 async function findDue(db: Db, now: Date, limit: number, storeId?: string): Promise<DueItem[]> {
-  const storeClock = sql<Date>`coalesce(st.test_clock_now, ${now})`
+  const storeClock = storeClockOf('s.store_id', now)
+  const reminderDays = storeDaysOf('s.store_id', 'renewal_reminder_days')
+  const pastDueCancelDays = storeDaysOf('s.store_id', 'past_due_cancel_days')
   const base = () => {
     let query = db
       .selectFrom('subscriptions as s')
-      .innerJoin('stores as st', 'st.id', 's.store_id')
       .select(['s.id', 's.store_id'])
       // Work that failed on this subscription's own data is set aside until the subscription changes.
       .where(sql<boolean>`(s.billing_issue IS NULL OR s.billing_issue->>'code' <> ${RENEWAL_FAILED})`)
@@ -141,17 +142,17 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
     // Announced N days ahead, and only when that falls inside the current period: a daily plan
     // with a three-day notice would otherwise announce every renewal before the previous one.
     base()
-      .select(sql<Date>`s.next_charge_at - make_interval(days => st.renewal_reminder_days)`.as('due_at'))
+      .select(sql<Date>`s.next_charge_at - make_interval(days => ${reminderDays})`.as('due_at'))
       .select('s.next_charge_at as announces')
       .where('s.status', '=', 'active')
       .where('s.pending_charge_id', 'is', null)
       .where('s.cancel_at_period_end', '=', false)
       .where('s.skip_next', '=', false)
       .where('s.dunning_attempts', '=', 0)
-      .where('st.renewal_reminder_days', '>', 0)
+      .where(reminderDays, '>', 0)
       .where('s.next_charge_at', '<=', sql<Date>`${storeClock} + make_interval(days => ${MAX_REMINDER_DAYS})`)
-      .where(sql<boolean>`s.next_charge_at - make_interval(days => st.renewal_reminder_days) <= ${storeClock}`)
-      .where(sql<boolean>`s.next_charge_at - make_interval(days => st.renewal_reminder_days) >= coalesce(s.current_period_start, s.start_at)`)
+      .where(sql<boolean>`s.next_charge_at - make_interval(days => ${reminderDays}) <= ${storeClock}`)
+      .where(sql<boolean>`s.next_charge_at - make_interval(days => ${reminderDays}) >= coalesce(s.current_period_start, s.start_at)`)
       .where(sql<boolean>`s.reminded_for IS DISTINCT FROM s.next_charge_at`)
       // A resume after a missed renewal re-anchors and charges at once (period_index -1 behind a period
       // that already ended): its "N days before" fell while paused, so there is nothing to announce.
@@ -172,10 +173,10 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
       .limit(limit)
       .execute(),
     base()
-      .select(sql<Date>`s.past_due_at + make_interval(days => st.past_due_cancel_days)`.as('due_at'))
+      .select(sql<Date>`s.past_due_at + make_interval(days => ${pastDueCancelDays})`.as('due_at'))
       .where('s.status', '=', 'past_due')
       .where('s.pending_charge_id', 'is', null)
-      .where(sql<boolean>`s.past_due_at + make_interval(days => st.past_due_cancel_days) <= ${storeClock}`)
+      .where(sql<boolean>`s.past_due_at + make_interval(days => ${pastDueCancelDays}) <= ${storeClock}`)
       .orderBy('s.past_due_at')
       .limit(limit)
       .execute(),
@@ -217,7 +218,8 @@ export async function processDueWork(
     let done = false
     try {
       done = await db.transaction().execute(async (trx) => {
-        const store = await trx.selectFrom('stores').selectAll().where('id', '=', item.storeId).executeTakeFirstOrThrow()
+        const store = await findStoreById(trx, item.storeId)
+        if (!store) return false
         const row = await trx.selectFrom('subscriptions').selectAll().where('id', '=', item.subscriptionId).forUpdate().skipLocked().executeTakeFirst()
         if (!row || !stillDue(item.kind, row, item.dueAt, item.announces) || item.dueAt > storeNow(store, clock)) return false
         await applyMutation(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock))

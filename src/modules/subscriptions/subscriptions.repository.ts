@@ -57,6 +57,11 @@ export function findSubscriber(db: Executor, storeId: string, id: string): Promi
   return db.selectFrom('subscribers').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
 }
 
+export async function findSubscriberIdByEmail(db: Executor, storeId: string, email: string): Promise<string | undefined> {
+  const row = await db.selectFrom('subscribers').select('id').where('store_id', '=', storeId).where('email', '=', email).executeTakeFirst()
+  return row?.id
+}
+
 export function updateSubscriber(db: Executor, storeId: string, id: string, changes: Updateable<SubscribersTable>): Promise<SubscriberRow | undefined> {
   return db.updateTable('subscribers').set(changes).where('id', '=', id).where('store_id', '=', storeId).returningAll().executeTakeFirst()
 }

@@ -10,12 +10,13 @@ import { presentSubscriber, presentSubscription } from './subscription.presenter
 import { reanchorAtNextCharge, scheduleAtResume } from './subscription-schedule.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriber, findSubscription, listSubscriptions } from './subscriptions.repository.ts'
+import { findPlanRow, isBusinessPlan } from '../catalog/index.ts'
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>
 
 /** The plan a subscription may move to: same store, still sold, same currency. */
 export async function requireSwapTarget(trx: Executor, store: StoreRow, subscription: SubscriptionRow, planId: string, path: string) {
-  const plan = await trx.selectFrom('plans').selectAll().where('id', '=', planId).where('store_id', '=', store.id).executeTakeFirst()
+  const plan = await findPlanRow(trx, store.id, planId)
   if (!plan) throw notFound('plan', planId)
   if (!plan.active) throw invalidField(path, 'is an archived plan')
   if (plan.currency !== subscription.currency) {
@@ -27,8 +28,7 @@ export async function requireSwapTarget(trx: Executor, store: StoreRow, subscrip
 /** B2B plans change by request: a subscriber proposes, the merchant decides. */
 export async function assertDirectChangeAllowed(trx: Executor, subscription: SubscriptionRow, actor: Actor): Promise<void> {
   if (actor.kind !== 'subscriber') return
-  const plan = await trx.selectFrom('plans').select('b2b').where('id', '=', subscription.plan_id).executeTakeFirst()
-  if (plan?.b2b) throw new AppError('invalid_state', 'this is a business plan: propose the change as a change request for the merchant to approve')
+  if (await isBusinessPlan(trx, subscription.plan_id)) throw new AppError('invalid_state', 'this is a business plan: propose the change as a change request for the merchant to approve')
 }
 
 /** What a subscription takes from the plan it moves to; applied from the next period. */

@@ -2,12 +2,13 @@ import { sql } from 'kysely'
 import pLimit from 'p-limit'
 import { request, type Dispatcher } from 'undici'
 import type { Db } from '../../db/database.ts'
+import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { printableText } from '../../lib/printable-text.ts'
+import { lockEventsToFanOut, markFannedOut } from '../events/index.ts'
 import { classifyAnswer, nextAttemptAt, type AttemptResult } from './retry-schedule.ts'
 import { signatureHeader } from './webhook-signing.ts'
-import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 
 /**
  * Outbound delivery, at least once (docs/contract.md, Webhook delivery):
@@ -74,15 +75,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   async function fanOut(limit = 1_000): Promise<number> {
     return db.transaction().execute(async (trx) => {
-      const events = await trx
-        .selectFrom('events')
-        .select(['id', 'store_id', 'event_type', 'entity_id', 'position'])
-        .where('fanned_out', '=', false)
-        .orderBy('position')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked()
-        .execute()
+      const events = await lockEventsToFanOut(trx, limit)
       if (events.length === 0) return 0
       const storeIds = [...new Set(events.map((event) => event.store_id))]
       const endpoints = await trx
@@ -112,7 +105,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       for (let start = 0; start < rows.length; start += 1_000) {
         await trx.insertInto('webhook_deliveries').values(rows.slice(start, start + 1_000)).onConflict((oc) => oc.doNothing()).execute()
       }
-      await trx.updateTable('events').set({ fanned_out: true }).where('id', 'in', events.map((event) => event.id)).execute()
+      await markFannedOut(trx, events.map((event) => event.id))
       return events.length
     })
   }

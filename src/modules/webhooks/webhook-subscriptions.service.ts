@@ -4,7 +4,7 @@ import { invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { recordEvent } from '../events/index.ts'
+import { findFeedEvent, markFannedOut, recordEvent } from '../events/index.ts'
 import { checkWebhookUrl } from './ssrf-guard.ts'
 import { presentDelivery, presentWebhookSubscription } from './webhook.presenter.ts'
 import type { CreateWebhookInput, UpdateWebhookInput, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
@@ -57,7 +57,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
   /** Sends one stored event to one endpoint again, whatever became of earlier deliveries. */
   async function queueDelivery(store: StoreRow, endpoint: WebhookSubscriptionRow, eventId: string): Promise<WebhookDeliveryView> {
     const now = clock.now()
-    const event = await db.selectFrom('events').select(['id', 'event_type', 'entity_id', 'position']).where('store_id', '=', store.id).where('id', '=', eventId).executeTakeFirst()
+    const event = await findFeedEvent(db, store.id, eventId)
     if (!event) throw notFound('event', eventId)
     const row = await db
       .insertInto('webhook_deliveries')
@@ -156,7 +156,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
           data: { object: 'webhook_test', webhook_subscription_id: endpoint.id },
           entityId: endpoint.id,
         })
-        await trx.updateTable('events').set({ fanned_out: true }).where('id', '=', recorded.id).execute()
+        await markFannedOut(trx, [recorded.id])
         return recorded
       })
       return queueDelivery(store, endpoint, event.id)

@@ -1,0 +1,75 @@
+import { sql } from 'kysely'
+import type { Executor, SubscriptionRow } from '../../db/database.ts'
+import { storeClockOf } from '../stores/index.ts'
+import { RENEWAL_FAILED } from './subscription-batch.ts'
+
+/**
+ * The reads billing makes of subscriptions and subscribers: billing owns charges, this module owns
+ * the rows they are charged for.
+ */
+
+export interface DueFilter {
+  storeId?: string | undefined
+  id?: string
+}
+
+/**
+ * Locks (SKIP LOCKED) up to `limit` subscriptions whose renewal is due on their store's clock and
+ * that nothing holds back: no charge waiting, no cancellation at period end, no billing issue.
+ */
+export function lockDueForRenewal(trx: Executor, now: Date, limit: number, filter: DueFilter = {}): Promise<SubscriptionRow[]> {
+  let query = trx
+    .selectFrom('subscriptions as s')
+    .selectAll('s')
+    .where('s.status', 'in', ['active', 'past_due'])
+    .where('s.pending_charge_id', 'is', null)
+    .where('s.cancel_at_period_end', '=', false)
+    .where('s.billing_issue', 'is', null)
+    .where('s.next_charge_at', '<=', storeClockOf('s.store_id', now))
+    // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
+    // this renewal) renews after them: charging first would move the period past those cycles.
+    .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0
+                             AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
+  if (filter.storeId) query = query.where('s.store_id', '=', filter.storeId)
+  if (filter.id) query = query.where('s.id', '=', filter.id)
+  return query.orderBy('s.next_charge_at').limit(limit).forUpdate('s').skipLocked().execute()
+}
+
+/** Locks the subscriptions (in id order, so two settlers never deadlock), whatever their store. */
+export function lockSubscriptionsByIds(trx: Executor, ids: readonly string[]): Promise<SubscriptionRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return trx.selectFrom('subscriptions').selectAll().where('id', 'in', [...ids]).orderBy('id').forUpdate().execute()
+}
+
+/** What a renewal's platform order needs from the subscription and its subscriber. */
+export interface RenewalOrderDetails {
+  productId: string
+  quantity: number
+  shippingAddress: Record<string, unknown> | null
+  email: string
+}
+
+export async function renewalOrderDetails(db: Executor, subscriptionId: string): Promise<RenewalOrderDetails> {
+  const row = await db
+    .selectFrom('subscriptions as s')
+    .innerJoin('subscribers as c', 'c.id', 's.subscriber_id')
+    .select(['s.product_id', 's.quantity', 's.shipping_address', 'c.email'])
+    .where('s.id', '=', subscriptionId)
+    .executeTakeFirstOrThrow()
+  return {
+    productId: row.product_id,
+    quantity: row.quantity,
+    shippingAddress: (row.shipping_address as Record<string, unknown> | null) ?? null,
+    email: row.email,
+  }
+}
+
+/** Subscriptions whose renewal was set aside on their own data and waits for a person. */
+export async function countRenewalsSetAside(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(sql<boolean>`billing_issue->>'code' = ${RENEWAL_FAILED}`)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
