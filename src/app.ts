@@ -7,19 +7,21 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { createAdminAuthenticator, registerAdminContext } from './http/admin-auth.ts'
-import { createAjv } from './http/ajv.ts'
+import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
-import { registerErrorHandling } from './http/error-handler.ts'
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
+import { registerJsonBodyParser } from './http/json-body.ts'
 import { loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { rateLimitKey } from './http/rate-limit-key.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { Problem } from './http/schemas.ts'
-import { registerResponseHeaders } from './http/security-headers.ts'
+import { apiSecurityHeaders, registerResponseHeaders } from './http/security-headers.ts'
+import { registerTextGuard } from './http/text-guard.ts'
 import type { App, AppDeps } from './http/types.ts'
 import { registerVersioning } from './http/versioning.ts'
 import { createServices, type Services } from './services.ts'
@@ -63,7 +65,8 @@ function buildValidatorFactory(externalSchemas: Record<string, object>) {
   const shared = Object.values(externalSchemas)
   const body = createAjv('body', shared)
   const parameters = createAjv('parameters', shared)
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : parameters).compile(schema)
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    httpPart === 'body' ? body.compile(schema) : refuseNonFiniteNumbers(parameters.compile(schema))
 }
 
 /** Assembles the service: plugins, contract plumbing and every module. Never listens. */
@@ -77,6 +80,8 @@ export async function buildApp({ database, config, services: given, clock = syst
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any } },
+    // What the router refuses before any hook runs is a problem+json like every other failure.
+    frameworkErrors: frameworkErrorHandler(await apiSecurityHeaders()),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const services = given ?? createServices({ database, config, clock, log: app.log })
@@ -86,6 +91,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   // JSON is the only body this API reads; anything else is 415 before it is parsed.
   app.removeContentTypeParser('text/plain')
+  registerJsonBodyParser(app)
 
   // Security headers (helmet's, computed once) and X-Request-Id, in one synchronous hook.
   await registerResponseHeaders(app)
@@ -111,6 +117,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     await app.register(responseValidation, { ajv: createAjv('response', SHARED_SCHEMAS) })
   }
   registerCardDataGuard(app)
+  registerTextGuard(app)
   registerIdempotency(app, {
     db,
     scopeOf: (request) =>

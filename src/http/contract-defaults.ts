@@ -30,6 +30,8 @@ export function registerContractDefaults(app: FastifyInstance): void {
     if (!route.url.startsWith('/api/v1') || !schema || schema.hide) return
     const methods = methodsOf(route)
     const statuses = [400, 406, 429, 500]
+    // A path parameter that names nothing is 404 (error-handler.ts), whatever the route says.
+    if (route.url.includes(':')) statuses.push(404)
     const headers: Record<string, Schema> = { 'accept-version': AcceptVersionHeader }
     if (methods.some((m) => m === 'POST' || m === 'PATCH' || m === 'PUT')) statuses.push(413, 415)
     if (methods.includes('POST')) {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isStillReferenced, isUniqueViolation } from '../db/errors.ts'
 import { AppError, ERROR_TITLES, type FieldError } from '../lib/errors.ts'
 import type { ProblemBody } from './schemas.ts'
+import { API_VERSION } from './versioning.ts'
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
@@ -26,6 +27,22 @@ export function registerErrorHandling(app: FastifyInstance): void {
   )
 }
 
+/**
+ * Fastify's `frameworkErrors` option: the router refused the request before any hook ran (a path
+ * parameter whose %-escapes do not decode, one longer than the router allows). It answers like every
+ * other failure, with the headers the onRequest hooks would have set (`headers`: the security
+ * headers, see security-headers.ts).
+ */
+export function frameworkErrorHandler(headers: Readonly<Record<string, string>>) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    reply.headers(headers).header('x-request-id', request.id).header('api-version', API_VERSION)
+    const appError = toAppError(error)
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ code: appError.code, reason: error.code }, appError.message)
+    return sendProblem(request, reply, appError)
+  }
+}
+
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   const body: ProblemBody = {
     type: problemType(error.code),
@@ -44,9 +61,18 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
 
 function toAppError(error: FastifyError & { validation?: unknown; validationContext?: string }): AppError {
   if (error instanceof AppError) return error
+  // Ids are opaque and every path parameter names a resource: one that does not fit its route's
+  // form names none, exactly like a well-formed id that is not in the caller's store.
+  if (Array.isArray(error.validation) && error.validationContext === 'params') return nothingAt()
   // Only request validation names a part of the request; a response failing its schema is our bug.
   if (Array.isArray(error.validation) && error.validationContext) return validationError(error.validation, error.validationContext)
   switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return new AppError('validation_failed', 'the path holds a %-escape that does not decode to UTF-8 text', {
+        errors: [{ path: '/path', message: 'is not valid percent-encoded UTF-8' }],
+      })
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return nothingAt()
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', 'request bodies must be application/json')
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -68,6 +94,11 @@ function toAppError(error: FastifyError & { validation?: unknown; validationCont
     return new AppError('validation_failed', error.message)
   }
   return new AppError('internal_error', 'an unexpected error occurred; quote the request_id when reporting it')
+}
+
+/** The path is not repeated: a refused one may hold anything, a card number included. */
+function nothingAt(): AppError {
+  return new AppError('not_found', 'the path names no resource of this API')
 }
 
 interface AjvIssue {

@@ -11,6 +11,8 @@ import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp
 /** Widget screenshots land here (docs/screenshots/widget-360.png, widget-1280.png) with UPDATE_SCREENSHOTS=1. */
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const GZIP_BUDGET = 8 * 1024
+/** Plans of the product at /many: more than the 100 one page of the plan list holds. */
+const MANY_PLANS = 105
 
 interface SelectDetail {
   store_hash: string
@@ -123,6 +125,11 @@ describe('storefront widget (/widget.js) in Chromium, on a storefront of another
     const tea = await createProduct(t.app, shop.auth, { platform_product_id: 'tea-7', name: 'Breakfast tea' })
     plans.tea = await createPlan(t.app, shop.auth, tea.id, { name: 'Yearly', amount: 9900, currency: 'EUR', interval: 'year' })
     await createProduct(t.app, shop.auth, { platform_product_id: 'gift-card', name: 'Gift card' })
+    // More plans than one page of 100 holds: the widget must follow next_cursor to offer them all.
+    const many = await createProduct(t.app, shop.auth, { platform_product_id: 'many', name: 'Sampler' })
+    for (let day = 1; day <= MANY_PLANS; day++) {
+      await createPlan(t.app, shop.auth, many.id, { name: `Every ${day} days`, amount: 1000, interval: 'day', interval_count: day })
+    }
 
     const storeHash = shop.store.store_hash
     storefront = createServer((request, response) => {
@@ -130,6 +137,10 @@ describe('storefront widget (/widget.js) in Chromium, on a storefront of another
       if (request.url === '/') return html(storefrontPage({ scriptOrigin: apiOrigin, apiOrigin, storeHash }))
       // The API origin pointing at the storefront itself, which has no API: every plan request is a 404.
       if (request.url === '/broken') return html(storefrontPage({ scriptOrigin: apiOrigin, apiOrigin: shopOrigin, storeHash }))
+      if (request.url === '/many') {
+        return html(`<!doctype html><html lang="en-US"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sampler</title></head><body>
+<script src="${apiOrigin}/widget.js" data-store-hash="${storeHash}" data-platform-product-id="many" async></script></body></html>`)
+      }
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found')
     })
     await new Promise<void>((resolve) => storefront.listen(0, '127.0.0.1', resolve))
@@ -264,6 +275,25 @@ describe('storefront widget (/widget.js) in Chromium, on a storefront of another
       assert.ok(await coffee.getByRole('radio', { name: /^One-time purchase/ }).isChecked())
       assert.ok(await page.locator('#grind input[value=whole]').isChecked(), "the theme's own radio group is untouched")
       assert.deepEqual(errors, [])
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('a product with more plans than one page holds shows every plan, asking 100 at a time', async () => {
+    const { context, page, requests, warnings, errors } = await visit('/many')
+    try {
+      const widget = page.locator('subscription-widget')
+      await widget.waitFor()
+      const options = (await widget.locator('label').allInnerTexts()).map(normalize)
+      assert.equal(options.length, 1 + MANY_PLANS, 'one-time purchase and every plan')
+      assert.deepEqual(options.slice(1).map((text) => text.split(' $')[0]), Array.from({ length: MANY_PLANS }, (_, i) => `Every ${i + 1} days`))
+      const planRequests = requests.filter((url) => url.startsWith(`${apiOrigin}/api/v1/storefront/plans?`)).map((url) => new URL(url).searchParams)
+      assert.equal(planRequests.length, 2, 'two pages')
+      assert.ok(planRequests.every((query) => query.get('limit') === '100'))
+      assert.deepEqual(planRequests.map((query) => query.has('cursor')), [false, true])
+      assert.deepEqual(errors, [])
+      assert.deepEqual(warnings, [])
     } finally {
       await context.close()
     }

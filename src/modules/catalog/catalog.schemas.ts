@@ -133,12 +133,12 @@ export const PublicPlanListQuery = Type.Object(
 )
 
 export const StorefrontPlansQuery = Type.Object(
-  { store_hash: StoreHash, platform_product_id: PlatformProductIdText },
+  { ...PageQuery, store_hash: StoreHash, platform_product_id: PlatformProductIdText },
   { additionalProperties: false },
 )
 
 export const LegacyStorefrontParams = Type.Object({ platform_product_id: PlatformProductIdText }, { additionalProperties: false })
-export const LegacyStorefrontQuery = Type.Object({ store_hash: StoreHash }, { additionalProperties: false })
+export const LegacyStorefrontQuery = Type.Object({ ...PageQuery, store_hash: StoreHash }, { additionalProperties: false })
 
 export const ProductPage = PageOf(Ref(Product), 'A page of products, newest first')
 export const PlanPage = PageOf(Ref(Plan), 'A page of plans, newest first')
@@ -146,13 +146,13 @@ export const PlanPage = PageOf(Ref(Plan), 'A page of plans, newest first')
 export const StorefrontPlans = Type.Object(
   {
     data: Type.Array(Ref(Plan), { description: 'Active plans of the product, shortest billing cadence first, then lowest price' }),
-    next_cursor: Nullable(Type.String(), { description: 'Always null: every active plan of a product fits one answer' }),
+    next_cursor: Nullable(Type.String(), { description: 'Pass as `cursor` for the next page; null on the last page' }),
     product: Type.Optional(Ref(Product)),
   },
   {
     $id: 'StorefrontPlans',
     title: 'StorefrontPlans',
-    description: 'Plans a widget may offer. `product` (names, one-time price) is present when the store knows the product.',
+    description: 'A page of the plans a widget may offer. `product` (names, one-time price) is present, on every page, when the store knows the product.',
     additionalProperties: false,
   },
 )

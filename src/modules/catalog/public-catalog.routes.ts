@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { IdParams, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
+import type { PageRequest } from '../../lib/pagination.ts'
 import type { PublicCatalog } from './public-catalog.service.ts'
 import {
   LegacyStorefrontParams,
@@ -25,8 +26,8 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 
 /** Reads without credentials: storefront widgets and anyone browsing the catalogue. */
 export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicCatalog: PublicCatalog }): Promise<void> {
-  async function sendStorefrontPlans(request: FastifyRequest, reply: FastifyReply, storeHash: string, platformProductId: string) {
-    const answer = await publicCatalog.storefrontPlans(storeHash, platformProductId)
+  async function sendStorefrontPlans(request: FastifyRequest, reply: FastifyReply, storeHash: string, platformProductId: string, page: PageRequest) {
+    const answer = await publicCatalog.storefrontPlans(storeHash, platformProductId, page)
     reply.header('etag', answer.etag).header('cache-control', STOREFRONT_CACHE_CONTROL)
     if (matches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send()
     return reply.type('application/json; charset=utf-8').send(answer.body)
@@ -42,14 +43,18 @@ export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicC
       operationId: 'listStorefrontPlans',
       summary: 'Plans a storefront widget may offer for one product',
       description:
-        'Active plans of an active product, for widgets on any origin (CORS open). An unknown store or product answers an empty list. ' +
+        'Active plans of an active product, for widgets on any origin (CORS open), shortest billing cadence first, then lowest price. ' +
+        'Pages like every list: `limit` (1-100, default 20) and `cursor` in, `next_cursor` out. An unknown store or product answers an empty list. ' +
         'Answers carry an ETag; send it back in If-None-Match for a 304.',
       tags: ['Storefront'],
       security: [],
       querystring: StorefrontPlansQuery,
       response: storefrontResponses,
     },
-  }, async (request, reply) => sendStorefrontPlans(request, reply, request.query.store_hash, request.query.platform_product_id))
+  }, async (request, reply) => {
+    const { store_hash, platform_product_id, limit, cursor } = request.query
+    return sendStorefrontPlans(request, reply, store_hash, platform_product_id, { limit, cursor })
+  })
 
   app.get('/storefront/products/:platform_product_id/plans', {
     schema: {
@@ -62,7 +67,10 @@ export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicC
       querystring: LegacyStorefrontQuery,
       response: storefrontResponses,
     },
-  }, async (request, reply) => sendStorefrontPlans(request, reply, request.query.store_hash, request.params.platform_product_id))
+  }, async (request, reply) => {
+    const { store_hash, limit, cursor } = request.query
+    return sendStorefrontPlans(request, reply, store_hash, request.params.platform_product_id, { limit, cursor })
+  })
 
   app.get('/products', {
     schema: {

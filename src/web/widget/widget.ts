@@ -10,9 +10,10 @@
  * Optional too: data-currency (of data-one-time-price; default: the product's or the plans'
  * currency) and data-locale for number formatting (default: <html lang>, else the browser's).
  *
- * It reads the product's active plans from GET /api/v1/storefront/plans (CORS open, no cookies) and
- * renders a radio group, "One-time purchase" plus one option per plan, inside a Shadow DOM root:
- * the host page's CSS does not reach in and the widget's does not leak out. Picking an option
+ * It reads the product's active plans from GET /api/v1/storefront/plans (CORS open, no cookies),
+ * 100 a page, following next_cursor until it is null, and renders a radio group, "One-time
+ * purchase" plus one option per plan, inside a Shadow DOM root: the host page's CSS does not reach
+ * in and the widget's does not leak out. Picking an option
  * dispatches `subscription-widget:select` (bubbles, composed) on the widget's element, which
  * reaches the document, with detail { store_hash, platform_product_id, plan_id, plan } (plan_id and
  * plan null for one-time purchase); the element's `data-plan-id` holds the current choice too.
@@ -33,8 +34,14 @@ export interface SelectDetail {
 
 interface StorefrontPlans {
   data: Plan[]
+  next_cursor: string | null
   product?: { name: string; one_time_price: Money | null }
 }
+
+/** The most plans one page may hold; a product with more comes in several pages. */
+const PAGE_SIZE = 100
+/** A stop for a server that keeps answering cursors: no product page offers this many plans. */
+const MAX_PAGES = 50
 
 const warn = (...args: unknown[]) => console.warn('[subscription-widget]', ...args)
 
@@ -113,21 +120,35 @@ function place(script: HTMLScriptElement, host: HTMLElement): boolean {
   return true
 }
 
+/** Every page of the product's plans, following next_cursor, as one answer (the first page's product). */
+async function loadPlans(origin: string, storeHash: string, platformProductId: string): Promise<StorefrontPlans> {
+  let answer: StorefrontPlans | undefined
+  let cursor: string | null = null
+  for (let pages = 0; pages < MAX_PAGES && (answer === undefined || cursor !== null); pages++) {
+    const query = new URLSearchParams({ store_hash: storeHash, platform_product_id: platformProductId, limit: String(PAGE_SIZE) })
+    if (cursor !== null) query.set('cursor', cursor)
+    const response = await fetch(`${origin}/api/v1/storefront/plans?${query}`, { credentials: 'omit' })
+    if (!response.ok) throw new Error(`HTTP ${response.status}`)
+    const page = (await response.json()) as StorefrontPlans
+    if (!Array.isArray(page.data)) throw new Error('the answer holds no plan list')
+    answer = answer ? { ...answer, data: [...answer.data, ...page.data] } : page
+    cursor = typeof page.next_cursor === 'string' ? page.next_cursor : null
+  }
+  return answer!
+}
+
 async function mount(script: HTMLScriptElement): Promise<void> {
   const { storeHash, platformProductId } = script.dataset
   if (!storeHash || !platformProductId) return warn('data-store-hash and data-platform-product-id are required')
   const origin = new URL(script.dataset.apiOrigin || script.src || location.href, location.href).origin
-  const query = new URLSearchParams({ store_hash: storeHash, platform_product_id: platformProductId })
   let answer: StorefrontPlans
   try {
-    const response = await fetch(`${origin}/api/v1/storefront/plans?${query}`, { credentials: 'omit' })
-    if (!response.ok) throw new Error(`HTTP ${response.status}`)
-    answer = await response.json()
+    answer = await loadPlans(origin, storeHash, platformProductId)
   } catch (error) {
     return warn('could not load plans:', error)
   }
   // Nothing to offer: the product page stays as it was.
-  if (!Array.isArray(answer.data) || answer.data.length === 0) return
+  if (answer.data.length === 0) return
   if (document.readyState === 'loading') await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
 
   const lang = locale(script)

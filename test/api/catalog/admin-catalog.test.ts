@@ -170,9 +170,9 @@ describe('admin catalogue: products', () => {
     assert.deepEqual(mine.json, theirs, 'the owner still reads it unchanged')
   })
 
-  test('a malformed product id in the path is 400 validation_failed', async () => {
+  test('a malformed product id in the path is 404 not_found: ids are opaque', async () => {
     const response = await call(t.app, { method: 'GET', url: '/api/v1/admin/products/not-an-id', headers: shop.auth })
-    assertInvalidField(response, '/path/id', 'malformed id')
+    assertProblem(response, 404, 'not_found', { what: 'malformed id' })
   })
 })
 

@@ -113,10 +113,10 @@ describe('public catalogue: GET /api/v1/products, /products/{id}, /plans, /plans
     assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/plans/plan_00000000000000000000000000' }), 404, 'not_found', { what: 'unknown plan' })
   })
 
-  test('a malformed id in the path is 400 validation_failed at /path/id', async () => {
-    assertInvalidField(await call(t.app, { method: 'GET', url: '/api/v1/plans/not-an-id' }), '/path/id', 'malformed plan id')
-    assertInvalidField(await call(t.app, { method: 'GET', url: '/api/v1/products/not-an-id' }), '/path/id', 'malformed product id')
-    assertInvalidField(await call(t.app, { method: 'GET', url: `/api/v1/plans/${coffee.id}` }), '/path/id', 'a product id where a plan id belongs')
+  test('a malformed id in the path is 404 not_found: ids are opaque', async () => {
+    assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/plans/not-an-id' }), 404, 'not_found', { what: 'malformed plan id' })
+    assertProblem(await call(t.app, { method: 'GET', url: '/api/v1/products/not-an-id' }), 404, 'not_found', { what: 'malformed product id' })
+    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/plans/${coffee.id}` }), 404, 'not_found', { what: 'a product id where a plan id belongs' })
   })
 
   test('public routes do not offer writes', async () => {
