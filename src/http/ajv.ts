@@ -22,8 +22,36 @@ export function createAjv(purpose: AjvPurpose, sharedSchemas: object[]): Ajv {
   }
   const ajv = new Ajv(options)
   addFormats.default(ajv)
+  if (purpose !== 'response') ajv.addFormat('date-time', { type: 'string', validate: isAcceptedTimestamp })
   for (const schema of sharedSchemas) ajv.addSchema(schema)
   return ajv
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+const EARLIEST_ACCEPTED = Date.UTC(1900, 0, 1)
+const LATEST_ACCEPTED = Date.UTC(3000, 0, 1)
+
+/**
+ * A time a client sends: RFC 3339 that names a real instant (no leap second `:60`, which the
+ * standard format allows but neither JavaScript nor the database can hold) between the years 1900
+ * and 2999, so that any period computed from it (a renewal years ahead, in any time zone) still fits
+ * the database's and the API's time types.
+ */
+export function isAcceptedTimestamp(text: string): boolean {
+  const match = RFC3339.exec(text)
+  if (!match) return false
+  const [month, day, hour, minute, second] = [match[2], match[3], match[4], match[5], match[6]].map(Number) as [number, number, number, number, number]
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return false
+  const offset = match[8]!
+  if (offset.length === 6 && (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4)) > 59)) return false
+  const at = Date.parse(text)
+  // Date.parse rolls 2026-02-30 over into March: the day must survive the round trip in its own zone.
+  if (!Number.isFinite(at) || at < EARLIEST_ACCEPTED || at >= LATEST_ACCEPTED) return false
+  return day <= daysInMonth(Number(match[1]), month)
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate()
 }
 
 /**
