@@ -11,13 +11,14 @@ import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts'
+import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
 import { registerJsonBodyParser } from './http/json-body.ts'
 import { loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
-import { rateLimitKey } from './http/rate-limit-key.ts'
+import { rateLimitKey, trustProxyOption } from './http/rate-limit-key.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { Problem } from './http/schemas.ts'
 import { apiSecurityHeaders, registerResponseHeaders } from './http/security-headers.ts'
@@ -77,7 +78,11 @@ export async function buildApp({ database, config, services: given, clock = syst
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: false,
+    // Whose address a request comes from (request.ip: rate limits, idempotency scopes): the socket's,
+    // or with TRUST_PROXY the client's as the trusted proxies forwarded it.
+    trustProxy: trustProxyOption(config.trustProxy),
+    // Requests arriving while the app closes are refused by registerGracefulStop, as problem+json.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any } },
     // What the router refuses before any hook runs is a problem+json like every other failure.
@@ -96,6 +101,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   // Security headers (helmet's, computed once) and X-Request-Id, in one synchronous hook.
   await registerResponseHeaders(app)
   registerErrorHandling(app)
+  registerGracefulStop(app)
   registerVersioning(app)
   registerAdminContext(app)
   registerPortalContext(app)
@@ -109,7 +115,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
   })
-  registerMetrics(app, { setAside: services.setAsideCounts })
+  registerMetrics(app, { setAside: services.setAsideCounts }, { token: config.metricsToken })
   registerHealth(app, db)
   await registerOpenApi(app)
   registerContractDefaults(app)

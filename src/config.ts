@@ -1,4 +1,5 @@
 import envSchema from 'env-schema'
+import ipaddr from 'ipaddr.js'
 import { Type, type Static } from 'typebox'
 import { parseDurations } from './lib/durations.ts'
 
@@ -16,6 +17,7 @@ const Env = Type.Object({
   JWT_ISSUER: Type.String({ minLength: 1, default: 'subscription-billing' }),
   SMTP_FROM: Type.String({ minLength: 3, default: 'Subscriptions <no-reply@localhost>' }),
   MAGIC_LINK_MAX_PER_EMAIL: Type.Integer({ minimum: 1, default: 5 }),
+  MAGIC_LINK_MAX_PER_EMAIL_TOTAL: Type.Integer({ minimum: 1, default: 20 }),
   MAGIC_LINK_MAX_PER_ADDRESS: Type.Integer({ minimum: 1, default: 30 }),
   MAGIC_LINK_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
   LOG_LEVEL: Type.Union(
@@ -28,6 +30,8 @@ const Env = Type.Object({
   SEED_DEMO_DATA: Type.Optional(Type.Boolean()),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 1200 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' })),
   STOREFRONT_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 5_000 }),
   RESPONSE_VALIDATION: Type.Optional(Type.Boolean()),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
@@ -65,12 +69,19 @@ export interface Config {
   jwtSecret: string | undefined
   jwtIssuer: string
   smtpFrom: string
-  /** Sign-in link requests allowed per email and per client address in each window. */
-  magicLinkLimits: { perEmail: number; perAddress: number; windowMs: number }
+  /**
+   * Sign-in link requests allowed in each window: per email from one client address (more is 429),
+   * per email from all addresses together (more is answered alike but sends nothing), per client address.
+   */
+  magicLinkLimits: { perEmail: number; perEmailTotal: number; perAddress: number; windowMs: number }
   logLevel: string
   bootstrap: { storeHash: string; adminApiKey: string; mode: 'test' | 'live' } | undefined
   seedDemoData: boolean
   rateLimit: { max: number; windowMs: number }
+  /** Which proxies' X-Forwarded-For is believed for the client address (Fastify's trustProxy); false: none. */
+  trustProxy: TrustProxy
+  /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined
   storefrontCacheTtlMs: number
   /** Validates every response against its route schema (on under NODE_ENV=test; costs throughput). */
   responseValidation: boolean
@@ -120,6 +131,42 @@ export interface PlatformCredentials {
   api_base_url: string
   payments_base_url?: string
   access_token: string
+}
+
+/** Off, a hop count, or the proxies' addresses, CIDR ranges and proxy-addr's names for address ranges. */
+export type TrustProxy = false | number | string[]
+
+const TRUSTED_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+function isProxyAddress(entry: string): boolean {
+  if (TRUSTED_RANGE_NAMES.has(entry)) return true
+  const slash = entry.indexOf('/')
+  if (slash === -1) return ipaddr.IPv4.isValidFourPartDecimal(entry) || ipaddr.IPv6.isValid(entry)
+  const address = entry.slice(0, slash)
+  if (!ipaddr.IPv4.isValidFourPartDecimal(address) && !ipaddr.IPv6.isValid(address)) return false
+  return ipaddr.isValidCIDR(entry)
+}
+
+/**
+ * TRUST_PROXY: unset, 0 or false trusts no proxy (X-Forwarded-For is ignored); a whole number trusts
+ * that many hops in front of the service; otherwise a comma-separated list of the proxies' addresses
+ * and CIDR ranges. "true" is refused: trusting every hop lets any client name its own address.
+ */
+function parseTrustProxy(text: string | undefined): TrustProxy {
+  if (text === undefined) return false
+  const value = text.trim()
+  if (value === '0' || value === 'false') return false
+  if (/^[0-9]+$/.test(value)) return Number(value)
+  const entries = value.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    if (!isProxyAddress(entry)) {
+      throw new Error(
+        `TRUST_PROXY: ${JSON.stringify(entry)} is neither a hop count nor an address or CIDR range; ` +
+          'give the number of proxies in front of the service (e.g. 1) or their addresses, comma-separated (e.g. 10.0.0.0/8,192.0.2.7)',
+      )
+    }
+  }
+  return entries
 }
 
 function parseSchedule(text: string): number[] {
@@ -173,13 +220,20 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     jwtSecret: env.JWT_SECRET,
     jwtIssuer: env.JWT_ISSUER,
     smtpFrom: env.SMTP_FROM,
-    magicLinkLimits: { perEmail: env.MAGIC_LINK_MAX_PER_EMAIL, perAddress: env.MAGIC_LINK_MAX_PER_ADDRESS, windowMs: env.MAGIC_LINK_WINDOW_MS },
+    magicLinkLimits: {
+      perEmail: env.MAGIC_LINK_MAX_PER_EMAIL,
+      perEmailTotal: env.MAGIC_LINK_MAX_PER_EMAIL_TOTAL,
+      perAddress: env.MAGIC_LINK_MAX_PER_ADDRESS,
+      windowMs: env.MAGIC_LINK_WINDOW_MS,
+    },
     logLevel: env.LOG_LEVEL,
     bootstrap: env.BOOTSTRAP_STORE_HASH && env.BOOTSTRAP_ADMIN_API_KEY
       ? { storeHash: env.BOOTSTRAP_STORE_HASH, adminApiKey: env.BOOTSTRAP_ADMIN_API_KEY, mode: env.BOOTSTRAP_STORE_MODE }
       : undefined,
     seedDemoData: env.SEED_DEMO_DATA ?? env.DATABASE_URL === undefined,
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_MS },
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    metricsToken: env.METRICS_TOKEN,
     storefrontCacheTtlMs: env.STOREFRONT_CACHE_TTL_MS,
     responseValidation: env.RESPONSE_VALIDATION ?? env.NODE_ENV === 'test',
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,

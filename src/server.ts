@@ -43,8 +43,10 @@ async function shutdown(signal: string): Promise<void> {
   }, config.shutdownTimeoutMs)
   force.unref()
   try {
-    await worker?.stop()
-    await app.close()
+    // HTTP stops taking requests at once while the worker finishes its jobs. app.close resolves only when
+    // every request that started has ended, its client still there or not (src/http/graceful-stop.ts):
+    // only then may what requests use (the services, the database) be closed.
+    await Promise.all([worker?.stop(), app.close()])
     await services.close()
     await database.close()
     process.exit(0)

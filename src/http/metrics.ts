@@ -1,12 +1,36 @@
-import type { FastifyInstance } from 'fastify'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { AppError } from '../lib/errors.ts'
+import { bearerToken } from './admin-auth.ts'
 
 export interface Metrics {
   registry: Registry
 }
 
+export interface MetricsOptions {
+  /** When set, a scrape must present `Authorization: Bearer <token>` (METRICS_TOKEN); otherwise /metrics is open. */
+  token?: string | undefined
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest()
+
+/**
+ * The scrape guard: the presented token and the configured one are compared as SHA-256 digests with
+ * timingSafeEqual, so neither the token's length nor any prefix of it shows in the time an answer takes.
+ */
+function metricsTokenGuard(token: string) {
+  const expected = digest(token)
+  return async function requireMetricsToken(request: FastifyRequest): Promise<void> {
+    const presented = bearerToken(request)
+    if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+      throw new AppError('unauthenticated', '/metrics needs the metrics token: Authorization: Bearer <METRICS_TOKEN>')
+    }
+  }
+}
+
 /** Request count and latency by route template and status, plus the process's own figures. */
-export function registerMetrics(app: FastifyInstance, counts: { setAside(): Promise<Record<string, number>> }): Metrics {
+export function registerMetrics(app: FastifyInstance, counts: { setAside(): Promise<Record<string, number>> }, options: MetricsOptions = {}): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   // Work set aside for a person, read from the database at each scrape, so every process reports
@@ -57,7 +81,12 @@ export function registerMetrics(app: FastifyInstance, counts: { setAside(): Prom
     done()
   })
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  // Never rate-limited (docs/contract.md, Bodies and rate limits): a scraper polling from one address must not lose sight of the service.
+  app.get('/metrics', {
+    schema: { hide: true },
+    config: { rateLimit: false },
+    ...(options.token ? { onRequest: metricsTokenGuard(options.token) } : {}),
+  }, async (_request, reply) => {
     reply.type(registry.contentType)
     return registry.metrics()
   })

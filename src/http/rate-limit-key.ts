@@ -2,6 +2,19 @@ import type { FastifyRequest } from 'fastify'
 import ipaddr from 'ipaddr.js'
 
 /**
+ * Fastify's `trustProxy` for TRUST_PROXY (parsed in src/config.ts), which decides `request.ip`, the address
+ * every limit below counts against. A list trusts those proxies only: X-Forwarded-For is read back
+ * from the socket's peer while each hop is one of them. A hop count trusts that many hops whoever they
+ * are (Fastify itself refuses a bare number, so it is given as a function): use it only when nothing
+ * but the proxies can reach the service, or a client connecting directly can name its own address.
+ */
+export function trustProxyOption(setting: false | number | string[]): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting !== 'number') return setting
+  const hops = setting
+  return (_address, hop) => hop < hops
+}
+
+/**
  * Whom a request counts against: the client address, as @fastify/rate-limit's default key does,
  * without its per-request address parsing in the common case. An IPv4 address is its own key; an
  * IPv6 address counts against its /64 (one subscriber's usual allocation, so rotating addresses

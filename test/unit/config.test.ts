@@ -39,4 +39,29 @@ describe('configuration', () => {
     const config = loadConfig({ BOOTSTRAP_STORE_HASH: 'abc', BOOTSTRAP_ADMIN_API_KEY: 'k'.repeat(32) })
     assert.deepEqual(config.bootstrap, { storeHash: 'abc', adminApiKey: 'k'.repeat(32), mode: 'test' })
   })
+
+  test('TRUST_PROXY is off by default, takes a hop count or a list of addresses and CIDRs, and refuses anything else naming the variable', () => {
+    assert.equal(loadConfig({}).trustProxy, false)
+    assert.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false)
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+    assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1)
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,2001:db8::/32' }).trustProxy, ['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'])
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback,uniquelocal' }).trustProxy, ['loopback', 'uniquelocal'])
+    for (const bad of ['true', '-1', '1.5', 'proxy.example.com', '10.0.0.0/33', '300.1.1.1', '10.0.0.1,', 'ffff::/129']) {
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, `TRUST_PROXY=${bad} is refused`)
+    }
+  })
+
+  test('METRICS_TOKEN is optional and, when set, long enough to guess at no better than chance', () => {
+    assert.equal(loadConfig({}).metricsToken, undefined)
+    assert.equal(loadConfig({ METRICS_TOKEN: 'm'.repeat(32) }).metricsToken, 'm'.repeat(32))
+    assert.throws(() => loadConfig({ METRICS_TOKEN: 'short' }), /METRICS_TOKEN/)
+  })
+
+  test('sign-in link limits: per email from one address, per email overall, per address', () => {
+    assert.deepEqual(loadConfig({}).magicLinkLimits, { perEmail: 5, perEmailTotal: 20, perAddress: 30, windowMs: 900_000 })
+    assert.equal(loadConfig({ MAGIC_LINK_MAX_PER_EMAIL_TOTAL: '50' }).magicLinkLimits.perEmailTotal, 50)
+    assert.throws(() => loadConfig({ MAGIC_LINK_MAX_PER_EMAIL_TOTAL: '0' }), /MAGIC_LINK_MAX_PER_EMAIL_TOTAL/)
+  })
 })

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import { rateLimitKey } from '../../http/rate-limit-key.ts'
 import { NoContent, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App, AppDeps } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
@@ -6,9 +7,13 @@ import { requestMagicLink, revokeSession, verifyMagicLink } from './magic-links.
 import type { PortalSessions } from './portal-sessions.ts'
 import { LinkRequested, PortalSession, RequestLinkBody, VerifyBody } from './portal-auth.schemas.ts'
 
-/** How many sign-in links may be asked for, per email and per client address, in each window. */
+/** How many sign-in links may be asked for in each window (docs/contract.md, Magic-link sign-in). */
 export interface MagicLinkLimits {
+  /** For one email from one client address; more is 429. */
   perEmail: number
+  /** For one email from all addresses together; more is answered 202 like any other request, and nothing is sent. */
+  perEmailTotal: number
+  /** From one client address, whatever the email; more is 429. */
   perAddress: number
   windowMs: number
 }
@@ -21,14 +26,24 @@ export interface PortalAuthRouteOptions extends AppDeps {
 
 /** Magic-link sign-in (docs/contract.md, Magic-link sign-in): ask for a link, exchange its token for a session, sign out. */
 export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, sessions, authenticatePortal }: PortalAuthRouteOptions): Promise<void> {
-  const { perEmail, perAddress, windowMs } = magicLinkLimits
-  const perEmailLimit = app.createRateLimit({
+  const { perEmail, perEmailTotal, perAddress, windowMs } = magicLinkLimits
+  const emailOf = (request: FastifyRequest) => {
+    const body = request.body as { email: string; store_hash: string }
+    return [body.store_hash, body.email.toLowerCase()]
+  }
+  // Counted per email and client address, so that requests from elsewhere never refuse the
+  // subscriber's own: nobody can lock a subscriber out of signing in by asking for their links.
+  const perEmailFromAddress = app.createRateLimit({
     max: perEmail,
     timeWindow: windowMs,
-    keyGenerator: (request) => {
-      const body = request.body as { email: string; store_hash: string }
-      return `magic-link:${body.store_hash}:${body.email.toLowerCase()}`
-    },
+    keyGenerator: (request) => `magic-link:${JSON.stringify([...emailOf(request), rateLimitKey(request)])}`,
+  })
+  // Counted per email from every address: past it the answer stays 202 (neither refusing nor telling
+  // anything) and no email goes out, so many addresses together cannot flood one inbox.
+  const perEmailOverall = app.createRateLimit({
+    max: perEmailTotal,
+    timeWindow: windowMs,
+    keyGenerator: (request) => `magic-link-total:${JSON.stringify(emailOf(request))}`,
   })
 
   app.post('/auth/request-link', {
@@ -37,22 +52,27 @@ export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, s
       summary: 'Email a one-time sign-in link to a subscriber',
       description:
         'Always 202 with the same body for a valid request, whether or not the email belongs to a subscriber of that store. ' +
-        `Limited per email (${perEmail} per ${Math.round(windowMs / 60_000)} min) and per client address (${perAddress}).`,
+        `Limited per email from one client address (${perEmail} per ${Math.round(windowMs / 60_000)} min) and per client address (${perAddress}); ` +
+        `past ${perEmailTotal} for one email from all addresses together the answer is still 202 and no email is sent.`,
       tags: ['Portal sign-in'],
       body: RequestLinkBody,
       response: { 202: Ref(LinkRequested) },
     },
-    config: { rateLimit: { max: perAddress, timeWindow: windowMs, keyGenerator: (request: FastifyRequest) => `magic-link-address:${request.ip}` } },
-    preHandler: async (request) => {
-      const limit = await perEmailLimit(request)
-      if (!limit.isAllowed && limit.isExceeded) {
-        throw new AppError('rate_limited', `too many sign-in links asked for this email; retry in ${limit.ttlInSeconds} s`, {
-          headers: { 'retry-after': String(limit.ttlInSeconds) },
-        })
-      }
-    },
+    // Keyed like the service-wide limit (src/http/rate-limit-key.ts): an IPv6 client counts per /64.
+    config: { rateLimit: { max: perAddress, timeWindow: windowMs, keyGenerator: (request: FastifyRequest) => `magic-link-address:${rateLimitKey(request)}` } },
   }, async (request, reply) => {
-    await requestMagicLink(db, request.body)
+    const fromHere = await perEmailFromAddress(request)
+    if (!fromHere.isAllowed && fromHere.isExceeded) {
+      throw new AppError('rate_limited', `too many sign-in links asked for this email; retry in ${fromHere.ttlInSeconds} s`, {
+        headers: { 'retry-after': String(fromHere.ttlInSeconds) },
+      })
+    }
+    const overall = await perEmailOverall(request)
+    if (!overall.isAllowed && overall.isExceeded) {
+      request.log.info('sign-in links for this email reached their overall limit for now: answered, nothing sent')
+    } else {
+      await requestMagicLink(db, request.body)
+    }
     return reply.code(202).send({ status: 'sent' as const })
   })
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { buildTestApp, call, createStoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { assertProblem } from '../../helpers/problem.ts'
 
 describe('health, readiness and metrics', () => {
   let t: TestApp
@@ -40,6 +41,43 @@ describe('health, readiness and metrics', () => {
     assert.equal(counter(text, MISSING), counter(before, MISSING) + 1)
     assert.match(text, /http_request_duration_seconds_bucket\{le="[0-9.]+",method="GET",route="\/api\/v1\/plans",status_code="200"\}/)
     assert.match(text, /process_cpu_user_seconds_total/)
+  })
+})
+
+describe('/metrics behind METRICS_TOKEN', () => {
+  const TOKEN = 'metrics-token-0123456789-abcdefghij'
+  let t: TestApp
+
+  before(async () => {
+    t = await buildTestApp({ env: { METRICS_TOKEN: TOKEN } })
+  })
+  after(() => t.close())
+
+  test('answers the scrape that presents the token', async () => {
+    const response = await call(t.app, { method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
+    assert.equal(response.statusCode, 200)
+    assert.match(response.body, /http_requests_total/)
+  })
+
+  test('without the token, or with another, is 401 unauthenticated as problem+json and shows nothing', async () => {
+    const attempts: Record<string, string | undefined> = {
+      'no header': undefined,
+      'another token': 'Bearer metrics-token-0123456789-abcdefghiJ',
+      'a prefix of the token': `Bearer ${TOKEN.slice(0, -1)}`,
+      'the token and more': `Bearer ${TOKEN}x`,
+      'not a bearer credential': `Basic ${TOKEN}`,
+    }
+    for (const [what, authorization] of Object.entries(attempts)) {
+      const response = await call(t.app, { method: 'GET', url: '/metrics', ...(authorization ? { headers: { authorization } } : {}) })
+      assertProblem(response, 401, 'unauthenticated', { what })
+      assert.equal(response.headers['www-authenticate'], 'Bearer', what)
+      assert.ok(!response.body.includes('http_requests_total'), `${what}: no metrics in the answer`)
+    }
+  })
+
+  test('health and readiness stay open', async () => {
+    assert.equal((await call(t.app, { method: 'GET', url: '/healthz' })).statusCode, 200)
+    assert.equal((await call(t.app, { method: 'GET', url: '/readyz' })).statusCode, 200)
   })
 })
 

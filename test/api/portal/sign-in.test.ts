@@ -448,17 +448,18 @@ describe('portal sign-in rate limits', () => {
   /** What two refusals share once the request id and the seconds left are set aside. */
   const comparableProblem = (response: Response) => ({ ...response.json, request_id: '-', detail: String(response.json.detail).replace(/\d+/g, 'N') })
 
-  test('more links than MAGIC_LINK_MAX_PER_EMAIL for one email: 429 with Retry-After, alike for known and unknown emails', async () => {
+  test('more links than MAGIC_LINK_MAX_PER_EMAIL for one email from one address: 429 with Retry-After, alike for known and unknown emails', async () => {
     const subscriber = await createSubscriber(h)
     const unknownEmail = nextEmail('nobody')
     const refusals: Response[] = []
     for (const email of [subscriber.email, unknownEmail]) {
+      const address = freshAddress()
       for (let n = 1; n <= 2; n++) {
-        const response = await requestLink(h, { email, store_hash: h.shop.store.store_hash })
+        const response = await requestLink(h, { email, store_hash: h.shop.store.store_hash }, address)
         assert.equal(response.statusCode, 202, `request ${n} for ${email}: ${response.body}`)
       }
-      // Another address and another spelling of the same email: still the same email.
-      const refused = await requestLink(h, { email: email.toUpperCase(), store_hash: h.shop.store.store_hash })
+      // Another spelling of the same email: still the same email.
+      const refused = await requestLink(h, { email: email.toUpperCase(), store_hash: h.shop.store.store_hash }, address)
       assertProblem(refused, 429, 'rate_limited')
       const retryAfter = Number(refused.headers['retry-after'])
       assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 900, `Retry-After: ${refused.headers['retry-after']}`)
@@ -488,6 +489,64 @@ describe('portal sign-in rate limits', () => {
     // Another address is not affected.
     const elsewhere = await requestLink(h, { email: nextEmail('spray'), store_hash: h.shop.store.store_hash })
     assert.equal(elsewhere.statusCode, 202)
+  })
+
+  test('the per-address limit counts an IPv6 client by its /64, as the service-wide limit does', async () => {
+    const ask = (address: string) => requestLink(h, { email: nextEmail('six'), store_hash: h.shop.store.store_hash }, address)
+    for (let n = 1; n <= 4; n++) assert.equal((await ask(`2001:db8:64:1::${n}`)).statusCode, 202, `request ${n}`)
+    assertProblem(await ask('2001:db8:64:1:ffff:ffff:ffff:ffff'), 429, 'rate_limited')
+    assert.equal((await ask('2001:db8:64:2::1')).statusCode, 202, 'another /64 has its own allowance')
+  })
+})
+
+describe('portal sign-in cannot be locked by someone else', () => {
+  let h: Harness
+
+  before(async () => {
+    h = await startHarness({ env: { MAGIC_LINK_MAX_PER_EMAIL: '2', MAGIC_LINK_MAX_PER_EMAIL_TOTAL: '6', MAGIC_LINK_MAX_PER_ADDRESS: '30' } })
+  })
+  after(() => h.close())
+
+  const ask = (email: string, address: string) => requestLink(h, { email, store_hash: h.shop.store.store_hash }, address)
+
+  test("requests for a subscriber's email from another address do not stop the subscriber's own address getting a link", async () => {
+    const victim = await createSubscriber(h)
+    const attacker = freshAddress()
+    const answers = []
+    for (let n = 1; n <= 5; n++) answers.push((await ask(victim.email, attacker)).statusCode)
+    assert.deepEqual(answers, [202, 202, 429, 429, 429], 'the attacker is refused for its own address only')
+    await waitForSendJobsDone(h)
+    const sentToAttack = h.sink!.messagesTo(victim.email).length
+
+    // The subscriber, from home, still gets a link, and it signs in.
+    const response = await ask(victim.email, freshAddress())
+    assert.equal(response.statusCode, 202, response.body)
+    const message = await waitFor('the link the subscriber asked for', async () => h.sink!.messagesTo(victim.email)[sentToAttack])
+    const session = await verify(h, tokenFrom(message))
+    assert.equal(session.statusCode, 200, session.body)
+  })
+
+  test('past MAGIC_LINK_MAX_PER_EMAIL_TOTAL from all addresses together: still 202, alike for known and unknown emails, and nothing is sent', async () => {
+    const subscriber = await createSubscriber(h)
+    const unknownEmail = nextEmail('nobody')
+    const overCap: Response[] = []
+    for (const email of [subscriber.email, unknownEmail]) {
+      // Three addresses, two each: six requests, the overall cap.
+      for (let address = 0; address < 3; address++) {
+        const from = freshAddress()
+        for (let n = 1; n <= 2; n++) assert.equal((await ask(email, from)).statusCode, 202, `address ${address}, request ${n}`)
+      }
+      const beyond = await ask(email, freshAddress())
+      assert.equal(beyond.statusCode, 202, `beyond the cap the answer does not change: ${beyond.body}`)
+      assert.deepEqual(beyond.json, { status: 'sent' })
+      overCap.push(beyond)
+    }
+    const [known, unknown] = overCap as [Response, Response]
+    assert.deepEqual(comparableHeaders(unknown), comparableHeaders(known))
+    assert.equal(unknown.body, known.body)
+
+    await waitForSendJobsDone(h)
+    assert.equal(h.sink!.messagesTo(subscriber.email).length, 6, 'six links sent, none beyond the cap')
   })
 })
 
