@@ -19,6 +19,8 @@ const SERVICE_ENTRY = new URL('./lib/portal-child.ts', import.meta.url)
  */
 const SERVICE_DEFAULTS: Record<string, string> = {
   NODE_ENV: 'production',
+  // Production needs mail for sign-in links (src/config.ts); no worker runs here, so nothing is sent.
+  SMTP_URL: 'smtp://127.0.0.1:9',
   LOG_LEVEL: 'warn',
   RESPONSE_VALIDATION: 'false',
   RATE_LIMIT_MAX: '1000000000',

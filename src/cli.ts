@@ -96,7 +96,7 @@ const commands: Record<string, Command> = {
   },
   demo: {
     usage: 'demo',
-    summary: 'load the demo store and catalogue; print its store hash and admin key',
+    summary: 'load the demo store and catalogue (not in production); print its store hash and a new admin key',
     run: demo,
   },
 }
@@ -166,7 +166,9 @@ async function keyRevoke({ db, args }: Context): Promise<Output> {
 }
 
 async function demo({ db, config }: Context): Promise<Output> {
-  const data = await ensureDemoData(db, config.dataDir)
+  if (config.env === 'production') throw new AppError('invalid_state', 'the demo store is for local runs, never with NODE_ENV=production')
+  // Asked for explicitly: a demo store that exists already gets another key, since its first was shown once.
+  const data = (await ensureDemoData(db, { newKey: true }))!
   return {
     text: [
       `${data.created ? 'Created' : 'Found'} demo store ${data.storeHash} (test mode)`,
@@ -174,6 +176,7 @@ async function demo({ db, config }: Context): Promise<Output> {
       `  Demo product id      ${data.platformProductId}`,
     ].join('\n'),
     json: { store_hash: data.storeHash, admin_key: data.adminKey, platform_product_id: data.platformProductId, created: data.created },
+    warning: ONCE_WARNING,
   }
 }
 

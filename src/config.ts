@@ -13,6 +13,7 @@ const Env = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   PORTAL_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  SMTP_REQUIRE_TLS: Type.Boolean({ default: false }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_ISSUER: Type.String({ minLength: 1, default: 'subscription-billing' }),
   SMTP_FROM: Type.String({ minLength: 3, default: 'Subscriptions <no-reply@localhost>' }),
@@ -76,7 +77,13 @@ export interface Config {
   magicLinkLimits: { perEmail: number; perEmailTotal: number; perAddress: number; windowMs: number }
   logLevel: string
   bootstrap: { storeHash: string; adminApiKey: string; mode: 'test' | 'live' } | undefined
-  seedDemoData: boolean
+  /** Sends mail only after STARTTLS (SMTP_REQUIRE_TLS): a server that offers none is refused. */
+  smtpRequireTls: boolean
+  /**
+   * Demo store and catalogue: `always` (SEED_DEMO_DATA=true), `when-created` (the default for the
+   * embedded database outside production: only when this start created the database), `never`.
+   */
+  seedDemoData: 'always' | 'when-created' | 'never'
   rateLimit: { max: number; windowMs: number }
   /** Which proxies' X-Forwarded-For is believed for the client address (Fastify's trustProxy); false: none. */
   trustProxy: TrustProxy
@@ -203,6 +210,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if ((env.BOOTSTRAP_STORE_HASH === undefined) !== (env.BOOTSTRAP_ADMIN_API_KEY === undefined)) {
     throw new Error('BOOTSTRAP_STORE_HASH and BOOTSTRAP_ADMIN_API_KEY must be set together')
   }
+  const production = env.NODE_ENV === 'production'
+  // Without SMTP_URL sign-in links are written to the log, and whoever reads the log can sign in as
+  // any subscriber: fine on a developer's machine, never for real subscribers. (A live store already
+  // in the database is checked at start, src/modules/portal-auth/mailer.ts.)
+  if (env.SMTP_URL === undefined && (production || env.BOOTSTRAP_STORE_MODE === 'live')) {
+    throw new Error(`SMTP_URL is required ${production ? 'with NODE_ENV=production' : 'for a live store (BOOTSTRAP_STORE_MODE=live)'}: without it sign-in links would be written to the log instead of sent`)
+  }
+  if (production && env.SEED_DEMO_DATA === true) {
+    throw new Error('SEED_DEMO_DATA=true is not allowed with NODE_ENV=production: the demo store and its admin key are for local runs')
+  }
   const longest = longestGatewaySequenceMs({ platformTimeoutMs: env.PLATFORM_API_TIMEOUT_MS, testGatewayLatencyMs: env.TEST_GATEWAY_LATENCY_MS })
   if (env.BILLING_CHARGE_LEASE_MS < longest) {
     throw new Error(`BILLING_CHARGE_LEASE_MS (${env.BILLING_CHARGE_LEASE_MS}) must be at least the longest gateway sequence, ${longest} ms (${PLATFORM_CALLS_PER_CHARGE} x PLATFORM_API_TIMEOUT_MS, 2 x TEST_GATEWAY_LATENCY_MS)`)
@@ -230,7 +247,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     bootstrap: env.BOOTSTRAP_STORE_HASH && env.BOOTSTRAP_ADMIN_API_KEY
       ? { storeHash: env.BOOTSTRAP_STORE_HASH, adminApiKey: env.BOOTSTRAP_ADMIN_API_KEY, mode: env.BOOTSTRAP_STORE_MODE }
       : undefined,
-    seedDemoData: env.SEED_DEMO_DATA ?? env.DATABASE_URL === undefined,
+    smtpRequireTls: env.SMTP_REQUIRE_TLS,
+    seedDemoData: env.SEED_DEMO_DATA === true ? 'always' : env.SEED_DEMO_DATA === false || production || env.DATABASE_URL !== undefined ? 'never' : 'when-created',
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_MS },
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     metricsToken: env.METRICS_TOKEN,

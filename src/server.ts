@@ -2,10 +2,12 @@ import { buildApp } from './app.ts'
 import { loadConfig } from './config.ts'
 import { connectDatabase } from './db/connect.ts'
 import { migrateToLatest } from './db/migrate.ts'
+import { migrations } from './db/migrations/index.ts'
 import { ensureDemoData, type DemoData } from './demo/demo-data.ts'
 import { pino } from 'pino'
 import { loggerOptions } from './http/logging.ts'
 import { systemClock } from './lib/clock.ts'
+import { requireMailForLiveStores } from './modules/portal-auth/index.ts'
 import { ensureBootstrapStore } from './modules/stores/index.ts'
 import { createServices } from './services.ts'
 import { startWorker } from './worker.ts'
@@ -17,10 +19,20 @@ const database = await connectDatabase({
   databaseUrl: config.databaseUrl,
   dataDir: config.dataDir,
   onIdleConnectionError: (error) => warn(`database dropped an idle connection: ${error.message}`),
+  onNotice: (message) => warn(message),
 })
-await migrateToLatest(database.db)
-if (config.bootstrap) await ensureBootstrapStore(database.db, config.bootstrap)
-const demo = config.seedDemoData ? await ensureDemoData(database.db, config.dataDir) : undefined
+const migrated = await migrateToLatest(database.db)
+// Every migration ran in this start: the database did not exist before it.
+const createdNow = migrated.results?.length === Object.keys(migrations).length
+if (config.bootstrap) await ensureBootstrapStore(database.db, config.bootstrap, { warn: (message) => warn(message) })
+try {
+  await requireMailForLiveStores(database.db, config.smtpUrl)
+} catch (error) {
+  await database.close()
+  throw error
+}
+// Demo data only where nobody's data can be: by default on an embedded database this start created.
+const demo = config.seedDemoData === 'never' ? undefined : await ensureDemoData(database.db, { create: config.seedDemoData === 'always' || createdNow })
 // Work outside requests (jobs, renewals, deliveries) logs like the app does, through its own pino.
 const log = pino(loggerOptions(config.logLevel) as object)
 const services = createServices({ database, config, clock: systemClock, log })
@@ -75,12 +87,18 @@ function printBanner(origin: string, demo: DemoData | undefined): void {
     `  Portal         ${origin}/portal${demo ? `?store=${demo.storeHash}` : ''}`,
     `  Widget         ${origin}/widget.js`,
   ]
-  if (demo) {
+  if (demo?.adminKey) {
+    // Shown this once, when it is made: the database keeps only its hash.
     lines.push(
-      `  Demo store     ${demo.storeHash} (test mode)`,
-      `  Demo admin key ${demo.adminKey}`,
+      `  Demo store     ${demo.storeHash} (test mode, created now)`,
+      `  Demo admin key ${demo.adminKey}   (shown only now: keep it)`,
       `  Try            curl '${origin}/api/v1/storefront/plans?store_hash=${demo.storeHash}&platform_product_id=${demo.platformProductId}'`,
       `                 curl -H 'Authorization: Bearer ${demo.adminKey}' ${origin}/api/v1/admin/plans`,
+    )
+  } else if (demo) {
+    lines.push(
+      `  Demo store     ${demo.storeHash} (test mode): its admin key was printed when it was created; \`npm run cli -- key create --store ${demo.storeHash}\` makes another`,
+      `  Try            curl '${origin}/api/v1/storefront/plans?store_hash=${demo.storeHash}&platform_product_id=${demo.platformProductId}'`,
     )
   }
   process.stdout.write(`${lines.join('\n')}\n\n`)

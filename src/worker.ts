@@ -62,7 +62,7 @@ export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals, recon
 /** Makes sure the recurring jobs exist, then runs the queue and the webhook dispatcher until stopped. */
 export async function startWorker(services: Services, { portalUrl }: { portalUrl: () => string }): Promise<JobRunner & { mailer: Mailer }> {
   const { db, clock, config, log, renewals } = services
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log })
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log, requireTls: config.smtpRequireTls })
   const reconcileEveryMs = Math.max(500, Math.min(RECONCILE_EVERY_MS, config.billing.chargeLeaseMs))
   const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs })
   for (const { kind, instances } of RECURRING) {

@@ -4,6 +4,7 @@ import pg from 'pg'
 import { join, resolve } from 'node:path'
 import type { Database } from './database.ts'
 import { lockDataDir } from './data-dir-lock.ts'
+import { secureDataDir, tightenTree } from './data-dir-permissions.ts'
 
 export type Engine = 'pglite' | 'postgres'
 
@@ -23,13 +24,15 @@ export interface ConnectOptions {
   poolSize?: number
   /** Told when the server drops an idle pooled connection (restart, failover); the pool replaces it. */
   onIdleConnectionError?: (error: Error) => void
+  /** Told when DATA_DIR had to be made private (see secureDataDir); stderr when absent. */
+  onNotice?: (message: string) => void
 }
 
 const INT8_OID = 20
 const NUMERIC_OID = 1700
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError) : connectPglite(options.dataDir ?? './data')
+  return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError) : connectPglite(options.dataDir ?? './data', options.onNotice)
 }
 
 function connectPostgres(url: string, max: number, onIdleConnectionError?: (error: Error) => void): DatabaseHandle {
@@ -46,13 +49,19 @@ function connectPostgres(url: string, max: number, onIdleConnectionError?: (erro
   return { db, engine: 'postgres', location: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() }
 }
 
-async function connectPglite(dataDir: string): Promise<DatabaseHandle> {
+const toStderr = (message: string): void => void process.stderr.write(`${message}\n`)
+
+async function connectPglite(dataDir: string, onNotice: (message: string) => void = toStderr): Promise<DatabaseHandle> {
   const inMemory = dataDir === 'memory://'
+  if (!inMemory) secureDataDir(resolve(dataDir), onNotice)
   const release = inMemory ? () => {} : lockDataDir(resolve(dataDir))
   try {
     const pglite = await PGlite.create(inMemory ? undefined : join(resolve(dataDir), 'pglite'), {
       parsers: { [INT8_OID]: Number, [NUMERIC_OID]: Number },
     })
+    // PGlite sets some files' modes itself, whatever the umask (see tightenTree): once open, and again once closed.
+    const tighten = () => (inMemory ? 0 : tightenTree(resolve(dataDir)))
+    tighten()
     const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
     return {
       db,
@@ -62,6 +71,7 @@ async function connectPglite(dataDir: string): Promise<DatabaseHandle> {
         try {
           await db.destroy()
           if (!pglite.closed) await pglite.close()
+          tighten()
         } finally {
           release()
         }

@@ -1,5 +1,3 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import type { Db } from '../db/database.ts'
 import { newId } from '../lib/ids.ts'
 import { createAdminKey, createStore, findStoreByHash } from '../modules/stores/index.ts'
@@ -10,7 +8,8 @@ export const DEMO_PLATFORM_PRODUCT_ID = '112'
 export interface DemoData {
   storeHash: string
   platformProductId: string
-  adminKey: string
+  /** The admin key made now; undefined when the demo store was already there (its key was shown when it was made). */
+  adminKey: string | undefined
   created: boolean
 }
 
@@ -40,22 +39,23 @@ const PRODUCTS = [
 ] as const
 
 /**
- * The demo store a newcomer sees on first start. Its admin key is kept in DATA_DIR so later starts
- * can print it again: the database holds only its hash.
+ * The demo store a newcomer sees on first start. Its admin key is made with it and shown once, like
+ * every admin key: the database keeps only its hash, and nothing is written to DATA_DIR.
+ * - `create`: make the store when it is missing (otherwise only report one that exists);
+ * - `newKey`: when the store exists already, make it another admin key (the CLI's `demo` command).
+ * Answers undefined when there is no demo store and none was made.
  */
-export async function ensureDemoData(db: Db, dataDir: string): Promise<DemoData> {
-  const keyFile = join(resolve(dataDir), 'demo-admin-key.txt')
+export async function ensureDemoData(db: Db, { create = true, newKey = false }: { create?: boolean; newKey?: boolean } = {}): Promise<DemoData | undefined> {
   const existing = await findStoreByHash(db, DEMO_STORE_HASH)
-  if (existing && existsSync(keyFile)) {
-    return { storeHash: DEMO_STORE_HASH, platformProductId: DEMO_PLATFORM_PRODUCT_ID, adminKey: readFileSync(keyFile, 'utf8').trim(), created: false }
+  if (existing) {
+    const adminKey = newKey ? (await createAdminKey(db, existing, 'demo')).key : undefined
+    return { storeHash: DEMO_STORE_HASH, platformProductId: DEMO_PLATFORM_PRODUCT_ID, adminKey, created: false }
   }
-  const store = existing ?? (await createStore(db, { storeHash: DEMO_STORE_HASH, name: 'Demo Coffee Roasters', mode: 'test', timezone: 'America/New_York' }))
-  if (!existing) await insertDemoCatalog(db, store.id)
+  if (!create) return undefined
+  const store = await createStore(db, { storeHash: DEMO_STORE_HASH, name: 'Demo Coffee Roasters', mode: 'test', timezone: 'America/New_York' })
+  await insertDemoCatalog(db, store.id)
   const { key } = await createAdminKey(db, store, 'demo')
-  mkdirSync(resolve(dataDir), { recursive: true })
-  writeFileSync(keyFile, `${key}\n`, { mode: 0o600 })
-  chmodSync(keyFile, 0o600)
-  return { storeHash: DEMO_STORE_HASH, platformProductId: DEMO_PLATFORM_PRODUCT_ID, adminKey: key, created: !existing }
+  return { storeHash: DEMO_STORE_HASH, platformProductId: DEMO_PLATFORM_PRODUCT_ID, adminKey: key, created: true }
 }
 
 async function insertDemoCatalog(db: Db, storeId: string): Promise<void> {

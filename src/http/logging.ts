@@ -6,7 +6,23 @@ const SECRET_PARAMS = /([?&](?:token|key|api_key|secret|access_token|signature)=
 
 /** A URL as it may appear in logs: credentials and anything shaped like a card number removed. */
 export function safeUrl(url: string): string {
-  return maskCardNumbers(url.replace(SECRET_PARAMS, '$1[redacted]'))
+  const redacted = url.replace(SECRET_PARAMS, '$1[redacted]')
+  // Card numbers are looked for in the URL as the guard reads its values: percent-decoded, `+` a space.
+  const decoded = /[%+]/.test(redacted) ? decodeLoosely(redacted) : redacted
+  const masked = maskCardNumbers(decoded)
+  return masked === decoded ? redacted : masked
+}
+
+/** Percent-decodes escape sequences and reads `+` as a space; bytes that are not UTF-8 stay escaped. */
+function decodeLoosely(url: string): string {
+  return url.replace(/\+/g, ' ').replace(/(?:%[0-9A-Fa-f]{2})+/g, (escaped) => {
+    try {
+      return decodeURIComponent(escaped)
+    } catch {
+      // Not UTF-8 as a whole: decode the ASCII bytes, keep the others escaped.
+      return escaped.replace(/%[0-7][0-9A-Fa-f]/g, (byte) => String.fromCharCode(Number.parseInt(byte.slice(1), 16)))
+    }
+  })
 }
 
 export const REDACTED_PATHS = [

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { containsCardNumber } from '../lib/card-data.ts'
 
 const ACCEPTABLE = /^[A-Za-z0-9._-]{1,128}$/
 
@@ -21,10 +22,13 @@ function counterLetters(value: number): string {
   return letters
 }
 
-/** Echoes a caller's request id when it is safe to log and return, otherwise makes one. */
+/**
+ * Echoes a caller's request id when it is safe to log and return, otherwise makes one. One that
+ * holds a card number is never adopted (the card guard then refuses the request).
+ */
 export function requestIdFor(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id']
-  if (typeof incoming === 'string' && ACCEPTABLE.test(incoming)) return incoming
+  if (typeof incoming === 'string' && ACCEPTABLE.test(incoming) && !containsCardNumber(incoming)) return incoming
   counter = (counter + 1) % 0x1000000000000
   return PREFIX + counterLetters(counter)
 }

@@ -284,6 +284,8 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
         SEED_DEMO_DATA: 'false',
         LOG_LEVEL: 'fatal',
         DATABASE_URL: scratchUrl(handle)!,
+        // The store is live, so the service refuses to start without mail; nobody signs in here.
+        SMTP_URL: 'smtp://127.0.0.1:9',
         PLATFORM_CREDENTIALS: JSON.stringify({ [STORE_HASH]: platform.credentials() }),
         PLATFORM_API_TIMEOUT_MS: '250',
         BILLING_CHARGE_LEASE_MS: '1000',

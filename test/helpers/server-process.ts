@@ -55,8 +55,12 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
   }
 }
 
-/** Runs `src/server.ts` expecting it to fail at start; resolves with its exit code and output. */
-export async function startServerExpectingFailure(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs `src/server.ts` expecting it to fail at start; resolves with its exit code and output. One
+ * that starts after all (prints its banner) or is still running after timeoutMs is killed, and the
+ * promise rejects.
+ */
+export async function startServerExpectingFailure(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
   const { DATABASE_URL: _ignored, ...inherited } = process.env
   const child = spawn(process.execPath, [SERVER_ENTRY], {
     env: { ...inherited, PORT: '0', LOG_LEVEL: 'warn', ...env },
@@ -65,6 +69,18 @@ export async function startServerExpectingFailure(env: Record<string, string>): 
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
-  const [code] = await once(child, 'exit')
+  const exited = once(child, 'exit')
+  let unexpected: string | undefined
+  const kill = (why: string) => {
+    unexpected ??= why
+    child.kill('SIGKILL')
+  }
+  const timer = setTimeout(() => kill(`still running after ${timeoutMs} ms`), timeoutMs)
+  child.stdout!.on('data', () => {
+    if (/API base URL/.test(output)) kill('it started')
+  })
+  const [code] = await exited
+  clearTimeout(timer)
+  if (unexpected) throw new Error(`the server was expected to fail at start, but ${unexpected}:\n${output}`)
   return { code: code as number | null, output }
 }

@@ -3,18 +3,18 @@ import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config.ts'
 
 describe('configuration', () => {
-  test('defaults to the embedded database under ./data on port 3000 with demo data', () => {
+  test('defaults to the embedded database under ./data on port 3000, with demo data when it is created', () => {
     const config = loadConfig({})
     assert.equal(config.databaseUrl, undefined)
     assert.equal(config.dataDir, './data')
     assert.equal(config.port, 3000)
-    assert.equal(config.seedDemoData, true)
+    assert.equal(config.seedDemoData, 'when-created')
     assert.ok(Object.isFrozen(config))
   })
 
   test('with DATABASE_URL demo data is off unless asked for', () => {
-    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).seedDemoData, false)
-    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db', SEED_DEMO_DATA: 'true' }).seedDemoData, true)
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).seedDemoData, 'never')
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db', SEED_DEMO_DATA: 'true' }).seedDemoData, 'always')
   })
 
   test('a bad value fails at boot naming the variable', () => {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import nodemailer from 'nodemailer'
+import type { Db } from '../../db/database.ts'
 
 export interface Mail {
   to: string
@@ -14,11 +15,15 @@ export interface Mailer {
 }
 
 /**
- * Mail over SMTP when `SMTP_URL` is set. Without it (local runs), the message goes to the log so a
- * developer can still follow a sign-in link; that is the only place a link is ever logged.
+ * Mail over SMTP when `SMTP_URL` is set; with `requireTls` (SMTP_REQUIRE_TLS) only after STARTTLS,
+ * so a server that offers none is refused rather than sent a sign-in link in plain text. Without
+ * `SMTP_URL` (local runs only: configuration refuses it in production and for live stores), the
+ * message goes to the log so a developer can still follow a sign-in link; that is the only place a
+ * link is ever logged, and the mailer says so once, when it is made.
  */
-export function createMailer({ smtpUrl, from, log }: { smtpUrl: string | undefined; from: string; log: FastifyBaseLogger }): Mailer {
+export function createMailer({ smtpUrl, from, log, requireTls = false }: { smtpUrl: string | undefined; from: string; log: FastifyBaseLogger; requireTls?: boolean }): Mailer {
   if (!smtpUrl) {
+    log.warn('SMTP_URL is not set: sign-in emails are written to the log instead of sent, so anyone who reads the log can sign in as their recipients. Fine for local development; never in production (set SMTP_URL)')
     return {
       async send(mail) {
         log.info({ mail: { from, to: mail.to, subject: mail.subject, text: mail.text } }, 'SMTP_URL is not set: this email was written to the log instead of sent')
@@ -26,11 +31,23 @@ export function createMailer({ smtpUrl, from, log }: { smtpUrl: string | undefin
       close() {},
     }
   }
-  const transport = nodemailer.createTransport(smtpUrl)
+  const transport = nodemailer.createTransport({ url: smtpUrl, requireTLS: requireTls })
   return {
     async send(mail) {
       await transport.sendMail({ from, ...mail })
     },
     close: () => transport.close(),
+  }
+}
+
+/**
+ * A live store's subscribers are real people: with one in the database, a process without
+ * `SMTP_URL` would write their sign-in links to the log. Refuses to start, naming the variable.
+ */
+export async function requireMailForLiveStores(db: Db, smtpUrl: string | undefined): Promise<void> {
+  if (smtpUrl) return
+  const live = await db.selectFrom('stores').select('store_hash').where('mode', '=', 'live').limit(1).executeTakeFirst()
+  if (live) {
+    throw new Error(`SMTP_URL is required: store ${live.store_hash} is live, and without SMTP_URL its subscribers' sign-in links would be written to the log instead of sent`)
   }
 }

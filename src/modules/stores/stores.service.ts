@@ -93,8 +93,14 @@ export async function revokeAdminKey(db: Db, keyId: string, now: Date): Promise<
 /**
  * Makes sure the configured bootstrap store exists and accepts the configured key, leaving every
  * other store and key as it is. Safe to run on every start and from several processes at once.
+ * A key that was revoked stays revoked: revocation is an operator's decision a restart must not
+ * undo; `warn` is told so (without the key) and a new key must be configured.
  */
-export async function ensureBootstrapStore(db: Db, bootstrap: { storeHash: string; adminApiKey: string; mode: StoreMode }): Promise<StoreRow> {
+export async function ensureBootstrapStore(
+  db: Db,
+  bootstrap: { storeHash: string; adminApiKey: string; mode: StoreMode },
+  { warn }: { warn?: (message: string) => void } = {},
+): Promise<StoreRow> {
   const store = await repo.insertStoreIfAbsent(db, {
     id: newId('store'),
     store_hash: bootstrap.storeHash,
@@ -107,7 +113,7 @@ export async function ensureBootstrapStore(db: Db, bootstrap: { storeHash: strin
     throw new Error('BOOTSTRAP_ADMIN_API_KEY already belongs to another store')
   }
   if (existing?.revoked_at) {
-    await db.updateTable('admin_api_keys').set({ revoked_at: null }).where('id', '=', existing.id).execute()
+    warn?.(`BOOTSTRAP_ADMIN_API_KEY (${existing.key_prefix}..., key ${existing.id}) was revoked and stays revoked: configure a new key to use it for store ${bootstrap.storeHash}`)
   }
   if (!existing) {
     await db
