@@ -37,6 +37,7 @@ import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
+import { PlatformConnection, platformAppRoutes, platformConnectionRoutes } from './modules/platform/index.ts'
 import {
   createPortalAuthenticator,
   createPortalSessions,
@@ -59,7 +60,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -159,6 +160,14 @@ export async function buildApp({ database, config, services: given, clock = syst
     await publicApi.register(storefrontStoreRoutes, { db })
   }, { prefix: '/api/v1' })
 
+  // The BigCommerce app's callbacks: called by the platform, outside the versioned API.
+  await app.register(platformAppRoutes, {
+    db,
+    clock: services.clock,
+    connections: services.platformConnections,
+    settings: { ...config.platform, publicUrl: config.publicUrl, timeoutMs: config.billing.platformTimeoutMs },
+  })
+
   const authenticateAdmin = createAdminAuthenticator({
     findActiveKey: (keyHash) => findActiveKeyByHash(db, keyHash),
     recordUse: (keyId, at) => touchKey(db, keyId, at),
@@ -167,6 +176,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     requireSecurityScheme(admin, 'adminApiKey')
     admin.addHook('onRequest', authenticateAdmin)
     await admin.register(storeRoutes, deps)
+    await admin.register(platformConnectionRoutes, { connections: services.platformConnections })
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })

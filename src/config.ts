@@ -37,7 +37,12 @@ const Env = Type.Object({
   RESPONSE_VALIDATION: Type.Optional(Type.Boolean()),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
-  PLATFORM_CREDENTIALS: Type.Optional(Type.String({ minLength: 2 })),
+  PLATFORM_API_URL: Type.String({ pattern: '^https?://', default: 'https://api.bigcommerce.com' }),
+  PLATFORM_PAYMENTS_URL: Type.String({ pattern: '^https?://', default: 'https://payments.bigcommerce.com' }),
+  PLATFORM_LOGIN_URL: Type.String({ pattern: '^https?://', default: 'https://login.bigcommerce.com' }),
+  PLATFORM_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  PLATFORM_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  PLATFORM_TOKEN_KEY: Type.Optional(Type.String({ minLength: 1 })),
   PLATFORM_API_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000 }),
   TEST_GATEWAY_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
   BILLING_CHARGE_LEASE_MS: Type.Integer({ minimum: 100, default: 60_000 }),
@@ -107,9 +112,20 @@ export interface Config {
   }
   /** How long a worker owns a claimed job; a worker that dies lets its jobs go when the lease ends. */
   jobLeaseMs: number
+  /** The BigCommerce app and its hosts (docs/bigcommerce.md). */
+  platform: {
+    /** PLATFORM_LOGIN_URL: where an app install's code is exchanged for the store's token. */
+    loginUrl: string
+    /** The app's OAuth client (PLATFORM_CLIENT_ID and PLATFORM_CLIENT_SECRET); undefined: the app routes answer 503. */
+    app: { clientId: string; clientSecret: string } | undefined
+    /** PLATFORM_TOKEN_KEY: the 32-byte key that encrypts stores' access tokens; undefined: one is generated once and kept. */
+    tokenKey: Buffer | undefined
+  }
   billing: {
-    /** Live stores' commerce-platform API credentials, by store hash (PLATFORM_CREDENTIALS, JSON). */
-    platformCredentials: Readonly<Record<string, PlatformCredentials>>
+    /** PLATFORM_API_URL: the REST host; a store's API is `{platformApiUrl}/stores/{hash}/v3`. */
+    platformApiUrl: string
+    /** PLATFORM_PAYMENTS_URL: the payments host; a store's payments are at `{platformPaymentsUrl}/stores/{hash}/payments`. */
+    platformPaymentsUrl: string
     platformTimeoutMs: number
     /** Simulated processing time of the test gateway, for benchmarks. */
     testGatewayLatencyMs: number
@@ -132,12 +148,6 @@ export interface Config {
 export const PLATFORM_CALLS_PER_CHARGE = 4
 export function longestGatewaySequenceMs(billing: { platformTimeoutMs: number; testGatewayLatencyMs: number }): number {
   return Math.max(PLATFORM_CALLS_PER_CHARGE * billing.platformTimeoutMs, 2 * billing.testGatewayLatencyMs)
-}
-
-export interface PlatformCredentials {
-  api_base_url: string
-  payments_base_url?: string
-  access_token: string
 }
 
 /** Off, a hop count, or the proxies' addresses, CIDR ranges and proxy-addr's names for address ranges. */
@@ -184,23 +194,18 @@ function parseSchedule(text: string): number[] {
   }
 }
 
-function parsePlatformCredentials(text: string | undefined): Record<string, PlatformCredentials> {
-  if (text === undefined) return {}
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    throw new Error('PLATFORM_CREDENTIALS must be JSON: {"<store_hash>": {"api_base_url": "...", "access_token": "..."}}')
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('PLATFORM_CREDENTIALS must be a JSON object keyed by store hash')
-  for (const [hash, entry] of Object.entries(parsed)) {
-    const value = entry as Partial<PlatformCredentials> | null
-    if (typeof value?.api_base_url !== 'string' || !/^https?:\/\//.test(value.api_base_url) || typeof value.access_token !== 'string' || value.access_token === '') {
-      // Never echo the entry: it holds a token.
-      throw new Error(`PLATFORM_CREDENTIALS["${hash}"] needs api_base_url (http or https) and access_token`)
-    }
-  }
-  return parsed as Record<string, PlatformCredentials>
+/** PLATFORM_TOKEN_KEY: 32 bytes, written as 64 hex digits or in base64 (standard or URL-safe). */
+function parseTokenKey(text: string | undefined): Buffer | undefined {
+  if (text === undefined) return undefined
+  const value = text.trim()
+  const key = /^[0-9a-fA-F]{64}$/.test(value)
+    ? Buffer.from(value, 'hex')
+    : /^[A-Za-z0-9+/_-]+={0,2}$/.test(value)
+      ? Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
+      : undefined
+  // Never echo the value: it is a key.
+  if (key?.length !== 32) throw new Error('PLATFORM_TOKEN_KEY must be 32 bytes, as 64 hex digits or in base64 (e.g. openssl rand -base64 32)')
+  return key
 }
 
 /** Reads and validates the environment once; throws naming the offending variable. */
@@ -209,6 +214,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const env = envSchema<Env>({ schema: Env, data, env: false })
   if ((env.BOOTSTRAP_STORE_HASH === undefined) !== (env.BOOTSTRAP_ADMIN_API_KEY === undefined)) {
     throw new Error('BOOTSTRAP_STORE_HASH and BOOTSTRAP_ADMIN_API_KEY must be set together')
+  }
+  if (source.PLATFORM_CREDENTIALS !== undefined && source.PLATFORM_CREDENTIALS !== '') {
+    throw new Error('PLATFORM_CREDENTIALS is no longer read: connect each store through the BigCommerce app install or PUT /api/v1/admin/platform-connection (docs/bigcommerce.md), then unset it')
+  }
+  if ((env.PLATFORM_CLIENT_ID === undefined) !== (env.PLATFORM_CLIENT_SECRET === undefined)) {
+    throw new Error('PLATFORM_CLIENT_ID and PLATFORM_CLIENT_SECRET must be set together')
   }
   const production = env.NODE_ENV === 'production'
   // Without SMTP_URL sign-in links are written to the log, and whoever reads the log can sign in as
@@ -265,8 +276,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       concurrency: env.WEBHOOK_CONCURRENCY,
       batchSize: env.WEBHOOK_BATCH_SIZE,
     },
+    platform: {
+      loginUrl: env.PLATFORM_LOGIN_URL,
+      app: env.PLATFORM_CLIENT_ID && env.PLATFORM_CLIENT_SECRET ? { clientId: env.PLATFORM_CLIENT_ID, clientSecret: env.PLATFORM_CLIENT_SECRET } : undefined,
+      tokenKey: parseTokenKey(env.PLATFORM_TOKEN_KEY),
+    },
     billing: {
-      platformCredentials: Object.freeze(parsePlatformCredentials(env.PLATFORM_CREDENTIALS)),
+      platformApiUrl: env.PLATFORM_API_URL,
+      platformPaymentsUrl: env.PLATFORM_PAYMENTS_URL,
       platformTimeoutMs: env.PLATFORM_API_TIMEOUT_MS,
       testGatewayLatencyMs: env.TEST_GATEWAY_LATENCY_MS,
       chargeLeaseMs: env.BILLING_CHARGE_LEASE_MS,

@@ -5,6 +5,7 @@ import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
 import { countFailedJobs } from './jobs/runner.ts'
 import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
+import { createPlatformConnections, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
 import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
 import { createWebhookService } from './modules/webhooks/index.ts'
@@ -24,7 +25,16 @@ export interface ServicesOptions {
 
 export function createServices({ database, config, clock = systemClock, log }: ServicesOptions) {
   const { db } = database
-  const gateways = createGatewayResolver(db, config.billing)
+  // Stores' platform tokens, encrypted at rest; the key is PLATFORM_TOKEN_KEY or one generated once and
+  // kept as the portal's session secret is (an in-memory database keeps it in the database too).
+  const tokenVault = createTokenVault(() => resolveTokenKey({
+    configured: config.platform.tokenKey,
+    engine: database.engine,
+    dataDir: database.location === 'memory' ? 'memory://' : config.dataDir,
+    db,
+  }))
+  const platformConnections = createPlatformConnections({ db, vault: tokenVault, clock: systemClock })
+  const gateways = createGatewayResolver(db, { ...config.billing, platformAccessOf: platformConnections.accessOf })
   const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
   const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
   const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
@@ -35,6 +45,7 @@ export function createServices({ database, config, clock = systemClock, log }: S
     clock,
     log,
     gateways,
+    platformConnections,
     renewals,
     testClock: createTestClock({ db, clock, renewals }),
     publicCatalog,

@@ -8,8 +8,9 @@ import type { JobsTable } from '../jobs/jobs.tables.ts'
 import type { MagicLinkTokensTable, RevokedSessionsTable, ServiceSecretsTable } from '../modules/portal-auth/portal-auth.tables.ts'
 import type { ChargesTable, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
+import type { PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
 
-export type { StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
+export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
 export type { PlanInterval, ProductsTable, PlansTable } from '../modules/catalog/catalog.tables.ts'
 export type { IdempotencyKeysTable } from '../http/idempotency.tables.ts'
 export type { ShippingAddressValue, GiftValue, SubscribersTable, SubscriptionStatus, SubscriptionsTable, BillingIssueCode, BillingIssue, CheckoutsTable, ChangeSet, ChangeRequestsTable } from '../modules/subscriptions/subscriptions.tables.ts'
@@ -18,6 +19,7 @@ export type { JobsTable } from '../jobs/jobs.tables.ts'
 export type { MagicLinkTokensTable, RevokedSessionsTable, ServiceSecretsTable } from '../modules/portal-auth/portal-auth.tables.ts'
 export type { ChargeStatus, ChargesTable, RefundStatus, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 export type { WebhookStatus, DeliveryStatus, WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
+export type { PlatformConnectionSource, PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
 
 /** Every table, each defined by the module that owns it. */
 export interface Database {
@@ -42,6 +44,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  platform_connections: PlatformConnectionsTable
 }
 
 export type Db = Kysely<Database>

@@ -1,8 +1,8 @@
 import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import { maskCardNumbers } from '../lib/card-data.ts'
 
-/** Query parameters whose values are credentials wherever they appear. */
-const SECRET_PARAMS = /([?&](?:token|key|api_key|secret|access_token|signature)=)[^&#]*/gi
+/** Query parameters whose values are credentials wherever they appear (`code` and `signed_payload_jwt`: the BigCommerce app callbacks). */
+const SECRET_PARAMS = /([?&](?:token|key|api_key|secret|access_token|signature|code|signed_payload_jwt)=)[^&#]*/gi
 
 /** A URL as it may appear in logs: credentials and anything shaped like a card number removed. */
 export function safeUrl(url: string): string {

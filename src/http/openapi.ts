@@ -24,6 +24,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Catalogue (public)', description: 'Product and plan reads; no credentials' },
         { name: 'Catalogue', description: "The merchant's products and plans (admin API key)" },
         { name: 'Store', description: 'Store settings (admin API key)' },
+        { name: 'Platform connection', description: "The store's connection to BigCommerce: a store-level API account token, kept encrypted and never shown (admin API key)" },
         { name: 'Subscriptions', description: 'Checkout ingestion and every action on a subscription (admin API key)' },
         { name: 'Change requests', description: 'B2B changes proposed by subscribers, decided by the merchant (admin API key)' },
         { name: 'Events', description: 'The event log: every change, in the order it was recorded (admin API key)' },

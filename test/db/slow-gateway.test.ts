@@ -8,6 +8,8 @@ import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { createRenewalEngine, type GatewayResolver, type RenewalEngine } from '../../src/modules/billing/index.ts'
 import { createPlatformGateway, type PlatformGateway } from '../../src/modules/billing/gateways/platform-gateway.ts'
 import { createCatalogService } from '../../src/modules/catalog/index.ts'
+import { randomBytes } from 'node:crypto'
+import { createPlatformConnections, createTokenVault } from '../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
 import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
 import { killRepeatedly } from '../helpers/crash-loop.ts'
@@ -263,7 +265,9 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
   describe('worker processes killed with SIGKILL while payments are in flight', () => {
     const SUBSCRIPTIONS = 200
     const KILLS = 6
-    const STORE_HASH = 'slow-platform-kill'
+    // The simulator serves the store `sim` at the platform's paths.
+    const STORE_HASH = 'sim'
+    const TOKEN_KEY = randomBytes(32)
     const ADMIN_KEY = 'sk_test_slow_platform_kill_0123456789ab'
     let handle: DatabaseHandle
     let platform: PlatformSimulator
@@ -279,6 +283,9 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
 
     test(`${KILLS} SIGKILLs mid-payment: no order paid twice, every subscription paid once or waiting for review`, async (t) => {
       const { store, subscriptionIds } = await seedLiveStore(handle.db, { storeHash: STORE_HASH, adminKey: ADMIN_KEY, count: SUBSCRIPTIONS })
+      // The workers read the store's token from its platform connection, encrypted with PLATFORM_TOKEN_KEY.
+      const connections = createPlatformConnections({ db: handle.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
+      await connections.connect(store.id, { accessToken: platform.accessToken, source: 'api_account' })
       const env = {
         ROLE: 'worker',
         SEED_DEMO_DATA: 'false',
@@ -286,7 +293,9 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
         DATABASE_URL: scratchUrl(handle)!,
         // The store is live, so the service refuses to start without mail; nobody signs in here.
         SMTP_URL: 'smtp://127.0.0.1:9',
-        PLATFORM_CREDENTIALS: JSON.stringify({ [STORE_HASH]: platform.credentials() }),
+        PLATFORM_API_URL: platform.apiBaseUrl.slice(0, -`/stores/${STORE_HASH}/v3`.length),
+        PLATFORM_PAYMENTS_URL: platform.paymentsBaseUrl.slice(0, -`/stores/${STORE_HASH}`.length),
+        PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'),
         PLATFORM_API_TIMEOUT_MS: '250',
         BILLING_CHARGE_LEASE_MS: '1000',
         JOB_LEASE_MS: '1500',

@@ -57,7 +57,7 @@ export interface PlatformSimulator {
   readonly apiBaseUrl: string
   readonly paymentsBaseUrl: string
   readonly accessToken: string
-  /** `PLATFORM_CREDENTIALS` entry for a store hash. */
+  /** The simulated store's access, as plain fields (the store's hash is `sim`: PLATFORM_API_URL is apiBaseUrl without `/stores/sim/v3`). */
   credentials(): { api_base_url: string; payments_base_url: string; access_token: string }
   setLatency(ms: number): void
   readonly latencyMs: number

@@ -64,4 +64,22 @@ describe('configuration', () => {
     assert.equal(loadConfig({ MAGIC_LINK_MAX_PER_EMAIL_TOTAL: '50' }).magicLinkLimits.perEmailTotal, 50)
     assert.throws(() => loadConfig({ MAGIC_LINK_MAX_PER_EMAIL_TOTAL: '0' }), /MAGIC_LINK_MAX_PER_EMAIL_TOTAL/)
   })
+
+  test('BigCommerce: hosts default to the platform, the app client is set whole, the token key is 32 bytes, PLATFORM_CREDENTIALS is refused', () => {
+    const config = loadConfig({})
+    assert.deepEqual([config.billing.platformApiUrl, config.billing.platformPaymentsUrl, config.platform.loginUrl], ['https://api.bigcommerce.com', 'https://payments.bigcommerce.com', 'https://login.bigcommerce.com'])
+    assert.equal(config.platform.app, undefined)
+    assert.equal(config.platform.tokenKey, undefined)
+    assert.deepEqual(loadConfig({ PLATFORM_CLIENT_ID: 'id', PLATFORM_CLIENT_SECRET: 'secret' }).platform.app, { clientId: 'id', clientSecret: 'secret' })
+    assert.throws(() => loadConfig({ PLATFORM_CLIENT_ID: 'id' }), /PLATFORM_CLIENT_ID and PLATFORM_CLIENT_SECRET/)
+    const key = Buffer.alloc(32, 7)
+    assert.deepEqual(loadConfig({ PLATFORM_TOKEN_KEY: key.toString('hex') }).platform.tokenKey, key)
+    assert.deepEqual(loadConfig({ PLATFORM_TOKEN_KEY: key.toString('base64') }).platform.tokenKey, key)
+    assert.deepEqual(loadConfig({ PLATFORM_TOKEN_KEY: key.toString('base64url') }).platform.tokenKey, key)
+    for (const bad of ['short', Buffer.alloc(31).toString('base64'), 'zz'.repeat(32)]) {
+      assert.throws(() => loadConfig({ PLATFORM_TOKEN_KEY: bad }), (error: Error) => /PLATFORM_TOKEN_KEY/.test(error.message) && !error.message.includes(bad))
+    }
+    assert.throws(() => loadConfig({ PLATFORM_API_URL: 'ftp://x' }), /PLATFORM_API_URL/)
+    assert.throws(() => loadConfig({ PLATFORM_CREDENTIALS: '{}' }), /PLATFORM_CREDENTIALS is no longer read/)
+  })
 })

@@ -6,6 +6,7 @@ import * as testGateway from './0004-test-gateway.ts'
 import * as billing from './0005-billing.ts'
 import * as webhooks from './0006-webhooks.ts'
 import * as moneyPath from './0007-money-path.ts'
+import * as platformConnections from './0008-platform-connections.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005-billing': billing,
   '0006-webhooks': webhooks,
   '0007-money-path': moneyPath,
+  '0008-platform-connections': platformConnections,
 }

@@ -1,42 +1,44 @@
 import type { Db, StoreRow } from '../../db/database.ts'
-import { findStoreById } from '../stores/index.ts'
 import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
 import type { GatewayResolver } from './renewal-context.ts'
 
 /** What the gateways need from the service's settings. */
 export interface GatewaySettings {
-  /** Live stores' platform API access, by store hash. */
-  platformCredentials: Readonly<Record<string, { api_base_url: string; payments_base_url?: string | undefined; access_token: string }>>
+  /** PLATFORM_API_URL: a store's REST API is `{platformApiUrl}/stores/{hash}/v3`. */
+  platformApiUrl: string
+  /** PLATFORM_PAYMENTS_URL: a store's payments host is `{platformPaymentsUrl}/stores/{hash}`. */
+  platformPaymentsUrl: string
+  /**
+   * The store's hash and decrypted token from its platform connection (src/modules/platform);
+   * absent or undefined: the store has none, and its platform charges fail as gateway_configuration.
+   */
+  platformAccessOf?: ((storeId: string) => Promise<{ storeHash: string; accessToken: string } | undefined>) | undefined
   platformTimeoutMs: number
   /** Simulated processing time of the test gateway (benchmarks). */
   testGatewayLatencyMs: number
 }
 
 /**
- * Test-mode stores charge through the `test` gateway, live stores through the commerce platform
- * with the credentials configured for their store hash (docs/contract.md, Billing).
+ * Each store charges through the gateway its `gateway` setting names (live stores always `platform`):
+ * the `test` gateway, or the commerce platform with the token of the store's platform connection
+ * (docs/contract.md, Billing).
  */
 export function createGatewayResolver(db: Db, billing: GatewaySettings): GatewayResolver & { close(): Promise<void> } {
   const test = createTestGateway(db, { latencyMs: billing.testGatewayLatencyMs })
-  const storeHashes = new Map<string, string>()
+  const apiUrl = billing.platformApiUrl.replace(/\/+$/, '')
+  const paymentsUrl = billing.platformPaymentsUrl.replace(/\/+$/, '')
   const platform = createPlatformGateway({
     timeoutMs: billing.platformTimeoutMs,
     async configFor(storeId) {
-      let hash = storeHashes.get(storeId)
-      if (hash === undefined) {
-        const row = await findStoreById(db, storeId)
-        if (!row) return undefined
-        hash = row.store_hash
-        storeHashes.set(storeId, hash)
-      }
-      const credentials = billing.platformCredentials[hash]
-      if (!credentials) return undefined
-      return { apiBaseUrl: credentials.api_base_url, paymentsBaseUrl: credentials.payments_base_url, accessToken: credentials.access_token }
+      const access = await billing.platformAccessOf?.(storeId)
+      if (!access) return undefined
+      const hash = encodeURIComponent(access.storeHash)
+      return { apiBaseUrl: `${apiUrl}/stores/${hash}/v3`, paymentsBaseUrl: `${paymentsUrl}/stores/${hash}`, accessToken: access.accessToken }
     },
   })
   const byName: Record<string, PaymentGateway> = { test, platform }
   return {
-    forStore: (store: StoreRow) => (store.mode === 'test' ? test : platform),
+    forStore: (store: StoreRow) => (store.gateway === 'platform' ? platform : test),
     byName(name) {
       const gateway = byName[name]
       if (!gateway) throw new Error(`unknown payment gateway ${name}`)

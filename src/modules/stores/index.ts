@@ -7,14 +7,17 @@ export {
   findStoresByIds,
   listAdminKeys,
   listStores,
+  resumeStoreBilling,
   setTestClock,
+  stopStoreBilling,
   storeDaysOf,
+  storeBillsOf,
   storeClockOf,
   storeHashOf,
   storeIdOfHash,
   touchKey,
 } from './stores.repository.ts'
-export { createAdminKey, createStore, ensureBootstrapStore, presentStore, revokeAdminKey, updateStoreSettings } from './stores.service.ts'
+export { createAdminKey, createStore, ensureBootstrapStore, ensureStoreForHash, STORE_HASH_PATTERN, presentStore, revokeAdminKey, updateStoreSettings } from './stores.service.ts'
 export { storeRoutes } from './stores.routes.ts'
 export { storeNow } from './store-clock.ts'
 export { StorefrontStore, storefrontStoreRoutes } from './storefront-store.routes.ts'

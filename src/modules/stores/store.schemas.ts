@@ -3,6 +3,10 @@ import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
 
 export const StoreMode = StringEnum(['live', 'test'] as const, { description: 'Test-mode stores charge through the test gateway and may use the test clock' })
 
+export const StoreGateway = StringEnum(['test', 'platform'] as const, {
+  description: 'Which gateway charges renewals: `test` (the built-in test gateway) or `platform` (BigCommerce, through the store\'s platform connection). Live stores always use `platform`',
+})
+
 const RetryDays = Type.Array(Type.Integer({ minimum: 1, maximum: 60 }), {
   minItems: 1,
   maxItems: 10,
@@ -21,6 +25,10 @@ export const Store = Type.Object(
     dunning_retry_days: RetryDays,
     renewal_reminder_days: Type.Integer({ minimum: 0, maximum: 30, description: 'Days before a renewal that subscription.renewal_upcoming is sent; 0 sends none' }),
     past_due_cancel_days: Type.Integer({ minimum: 1, maximum: 365, description: 'Days in past_due before a subscription is cancelled' }),
+    gateway: StoreGateway,
+    billing_stopped_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -36,6 +44,7 @@ export const UpdateStoreBody = Type.Object(
     dunning_retry_days: Type.Optional(RetryDays),
     renewal_reminder_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
     past_due_cancel_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
+    gateway: Type.Optional(StoreGateway),
   },
   { additionalProperties: false, minProperties: 1 },
 )

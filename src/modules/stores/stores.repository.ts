@@ -19,6 +19,24 @@ export function storeDaysOf(storeIdColumn: string, setting: 'renewal_reminder_da
   return sql<number>`(SELECT ${sql.ref(`st.${setting}`)} FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)})`
 }
 
+/**
+ * Whether the store named by `storeIdColumn` bills: false while its billing is stopped (its app was
+ * uninstalled). The renewal claim and due work read it, so a stopped store is never even tried.
+ */
+export function storeBillsOf(storeIdColumn: string): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)} AND st.billing_stopped_at IS NULL)`
+}
+
+/** Stops the store's billing (kept if already stopped: the first time stays); its data is untouched. */
+export async function stopStoreBilling(db: Executor, id: string, at: Date): Promise<void> {
+  await db.updateTable('stores').set({ billing_stopped_at: at, updated_at: at }).where('id', '=', id).where('billing_stopped_at', 'is', null).execute()
+}
+
+/** Lets a stopped store bill again (it was connected again); its overdue renewals are then due. */
+export async function resumeStoreBilling(db: Executor, id: string, at: Date): Promise<void> {
+  await db.updateTable('stores').set({ billing_stopped_at: null, updated_at: at }).where('id', '=', id).where('billing_stopped_at', 'is not', null).execute()
+}
+
 /** The hash of the store named by `storeIdColumn`. */
 export function storeHashOf(storeIdColumn: string): RawBuilder<string> {
   return sql<string>`(SELECT st.store_hash FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)})`

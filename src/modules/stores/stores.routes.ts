@@ -18,10 +18,11 @@ export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<voi
   app.patch('/store', {
     schema: {
       operationId: 'updateStore',
-      summary: 'Change the store name, time zone, currency or billing settings',
+      summary: 'Change the store name, time zone, currency, billing settings or payment gateway',
+      description: "`gateway` may be `test` or `platform` on a test-mode store; a live store always uses `platform` (`test` is 400 validation_failed).",
       tags: ['Store'],
       body: UpdateStoreBody,
       response: { 200: Ref(Store), ...problemResponses(404) },
     },
-  }, async (request) => updateStoreSettings(db, adminStore(request).id, request.body, clock.now()))
+  }, async (request) => updateStoreSettings(db, adminStore(request), request.body, clock.now()))
 }

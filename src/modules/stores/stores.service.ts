@@ -28,6 +28,8 @@ export function presentStore(store: StoreRow): StoreView {
     dunning_retry_days: store.dunning_retry_days,
     renewal_reminder_days: store.renewal_reminder_days,
     past_due_cancel_days: store.past_due_cancel_days,
+    gateway: store.gateway,
+    billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
     created_at: toRfc3339(store.created_at),
     updated_at: toRfc3339(store.updated_at),
   }
@@ -53,6 +55,7 @@ export async function createStore(db: Db, input: CreateStoreInput): Promise<Stor
       store_hash: input.storeHash,
       name: input.name ?? input.storeHash,
       mode: input.mode ?? 'test',
+      gateway: input.mode === 'live' ? 'platform' : 'test',
       timezone: input.timezone ?? 'UTC',
       currency: input.currency ?? 'USD',
     })
@@ -62,11 +65,23 @@ export async function createStore(db: Db, input: CreateStoreInput): Promise<Stor
   }
 }
 
-export async function updateStoreSettings(db: Db, storeId: string, input: UpdateStoreInput, now: Date): Promise<StoreView> {
+export async function updateStoreSettings(db: Db, store: StoreRow, input: UpdateStoreInput, now: Date): Promise<StoreView> {
   checkSettings(input, '/body')
+  // A live store's renewals move real money: only the platform can charge them.
+  if (input.gateway === 'test' && store.mode === 'live') throw invalidField('/body/gateway', "must be 'platform' for a live store")
+  const storeId = store.id
   const updated = await repo.updateStore(db, storeId, { ...input, updated_at: now })
   if (!updated) throw new AppError('not_found', `store ${storeId} was not found`)
   return presentStore(updated)
+}
+
+/**
+ * The store with this hash, created live when unknown (a merchant installing the BigCommerce app
+ * runs a real store; an operator who wants a test-mode store creates it first, and it keeps its mode).
+ */
+export async function ensureStoreForHash(db: Db, storeHash: string): Promise<StoreRow> {
+  if (!STORE_HASH_PATTERN.test(storeHash)) throw invalidField('/store_hash', 'must be 1-64 letters, digits, _ or -')
+  return repo.insertStoreIfAbsent(db, { id: newId('store'), store_hash: storeHash, name: storeHash, mode: 'live', gateway: 'platform' })
 }
 
 const KEY_PREFIX_LENGTH = 12
@@ -106,6 +121,7 @@ export async function ensureBootstrapStore(
     store_hash: bootstrap.storeHash,
     name: bootstrap.storeHash,
     mode: bootstrap.mode,
+    gateway: bootstrap.mode === 'live' ? 'platform' : 'test',
   })
   const keyHash = sha256Hex(bootstrap.adminApiKey)
   const existing = await repo.findKeyByHash(db, keyHash)

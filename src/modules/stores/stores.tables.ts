@@ -5,6 +5,9 @@ import type { Timestamp, NullableTimestamp } from '../../db/column-types.ts'
 
 export type StoreMode = 'live' | 'test'
 
+/** Which gateway charges the store's renewals: live stores always `platform`. */
+export type StoreGateway = 'test' | 'platform'
+
 export interface StoresTable {
   id: string
   store_hash: string
@@ -16,6 +19,9 @@ export interface StoresTable {
   renewal_reminder_days: Generated<number>
   past_due_cancel_days: Generated<number>
   test_clock_now: NullableTimestamp
+  gateway: Generated<StoreGateway>
+  /** Set while the store's billing is stopped (its app uninstalled): renewals and due work skip it. */
+  billing_stopped_at: NullableTimestamp
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { EventType } from '../events/index.ts'
-import { findStoreById, storeClockOf, storeDaysOf, storeNow } from '../stores/index.ts'
+import { findStoreById, storeBillsOf, storeClockOf, storeDaysOf, storeNow } from '../stores/index.ts'
 import { isRowDataError } from '../../db/errors.ts'
 import { RENEWAL_FAILED, setBillingIssue } from './subscription-batch.ts'
 import { applyMutation, type Mutation } from './subscription-mutation.ts'
@@ -125,6 +125,8 @@ async function findDue(db: Db, now: Date, limit: number, storeId?: string): Prom
       .select(['s.id', 's.store_id'])
       // Work that failed on this subscription's own data is set aside until the subscription changes.
       .where(sql<boolean>`(s.billing_issue IS NULL OR s.billing_issue->>'code' <> ${RENEWAL_FAILED})`)
+      // A store whose billing is stopped (app uninstalled) stands still: no activation, reminder or cancellation either.
+      .where(storeBillsOf('s.store_id'))
     if (storeId) query = query.where('s.store_id', '=', storeId)
     return query
   }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Executor, SubscriptionRow } from '../../db/database.ts'
-import { storeClockOf } from '../stores/index.ts'
+import { storeBillsOf, storeClockOf } from '../stores/index.ts'
 import { RENEWAL_FAILED } from './subscription-batch.ts'
 
 /**
@@ -15,7 +15,8 @@ export interface DueFilter {
 
 /**
  * Locks (SKIP LOCKED) up to `limit` subscriptions whose renewal is due on their store's clock and
- * that nothing holds back: no charge waiting, no cancellation at period end, no billing issue.
+ * that nothing holds back: no charge waiting, no cancellation at period end, no billing issue, and
+ * a store whose billing is not stopped (its app uninstalled: never even tried).
  */
 export function lockDueForRenewal(trx: Executor, now: Date, limit: number, filter: DueFilter = {}): Promise<SubscriptionRow[]> {
   let query = trx
@@ -26,6 +27,7 @@ export function lockDueForRenewal(trx: Executor, now: Date, limit: number, filte
     .where('s.cancel_at_period_end', '=', false)
     .where('s.billing_issue', 'is', null)
     .where('s.next_charge_at', '<=', storeClockOf('s.store_id', now))
+    .where(storeBillsOf('s.store_id'))
     // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
     // this renewal) renews after them: charging first would move the period past those cycles.
     .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0

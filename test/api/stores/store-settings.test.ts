@@ -39,6 +39,8 @@ describe('GET and PATCH /api/v1/admin/store', () => {
         dunning_retry_days: [1, 3, 5, 7],
         renewal_reminder_days: 3,
         past_due_cancel_days: 30,
+        gateway: 'test',
+        billing_stopped_at: null,
         created_at: undefined,
         updated_at: undefined,
       },

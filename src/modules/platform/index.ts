@@ -1,0 +1,6 @@
+export { createPlatformConnections, type PlatformAccess, type PlatformConnections } from './connections.ts'
+export { PlatformConnection, type PlatformConnectionView } from './platform.schemas.ts'
+export { platformAppRoutes, REQUIRED_SCOPES } from './platform-app.routes.ts'
+export { platformConnectionRoutes } from './platform-connection.routes.ts'
+export type { PlatformAppSettings } from './platform-app.ts'
+export { createTokenVault, resolveTokenKey, type TokenVault } from './token-vault.ts'
