@@ -1,8 +1,14 @@
 // How a card number is found (docs/contract.md, Card data): text is NFKC-normalised (so full-width
-// digits are digits), digits count as one run when only separators stand between them, and a run is
-// a card number when any 13-19 digit window of it that does not start with 0 passes the Luhn check
+// digits are digits), digits count as one run when they stand in groups of three or more with only
+// separators between them (as card numbers are written: 4-4-4-4, 4-6-5, with a CVV after), and a run
+// is a card number when any 13-19 digit window of it that does not start with 0 passes the Luhn check
 // (a number followed by its CVV, a number inside a longer run). No card number starts with 0, and
 // any run of zeros passes the check: zero-padded ids and counters are not card numbers.
+//
+// A run that touches a letter is part of a word, not a written number: generated identifiers (hex
+// tokens such as the platform's 64-character instrument tokens, UUIDs, ULIDs) mix digits and letters,
+// and any of their digit stretches may pass the check by chance; they are never card numbers. Groups
+// of one or two digits (dates, times, version numbers) do not join a run either.
 
 const SHORTEST = 13
 const LONGEST = 19
@@ -11,7 +17,11 @@ const LONGEST = 19
 // and thin spaces, tabs and newlines included), dots, underscores, slashes, hyphens and dashes, and
 // the invisible soft hyphen and zero-width characters. Never a digit, so the scan stays linear.
 const SEPARATOR = '[\\s._/\\-\\u00ad\\u200b-\\u200d\\u2010-\\u2015\\u2060\\u2212]'
-const DIGIT_RUN = new RegExp(`\\d(?:${SEPARATOR}*\\d)+`, 'g')
+// Groups of three or more digits; the last may be shorter (a 13-digit number written 4-4-4-1).
+const DIGIT_RUN = new RegExp(`(?<![\\p{L}\\p{M}\\d])\\d{3,}(?:${SEPARATOR}+\\d{3,})*(?:${SEPARATOR}+\\d{1,2})?(?![\\p{L}\\p{M}\\d])`, 'gu')
+// Masking logs errs the other way: any digits with only separators between them, letters or not
+// around them. A masked id in a log line costs nothing; a card number in one is an incident.
+const ANY_DIGIT_RUN = new RegExp(`\\d(?:${SEPARATOR}*\\d)+`, 'g')
 const NOT_A_DIGIT = /\D/g
 
 // NFKC turns one character into at most three ASCII digits ('⅒' is "1⁄10"), so text with fewer
@@ -146,14 +156,14 @@ function escapePointer(key: string): string {
 export const CARD_NUMBER_MASK = '[card number removed]'
 
 /**
- * Replaces card-number-like runs in free text (log lines, URLs) with a mask, finding them exactly as
- * containsCardNumber does. Text without one comes back unchanged; text with one comes back
+ * Replaces card-number-like runs in free text (log lines, URLs) with a mask: every run containsCardNumber
+ * finds, and also runs it lets pass because they touch letters or have short groups. Text without one comes back unchanged; text with one comes back
  * NFKC-normalised with each such run masked.
  */
 export function maskCardNumbers(text: string): string {
   if (!mayHoldCardNumber(text)) return text
   let masked = false
-  const result = normalised(text).replace(DIGIT_RUN, (run) => {
+  const result = normalised(text).replace(ANY_DIGIT_RUN, (run) => {
     if (!isCardRun(run)) return run
     masked = true
     return CARD_NUMBER_MASK
