@@ -10,7 +10,7 @@ import { createAdminAuthenticator, registerAdminContext } from './http/admin-aut
 import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts'
+import { frameworkErrorHandler, registerErrorHandling, sendProblem } from './http/error-handler.ts'
 import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
@@ -116,6 +116,12 @@ export async function buildApp({ database, config, services: given, clock = syst
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
   })
+  // The plugin limits routes; a request for no route gets the same limit, applied before its body
+  // is read, so unknown paths are not a way around it (or a free way to make the guards scan bodies).
+  const limitUnknownRoutes = app.rateLimit()
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) await limitUnknownRoutes.call(app, request, reply)
+  })
   registerMetrics(app, { setAside: services.setAsideCounts }, { token: config.metricsToken })
   registerHealth(app, db)
   await registerOpenApi(app)
@@ -154,6 +160,12 @@ export async function buildApp({ database, config, services: given, clock = syst
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
 
   await app.register(async (publicApi) => {
+    // The CORS plugin answers an OPTIONS request that is not a preflight with a plain-text 400; this
+    // runs first so that refusal is problem+json like every other.
+    publicApi.addHook('onRequest', (request, reply, done) => {
+      if (request.method !== 'OPTIONS' || (request.headers.origin && request.headers['access-control-request-method'])) return done()
+      sendProblem(request, reply, new AppError('validation_failed', 'OPTIONS is only answered as a CORS preflight, with Origin and Access-Control-Request-Method headers'))
+    })
     // Widgets run on storefront origins; nothing here depends on cookies, so any origin may read.
     await publicApi.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 })
     await publicApi.register(publicCatalogRoutes, { publicCatalog })

@@ -46,7 +46,10 @@ const worker = config.role === 'api' ? undefined : await startWorker(services, {
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {
-  if (stopping) return
+  if (stopping) {
+    app.log.info({ signal }, 'already shutting down')
+    return
+  }
   stopping = true
   app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   const force = setTimeout(() => {
@@ -67,8 +70,10 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1)
   }
 }
-process.once('SIGTERM', () => void shutdown('SIGTERM'))
-process.once('SIGINT', () => void shutdown('SIGINT'))
+// `on`, not `once`: a second signal (a process manager, or npm passing one on) must not fall back to
+// Node's default and kill the process while the database is closing; it is only noted.
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))
 
 await app.listen({ port: config.port, host: config.host })
 const address = app.server.address()

@@ -30,7 +30,8 @@ export function registerVersioning(app: FastifyInstance): void {
     reply.header('api-version', API_VERSION)
     const requested = request.headers['accept-version']
     if (requested !== undefined && !ACCEPTED_VERSIONS.has(String(requested).trim())) {
-      throw new AppError('unsupported_version', `Accept-Version ${String(requested).slice(0, 20)} is not served here; this API serves version 1 (send 1 or v1, or omit the header)`)
+      // The value is not repeated: a header can hold anything, card numbers included.
+      throw new AppError('unsupported_version', 'the Accept-Version asked for is not served here; this API serves version 1 (send 1 or v1, or omit the header)')
     }
   })
 }
