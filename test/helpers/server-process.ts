@@ -14,7 +14,7 @@ export interface RunningServer {
 }
 
 /** Starts `src/server.ts` as `npm start` would, on a free port, and waits for its banner. */
-export async function startServer(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningServer> {
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {
   const { DATABASE_URL: _ignored, ...inherited } = process.env
   const started = performance.now()
   const child = spawn(process.execPath, [SERVER_ENTRY], {
@@ -25,7 +25,11 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
   child.stdout!.on('data', (chunk) => (text += chunk))
   child.stderr!.on('data', (chunk) => (text += chunk))
   const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${text}`)), timeoutMs)
+    // A server that never says it is ready is killed: left running, it would keep the test process alive.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`server did not start in ${timeoutMs} ms:\n${text}`))
+    }, timeoutMs)
     const check = () => {
       const match = /API base URL\s+(http:\/\/[^\s]+)\/api\/v1/.exec(text)
       if (match) {
