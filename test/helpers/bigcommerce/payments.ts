@@ -5,7 +5,7 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import type { Ctx, Reply } from './context.ts'
 import { FieldErrors, Refusal, isInt, isObject, minorOf, parseJson, requireAccept, requireJsonContentType } from './http.ts'
-import type { SimOrder, SimPat, SimTransaction, StoredInstrument } from './state.ts'
+import { instrumentView, type SimOrder, type SimPat, type SimTransaction, type StoredInstrument } from './state.ts'
 
 /** HTTP status of each payments-host code (§3.3 leaves it open except "422 ... declined"; simulator's reading). */
 export function paymentCodeStatus(code: number): number {
@@ -76,16 +76,7 @@ export function getPaymentMethods(ctx: Ctx): Reply {
     ],
     stored_instruments: instruments
       .filter((i) => i.method_id === m.id)
-      .map((i) => ({
-        type: i.type,
-        token: i.token,
-        is_default: i.is_default,
-        brand: i.brand,
-        expiry_month: i.expiry_month,
-        expiry_year: i.expiry_year,
-        issuer_identification_number: i.issuer_identification_number,
-        last_4: i.last_4,
-      })),
+      .map(instrumentView),
   }))
   return { status: 200, body: { data, meta: {} } }
 }

@@ -5,7 +5,7 @@
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
 import type { Ctx, Reply, SimCore } from './context.ts'
 import { FieldErrors, Refusal, isObject, pageParams, pagination, parseJson, pick, requireJsonContentType } from './http.ts'
-import type { SimCustomer, SimHook, SimStore } from './state.ts'
+import { instrumentView, type SimCustomer, type SimHook, type SimStore } from './state.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Customers (§6)
@@ -60,14 +60,7 @@ export function getStoredInstruments(ctx: Ctx): Reply {
   const customer = Number.isInteger(id) ? ctx.store.customers.get(id) : undefined
   if (!customer) throw new Refusal(404, 'state', `Customer ${ctx.params.customerId} not found`, { title: 'Customer not found' })
   const body = customer.instruments.map((i) => ({
-    type: i.type,
-    token: i.token,
-    is_default: i.is_default,
-    brand: i.brand,
-    expiry_month: i.expiry_month,
-    expiry_year: i.expiry_year,
-    issuer_identification_number: i.issuer_identification_number,
-    last_4: i.last_4,
+    ...instrumentView(i),
     billing_address: {
       first_name: customer.first_name,
       last_name: customer.last_name,

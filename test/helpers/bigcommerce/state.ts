@@ -40,6 +40,20 @@ export interface StoredInstrument {
   method_id: string
 }
 
+/** An instrument as the platform shows it (§3.1 under a method, §6.3 for a customer), without our method_id. */
+export function instrumentView(i: StoredInstrument) {
+  return {
+    type: i.type,
+    token: i.token,
+    is_default: i.is_default,
+    brand: i.brand,
+    expiry_month: i.expiry_month,
+    expiry_year: i.expiry_year,
+    issuer_identification_number: i.issuer_identification_number,
+    last_4: i.last_4,
+  }
+}
+
 export interface SimCustomer {
   id: number
   email: string
