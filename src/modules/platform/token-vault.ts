@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
+import { keptSecret } from '../../db/kept-secrets.ts'
 
 /**
  * Stores' platform access tokens are encrypted at rest with AES-256-GCM (node:crypto): a random
@@ -48,24 +47,7 @@ export interface TokenKeySource {
  */
 export async function resolveTokenKey({ configured, engine, dataDir, db }: TokenKeySource): Promise<Buffer> {
   if (configured) return configured
-  if (engine === 'pglite' && dataDir !== 'memory://') return keyFromFile(resolve(dataDir))
-  await db
-    .insertInto('service_secrets')
-    .values({ name: KEY_ROW, value: randomBytes(32).toString('base64') })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute()
-  const row = await db.selectFrom('service_secrets').select('value').where('name', '=', KEY_ROW).executeTakeFirstOrThrow()
-  return Buffer.from(row.value, 'base64')
-}
-
-function keyFromFile(dataDir: string): Buffer {
-  const path = join(dataDir, KEY_FILE)
-  if (existsSync(path)) return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64')
-  mkdirSync(dataDir, { recursive: true })
-  const key = randomBytes(32)
-  // 'wx' fails rather than overwrite: the data directory lock makes this process the only writer.
-  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' })
-  return key
+  return Buffer.from(await keptSecret({ engine, dataDir, db }, { file: KEY_FILE, row: KEY_ROW }, () => randomBytes(32).toString('base64')), 'base64')
 }
 
 /** A vault over a key resolved once, on first use. */

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import nodemailer from 'nodemailer'
 import type { Db } from '../../db/database.ts'
+import { anyLiveStoreHash } from '../stores/index.ts'
 
 export interface Mail {
   to: string
@@ -46,8 +47,8 @@ export function createMailer({ smtpUrl, from, log, requireTls = false }: { smtpU
  */
 export async function requireMailForLiveStores(db: Db, smtpUrl: string | undefined): Promise<void> {
   if (smtpUrl) return
-  const live = await db.selectFrom('stores').select('store_hash').where('mode', '=', 'live').limit(1).executeTakeFirst()
+  const live = await anyLiveStoreHash(db)
   if (live) {
-    throw new Error(`SMTP_URL is required: store ${live.store_hash} is live, and without SMTP_URL its subscribers' sign-in links would be written to the log instead of sent`)
+    throw new Error(`SMTP_URL is required: store ${live} is live, and without SMTP_URL its subscribers' sign-in links would be written to the log instead of sent`)
   }
 }

@@ -16,9 +16,3 @@ export interface RevokedSessionsTable {
   jti: string
   expires_at: Timestamp
 }
-
-export interface ServiceSecretsTable {
-  name: string
-  value: string
-  created_at: Generated<Date>
-}

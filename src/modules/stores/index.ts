@@ -1,5 +1,6 @@
 export { Store, type StoreView } from './store.schemas.ts'
 export {
+  anyLiveStoreHash,
   findActiveKeyByHash,
   findStoreByHash,
   findStoreById,

@@ -59,6 +59,12 @@ export function findStoreByIdUnless(db: Executor, id: string, unless: RawBuilder
   return db.selectFrom('stores').selectAll().where('id', '=', id).where(sql<boolean>`NOT ${unless}`).executeTakeFirst()
 }
 
+/** The hash of some live store, if there is one. */
+export async function anyLiveStoreHash(db: Executor): Promise<string | undefined> {
+  const row = await db.selectFrom('stores').select('store_hash').where('mode', '=', 'live').limit(1).executeTakeFirst()
+  return row?.store_hash
+}
+
 export function setTestClock(db: Executor, id: string, at: Date): Promise<unknown> {
   return db.updateTable('stores').set({ test_clock_now: at }).where('id', '=', id).execute()
 }
