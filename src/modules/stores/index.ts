@@ -1,6 +1,7 @@
 export { Store, type StoreView } from './store.schemas.ts'
 export {
   anyLiveStoreHash,
+  billingStoreClocks,
   findActiveKeyByHash,
   findStoreByHash,
   findStoreById,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Executor, SubscriptionRow } from '../../db/database.ts'
-import { storeBillsOf, storeClockOf } from '../stores/index.ts'
+import { billingStoreClocks } from '../stores/index.ts'
 import { RENEWAL_FAILED } from './subscription-batch.ts'
 
 /**
@@ -21,13 +21,13 @@ export interface DueFilter {
 export function lockDueForRenewal(trx: Executor, now: Date, limit: number, filter: DueFilter = {}): Promise<SubscriptionRow[]> {
   let query = trx
     .selectFrom('subscriptions as s')
+    .innerJoin(billingStoreClocks(trx, now).as('st'), 'st.id', 's.store_id')
     .selectAll('s')
     .where('s.status', 'in', ['active', 'past_due'])
     .where('s.pending_charge_id', 'is', null)
     .where('s.cancel_at_period_end', '=', false)
     .where('s.billing_issue', 'is', null)
-    .where('s.next_charge_at', '<=', storeClockOf('s.store_id', now))
-    .where(storeBillsOf('s.store_id'))
+    .whereRef('s.next_charge_at', '<=', 'st.clock_now')
     // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
     // this renewal) renews after them: charging first would move the period past those cycles.
     .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0
