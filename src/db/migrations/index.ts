@@ -7,6 +7,7 @@ import * as billing from './0005-billing.ts'
 import * as webhooks from './0006-webhooks.ts'
 import * as moneyPath from './0007-money-path.ts'
 import * as platformConnections from './0008-platform-connections.ts'
+import * as platformOrders from './0009-platform-orders.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006-webhooks': webhooks,
   '0007-money-path': moneyPath,
   '0008-platform-connections': platformConnections,
+  '0009-platform-orders': platformOrders,
 }

@@ -40,10 +40,13 @@ export function createCollector(ctx: BillingContext) {
     const details = await renewalOrderDetails(db, charge.subscription_id)
     const order: RenewalOrder = {
       platformProductId: await platformProductIdOf(db, details.productId),
+      platformVariantId: details.platformVariantId,
       quantity: details.quantity,
       amount: charge.amount,
       currency: charge.currency.trim(),
       email: details.email,
+      platformCustomerId: details.platformCustomerId,
+      billingAddress: details.billingAddress,
       shippingAddress: details.shippingAddress,
     }
     const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => unknownOf(error))

@@ -32,6 +32,8 @@ function checkoutHash(input: CheckoutInput): string {
   const normalised = {
     ...input,
     platform_order_id: String(input.platform_order_id),
+    ...(input.platform_customer_id === undefined ? {} : { platform_customer_id: String(input.platform_customer_id) }),
+    items: input.items.map((item) => (item.platform_variant_id === undefined ? item : { ...item, platform_variant_id: String(item.platform_variant_id) })),
     email: input.email.toLowerCase(),
     ...(input.gift ? { gift: { ...input.gift, recipient_email: input.gift.recipient_email.toLowerCase() } } : {}),
   }
@@ -87,6 +89,8 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
           // A gift's buyer is not its recipient: the recipient's name is not known yet.
           name: input.gift ? null : (input.name ?? null),
           shipping_address: input.shipping_address ? JSON.stringify(input.shipping_address) : null,
+          // A gift's buyer pays, but is not the subscriber: the recipient's customer is not known yet.
+          platform_customer_id: input.gift || input.platform_customer_id === undefined ? null : String(input.platform_customer_id),
           created_at: now,
           updated_at: now,
         })
@@ -113,6 +117,9 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
             interval_count: plan.interval_count,
             payment_instrument_id: input.payment_instrument_id,
             shipping_address: input.shipping_address ? JSON.stringify(input.shipping_address) : null,
+            billing_address: input.billing_address ? JSON.stringify(input.billing_address) : null,
+            platform_customer_id: input.platform_customer_id === undefined ? null : String(input.platform_customer_id),
+            platform_variant_id: item.platform_variant_id === undefined ? null : String(item.platform_variant_id),
             start_at: startsNow ? now : activeAt,
             trial_days: plan.trial_days,
             ...(schedule ?? {}),

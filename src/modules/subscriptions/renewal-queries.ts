@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Executor, SubscriptionRow } from '../../db/database.ts'
 import { billingStoreClocks } from '../stores/index.ts'
 import { RENEWAL_FAILED } from './subscription-batch.ts'
+import type { ShippingAddressValue } from './subscriptions.tables.ts'
 
 /**
  * The reads billing makes of subscriptions and subscribers: billing owns charges, this module owns
@@ -47,22 +48,28 @@ export function lockSubscriptionsByIds(trx: Executor, ids: readonly string[]): P
 export interface RenewalOrderDetails {
   productId: string
   quantity: number
-  shippingAddress: Record<string, unknown> | null
+  shippingAddress: ShippingAddressValue | null
+  billingAddress: ShippingAddressValue | null
   email: string
+  platformCustomerId: string | null
+  platformVariantId: string | null
 }
 
 export async function renewalOrderDetails(db: Executor, subscriptionId: string): Promise<RenewalOrderDetails> {
   const row = await db
     .selectFrom('subscriptions as s')
     .innerJoin('subscribers as c', 'c.id', 's.subscriber_id')
-    .select(['s.product_id', 's.quantity', 's.shipping_address', 'c.email'])
+    .select(['s.product_id', 's.quantity', 's.shipping_address', 's.billing_address', 's.platform_customer_id', 's.platform_variant_id', 'c.email'])
     .where('s.id', '=', subscriptionId)
     .executeTakeFirstOrThrow()
   return {
     productId: row.product_id,
     quantity: row.quantity,
-    shippingAddress: (row.shipping_address as Record<string, unknown> | null) ?? null,
+    shippingAddress: row.shipping_address ?? null,
+    billingAddress: row.billing_address ?? null,
     email: row.email,
+    platformCustomerId: row.platform_customer_id,
+    platformVariantId: row.platform_variant_id,
   }
 }
 

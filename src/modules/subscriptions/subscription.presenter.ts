@@ -19,6 +19,13 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     interval_count: row.interval_count,
     payment_instrument_id: row.payment_instrument_id,
     shipping_address: row.shipping_address ?? null,
+    billing_address: row.billing_address ?? null,
+    platform_customer_id: row.platform_customer_id,
+    platform_variant_id: row.platform_variant_id,
+    payment_instrument:
+      row.payment_instrument_brand !== null || row.payment_instrument_last4 !== null
+        ? { brand: row.payment_instrument_brand, last_4: row.payment_instrument_last4 }
+        : null,
     start_at: toRfc3339(row.start_at),
     current_period_start: toRfc3339OrNull(row.current_period_start),
     current_period_end: toRfc3339OrNull(row.current_period_end),

@@ -47,6 +47,18 @@ export const Subscription = Type.Object(
     interval_count: Type.Integer({ minimum: 1 }),
     payment_instrument_id: Type.String({ description: "The commerce platform vault's instrument id; never card data" }),
     shipping_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false })),
+    billing_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false }), {
+      description: 'The billing address of its renewal orders on the platform',
+    }),
+    platform_customer_id: Nullable(Type.String(), { description: 'The platform customer who pays: the stored instrument is theirs' }),
+    platform_variant_id: Nullable(Type.String(), { description: 'The catalog variant its renewal orders carry' }),
+    payment_instrument: Nullable(
+      Type.Object(
+        { brand: Nullable(Type.String()), last_4: Nullable(Type.String({ pattern: '^[0-9]{4}$' })) },
+        { additionalProperties: false },
+      ),
+      { description: 'What the platform showed of the instrument when it was set (never more of the card); null when unknown' },
+    ),
     start_at: { ...Timestamp, description: 'When it became or becomes active (after any trial)' },
     current_period_start: Nullable(Timestamp),
     current_period_end: Nullable(Timestamp),
@@ -134,6 +146,11 @@ const PaymentInstrumentId = Type.String({
   example: 'instr_9f8e7d',
 })
 
+/** A platform id (customer, variant): a positive integer, as a number or as its digits. */
+function PlatformId(description: string) {
+  return Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })], { description })
+}
+
 export const CheckoutBody = Type.Object(
   {
     platform_order_id: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0 })], {
@@ -143,8 +160,21 @@ export const CheckoutBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     shipping_address: Type.Optional(Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false }))),
     payment_instrument_id: PaymentInstrumentId,
+    platform_customer_id: Type.Optional(PlatformId('The platform customer who owns the stored instrument; required when the store charges through the platform')),
+    billing_address: Type.Optional(
+      Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false }), {
+        description: 'The billing address of the renewal orders; required when the store charges through the platform',
+      }),
+    ),
     items: Type.Array(
-      Type.Object({ plan_id: Id('plan'), quantity: Type.Integer({ minimum: 1, maximum: 10_000 }) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          plan_id: Id('plan'),
+          quantity: Type.Integer({ minimum: 1, maximum: 10_000 }),
+          platform_variant_id: Type.Optional(PlatformId('The catalog variant the renewal orders carry, for a product with variants')),
+        },
+        { additionalProperties: false },
+      ),
       { minItems: 1, maxItems: 50 },
     ),
     start_at: Type.Optional({ ...Timestamp, description: 'A later start; the checkout still paid the first period' }),

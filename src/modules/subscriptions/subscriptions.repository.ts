@@ -75,6 +75,7 @@ export function upsertSubscriber(trx: Executor, row: Insertable<SubscribersTable
       oc.columns(['store_id', 'email']).doUpdateSet((eb) => ({
         name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('subscribers.name')),
         shipping_address: eb.fn.coalesce(eb.ref('excluded.shipping_address'), eb.ref('subscribers.shipping_address')),
+        platform_customer_id: eb.fn.coalesce(eb.ref('excluded.platform_customer_id'), eb.ref('subscribers.platform_customer_id')),
         updated_at: eb.ref('excluded.updated_at'),
       })),
     )

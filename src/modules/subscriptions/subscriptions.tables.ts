@@ -27,6 +27,8 @@ export interface SubscribersTable {
   email: string
   name: string | null
   shipping_address: Json<ShippingAddressValue | null>
+  /** The subscriber's own customer on the commerce platform, when known. */
+  platform_customer_id: string | null
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -76,6 +78,15 @@ export interface SubscriptionsTable {
   reminded_for: NullableTimestamp
   /** Set when a renewal failed on this subscription's own data: it is not claimed again until cleared. */
   billing_issue: Json<BillingIssue | null>
+  /** The platform customer who pays: owns the stored instrument (platform gateway). */
+  platform_customer_id: string | null
+  /** The billing address of the renewal orders (required by the platform's orders). */
+  billing_address: Json<ShippingAddressValue | null>
+  /** The catalog variant the renewal orders carry, when the product has variants. */
+  platform_variant_id: string | null
+  /** What the subscriber may see of the instrument, as the platform listed it; never more. */
+  payment_instrument_brand: string | null
+  payment_instrument_last4: string | null
 }
 
 /** Why a renewal or a charge was set aside for a person to look at. */

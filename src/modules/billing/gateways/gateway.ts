@@ -78,15 +78,33 @@ export type ChargeOutcome =
   | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
   | { status: 'unknown'; reason: string }
 
+/** A postal address as subscriptions keep it. */
+export interface OrderAddress {
+  name: string
+  line1: string
+  line2?: string | null | undefined
+  city: string
+  state?: string | null | undefined
+  postal_code: string
+  country: string
+  phone?: string | null | undefined
+}
+
 /** What the platform needs to raise the order a renewal pays (platform gateway only). */
 export interface RenewalOrder {
   platformProductId: string
+  /** The catalog variant, for a product with variants. */
+  platformVariantId: string | null
   quantity: number
   /** The whole order in integer minor units: the charge's amount. */
   amount: number
   currency: string
   email: string
-  shippingAddress: Record<string, unknown> | null
+  /** The customer who owns the stored instrument; the platform refuses a card of someone else (30051). */
+  platformCustomerId: string | null
+  /** Required by the platform's orders; the shipping address stands in when there is none. */
+  billingAddress: OrderAddress | null
+  shippingAddress: OrderAddress | null
 }
 
 export type OrderOutcome =
