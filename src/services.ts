@@ -5,7 +5,7 @@ import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
 import { countFailedJobs } from './jobs/runner.ts'
 import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
-import { createPlatformConnections, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
+import { createPlatformClient, createPlatformConnections, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
 import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
 import { createWebhookService } from './modules/webhooks/index.ts'
@@ -34,7 +34,13 @@ export function createServices({ database, config, clock = systemClock, log }: S
     db,
   }))
   const platformConnections = createPlatformConnections({ db, vault: tokenVault, clock: systemClock })
-  const gateways = createGatewayResolver(db, { ...config.billing, platformAccessOf: platformConnections.accessOf })
+  // One keep-alive pool to BigCommerce for the whole process: renewals, instruments, order webhooks.
+  const platformClient = createPlatformClient({
+    apiUrl: config.billing.platformApiUrl,
+    paymentsUrl: config.billing.platformPaymentsUrl,
+    timeoutMs: config.billing.platformTimeoutMs,
+  })
+  const gateways = createGatewayResolver(db, { ...config.billing, platformAccessOf: platformConnections.accessOf, platformClient })
   const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
   const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
   const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
@@ -46,6 +52,7 @@ export function createServices({ database, config, clock = systemClock, log }: S
     log,
     gateways,
     platformConnections,
+    platformClient,
     renewals,
     testClock: createTestClock({ db, clock, renewals }),
     publicCatalog,
@@ -61,7 +68,10 @@ export function createServices({ database, config, clock = systemClock, log }: S
       return { renewal, ...billing, job }
     },
     /** Releases what the services hold outside the database (the platform gateway's connection pool). */
-    close: () => gateways.close(),
+    close: async () => {
+      await gateways.close()
+      await platformClient.close()
+    },
   }
 }
 

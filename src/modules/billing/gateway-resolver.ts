@@ -1,6 +1,7 @@
 import type { Db, StoreRow } from '../../db/database.ts'
 import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
 import type { GatewayResolver } from './renewal-context.ts'
+import type { PlatformClient } from '../platform/index.ts'
 
 /** What the gateways need from the service's settings. */
 export interface GatewaySettings {
@@ -14,6 +15,8 @@ export interface GatewaySettings {
    */
   platformAccessOf?: ((storeId: string) => Promise<{ storeHash: string; accessToken: string } | undefined>) | undefined
   platformTimeoutMs: number
+  /** The process's HTTP client to the platform; one of its own when absent. */
+  platformClient?: PlatformClient | undefined
   /** Simulated processing time of the test gateway (benchmarks). */
   testGatewayLatencyMs: number
 }
