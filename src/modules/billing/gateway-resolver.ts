@@ -1,11 +1,11 @@
 import type { Db, StoreRow } from '../../db/database.ts'
 import { createPlatformGateway, createTestGateway, type PaymentGateway } from './gateways/index.ts'
 import type { GatewayResolver } from './renewal-context.ts'
-import type { PlatformClient } from '../platform/index.ts'
+import { createPlatformClient, type PlatformClient } from '../platform/index.ts'
 
 /** What the gateways need from the service's settings. */
 export interface GatewaySettings {
-  /** PLATFORM_API_URL: a store's REST API is `{platformApiUrl}/stores/{hash}/v3`. */
+  /** PLATFORM_API_URL: a store's REST API is `{platformApiUrl}/stores/{hash}/v2` and `/v3`. */
   platformApiUrl: string
   /** PLATFORM_PAYMENTS_URL: a store's payments host is `{platformPaymentsUrl}/stores/{hash}`. */
   platformPaymentsUrl: string
@@ -28,16 +28,12 @@ export interface GatewaySettings {
  */
 export function createGatewayResolver(db: Db, billing: GatewaySettings): GatewayResolver & { close(): Promise<void> } {
   const test = createTestGateway(db, { latencyMs: billing.testGatewayLatencyMs })
-  const apiUrl = billing.platformApiUrl.replace(/\/+$/, '')
-  const paymentsUrl = billing.platformPaymentsUrl.replace(/\/+$/, '')
+  const ownClient = billing.platformClient
+    ? undefined
+    : createPlatformClient({ apiUrl: billing.platformApiUrl, paymentsUrl: billing.platformPaymentsUrl, timeoutMs: billing.platformTimeoutMs })
   const platform = createPlatformGateway({
-    timeoutMs: billing.platformTimeoutMs,
-    async configFor(storeId) {
-      const access = await billing.platformAccessOf?.(storeId)
-      if (!access) return undefined
-      const hash = encodeURIComponent(access.storeHash)
-      return { apiBaseUrl: `${apiUrl}/stores/${hash}/v3`, paymentsBaseUrl: `${paymentsUrl}/stores/${hash}`, accessToken: access.accessToken }
-    },
+    client: billing.platformClient ?? ownClient!,
+    accessOf: async (storeId) => (await billing.platformAccessOf?.(storeId)) ?? undefined,
   })
   const byName: Record<string, PaymentGateway> = { test, platform }
   return {
@@ -47,6 +43,8 @@ export function createGatewayResolver(db: Db, billing: GatewaySettings): Gateway
       if (!gateway) throw new Error(`unknown payment gateway ${name}`)
       return gateway
     },
-    close: () => platform.close(),
+    close: async () => {
+      await ownClient?.close()
+    },
   }
 }

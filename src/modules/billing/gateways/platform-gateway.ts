@@ -1,237 +1,344 @@
-import { Agent, request, type Dispatcher } from 'undici'
-import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
+import { RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformCall, type PlatformClient, type PlatformReply } from '../../platform/index.ts'
+import type { ChargeOutcome, ChargeRequest, OrderAddress, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
 import {
   currencyExponent,
-  describeTransportError,
+  errorCodeOf,
   minorToDecimal,
   paymentOutcome,
   refundOutcome,
   refundQuoteOutcome,
   titleOf,
   transactionsOutcome,
-  wasNeverSent,
-  type PlatformAnswer,
 } from './platform-outcomes.ts'
 
-/** One store's credentials for the platform, from configuration. */
-export interface PlatformStoreConfig {
-  /** The store's REST API base, e.g. `https://api.example.com/stores/{hash}/v3`. */
-  apiBaseUrl: string
-  /** Where payments are submitted; the platform serves them from their own host. Defaults to apiBaseUrl. */
-  paymentsBaseUrl?: string | undefined
-  accessToken: string
-}
+/**
+ * BigCommerce's stored-instrument payments, as its published reference defines them
+ * (docs/platform-api.md §2-§5, docs/bigcommerce.md "Renewals"):
+ *
+ *   order     find the v2 order whose `external_order_id` is the charge's key, else create it
+ *             Incomplete (`status_id: 0`) for the customer who owns the card, priced in decimal
+ *             major units; the engine keeps its id on the charge;
+ *   charge    the payment method holding the instrument (`GET /v3/payments/methods?order_id=`), a
+ *             fresh payment access token (`is_recurring: true`), then the payment on the payments
+ *             host with the stored card;
+ *   lookup    the order's transactions, then the order's status.
+ *
+ * The platform takes no idempotency keys. Exactly once rests on three things: one order per charge
+ * key (found again by `external_order_id`), the engine recording the payment as submitted before it
+ * goes out (a payment is sent at most once per order; a lost answer is only looked up), and a PAT
+ * being good for one payment of one order.
+ *
+ * The access token and payment access tokens never enter an outcome: every text from outside goes
+ * through `redact`.
+ */
 
 export interface PlatformGatewayOptions {
-  /** The store's credentials, or undefined when the store has none configured. */
-  configFor(storeId: string): PlatformStoreConfig | undefined | Promise<PlatformStoreConfig | undefined>
-  /** Per request, from sending to the last byte of the answer. */
-  timeoutMs?: number
-  /** Tests and the server may share a pool; otherwise the gateway keeps its own keep-alive pool. */
-  dispatcher?: Dispatcher
+  client: PlatformClient
+  /** The store's hash and token, or undefined when the store is not connected. */
+  accessOf(storeId: string): Promise<PlatformAccess | undefined>
 }
 
 export interface PlatformGateway extends PaymentGateway {
   readonly name: 'platform'
-  close(): Promise<void>
 }
 
-const DEFAULT_TIMEOUT_MS = 15_000
+const NOT_CONNECTED = 'the store is not connected to the platform (app install or PUT /api/v1/admin/platform-connection)'
 
-type Sent = { ok: true; answer: PlatformAnswer } | { ok: false; neverSent: boolean; reason: string }
+type Redact = (text: string) => string
+
+function redactor(secrets: string[]): Redact {
+  return (text) => secrets.reduce((out, secret) => (secret ? out.replaceAll(secret, '[redacted]') : out), text)
+}
+
+/** Why a reply was not a clear answer, for an outcome. */
+function replyReason(step: string, reply: PlatformReply): string {
+  if (!reply.sent) return `${step}: ${reply.reason}`
+  const { statusCode, body } = reply.answer
+  const said = titleOf(body)
+  const waited = reply.rateLimitedFor > 0 ? ` after waiting ${Math.round(reply.rateLimitedFor / 1000)} s for the rate limit` : ''
+  return `${step}: the platform answered ${statusCode}${said ? ` (${said})` : ''}${waited}`
+}
+
+/** The HTTP status answered, 0 when there was no answer. */
+const statusOf = (reply: PlatformReply): number => (reply.sent ? reply.answer.statusCode : 0)
+const is2xx = (reply: PlatformReply): boolean => statusOf(reply) >= 200 && statusOf(reply) < 300
+/** The parsed body of an answer, undefined when there was none. */
+const bodyOf = (reply: PlatformReply): unknown => (reply.sent ? reply.answer.body : undefined)
+
+/** A refusal of our credentials or a missing resource of ours: no retry helps until someone fixes it. */
+const isConfigurationRefusal = (status: number) => status === 401 || status === 403
+
+/** A platform id as the number the reference types it as (`product_id`, `customer_id`, order ids are integers). */
+function platformInt(value: string | null | undefined): number | undefined {
+  if (!value || !/^[1-9][0-9]{0,9}$/.test(value)) return undefined
+  const n = Number(value)
+  return n <= 2_147_483_647 ? n : undefined
+}
+
+/** Our address as a v2 order address (O2 `billingAddress_Base`): the name split once, the country as ISO 2. */
+export function orderAddress(address: OrderAddress, email?: string): Record<string, string> {
+  const name = address.name.trim()
+  const space = name.indexOf(' ')
+  const out: Record<string, string> = {
+    first_name: space > 0 ? name.slice(0, space) : name,
+    last_name: space > 0 ? name.slice(space + 1).trim() : '',
+    street_1: address.line1,
+    city: address.city,
+    zip: address.postal_code,
+    country_iso2: address.country,
+  }
+  if (address.line2) out.street_2 = address.line2
+  if (address.state) out.state = address.state
+  if (address.phone) out.phone = address.phone
+  if (email) out.email = email
+  return out
+}
 
 /**
- * A decimal amount written into the JSON body exactly as given ("25.00" stays 25.00 on the wire),
- * so money never passes through a float on its way out.
+ * The v2 order body (§2.1): Incomplete, the customer who owns the card, the product at the charge's
+ * price in decimal major units (both `price_inc_tax` and `price_ex_tax`, or the platform recomputes
+ * from its catalogue), and the totals pinned to the charge's amount so they equal it exactly even
+ * when the amount does not divide by the quantity. No tax is computed for API orders (ORD).
  */
-function decimalJson(text: string): unknown {
-  const rawJSON = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON
-  return rawJSON ? rawJSON(text) : Number(text)
+export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { body: Record<string, unknown> } | { problem: string } {
+  const productId = platformInt(order.platformProductId)
+  if (productId === undefined) return { problem: `the product's platform id ${JSON.stringify(order.platformProductId)} is not a platform product id` }
+  const customerId = platformInt(order.platformCustomerId)
+  if (customerId === undefined) return { problem: 'the subscription has no platform customer: a stored card can only be charged for the customer who owns it' }
+  const billing = order.billingAddress ?? order.shippingAddress
+  if (!billing) return { problem: 'the subscription has neither a billing nor a shipping address; the platform requires a billing address on every order' }
+  let exponent: number
+  try {
+    exponent = currencyExponent(order.currency)
+  } catch {
+    return { problem: `${order.currency} is not a currency` }
+  }
+  const total = minorToDecimal(order.amount, exponent)
+  // A unit price with up to 4 decimals (what v2 keeps); the pinned totals carry the exact amount.
+  const unit = Math.floor((order.amount * 10_000) / order.quantity / 10 ** exponent) / 10_000
+  const variantId = platformInt(order.platformVariantId)
+  const product: Record<string, unknown> = {
+    product_id: productId,
+    quantity: order.quantity,
+    price_inc_tax: unit,
+    price_ex_tax: unit,
+    ...(variantId === undefined ? {} : { variant_id: variantId }),
+  }
+  const body: Record<string, unknown> = {
+    status_id: 0,
+    customer_id: customerId,
+    billing_address: orderAddress(billing, order.email),
+    products: [product],
+    subtotal_ex_tax: total,
+    subtotal_inc_tax: total,
+    total_ex_tax: total,
+    total_inc_tax: total,
+    external_source: RENEWAL_ORDER_SOURCE,
+    external_order_id: charge.idempotencyKey,
+    staff_notes: `Renewal of subscription ${charge.subscriptionId}`,
+  }
+  if (order.shippingAddress) body.shipping_addresses = [orderAddress(order.shippingAddress, order.email)]
+  return { body }
 }
 
-function messageOf(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).slice(0, 200)
-}
-
-/**
- * The commerce platform's stored-instrument payments API: obtain a payment access token for the
- * order, then submit the payment with the vaulted instrument's token. Outcomes per platform-outcomes.ts.
- * Credentials never enter an outcome or an error: every text from outside goes through `redact`.
- */
 export function createPlatformGateway(options: PlatformGatewayOptions): PlatformGateway {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
-  const ownAgent = options.dispatcher ? undefined : new Agent({ keepAliveTimeout: 10_000, connect: { timeout: Math.min(timeoutMs, 10_000) } })
-  const dispatcher = options.dispatcher ?? ownAgent!
+  const { client } = options
 
-  async function send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<Sent> {
-    try {
-      const response = await request(url, {
-        method,
-        dispatcher,
-        headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-        body: body === undefined ? null : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      })
-      const text = await response.body.text()
-      let parsed: unknown
-      try {
-        parsed = text ? JSON.parse(text) : undefined
-      } catch {
-        parsed = undefined
-      }
-      return { ok: true, answer: { statusCode: response.statusCode, body: parsed } }
-    } catch (error) {
-      return { ok: false, neverSent: wasNeverSent(error), reason: describeTransportError(error) }
+  /** The order raised for this charge key earlier, if any: lowest id first (§2.2). */
+  async function findOrder(access: PlatformAccess, key: string): Promise<{ found: string | undefined } | { error: PlatformReply }> {
+    // Whether the plain listing includes Incomplete orders is not settled (§2.2): ask both ways.
+    const queries: Record<string, string | number>[] = [{ external_order_id: key }, { external_order_id: key, status_id: 0 }]
+    for (const query of queries) {
+      const reply = await client.call(access, { method: 'GET', path: '/v2/orders', query: { ...query, sort: 'id:asc' } })
+      if (statusOf(reply) === 204) continue
+      if (!is2xx(reply)) return { error: reply }
+      const body = bodyOf(reply)
+      const orders = Array.isArray(body) ? (body as Array<{ id?: unknown; external_order_id?: unknown }>) : []
+      // The filter's matching rule is not documented: keep only exact matches.
+      const ids = orders.filter((o) => o?.external_order_id === key && Number.isInteger(o.id)).map((o) => o.id as number)
+      if (ids.length > 0) return { found: String(Math.min(...ids)) }
     }
+    return { found: undefined }
   }
 
-  async function transactionsOfOrder(config: PlatformStoreConfig, orderId: string, redact: (text: string) => string): Promise<ChargeOutcome | undefined> {
-    const sent = await send('GET', `${trimSlash(config.apiBaseUrl)}/orders/${encodeURIComponent(orderId)}/transactions`, { 'x-auth-token': config.accessToken })
-    if (!sent.ok) return { status: 'unknown', reason: redact(`looking up the order's transactions: ${sent.reason}`) }
-    if (sent.answer.statusCode < 200 || sent.answer.statusCode >= 300) return { status: 'unknown', reason: `looking up the order's transactions: the platform answered ${sent.answer.statusCode}` }
-    return transactionsOutcome(sent.answer.body)
+  /**
+   * What became of the order's payment (§4): its transactions, then (none) the order's status. An
+   * order still Incomplete with no transaction was never paid; one that moved on without a
+   * transaction is left to a person.
+   */
+  async function reconcile(access: PlatformAccess, orderId: string, redact: Redact): Promise<ChargeOutcome | undefined> {
+    const listed = await client.call(access, { method: 'GET', path: `/v3/orders/${encodeURIComponent(orderId)}/transactions` })
+    const listedStatus = listed.sent ? listed.answer.statusCode : 0
+    if (listedStatus === 404) return undefined
+    if (listedStatus === 200) {
+      const outcome = transactionsOutcome(bodyOf(listed), orderId)
+      if (outcome) return outcome
+    } else if (listedStatus !== 204) {
+      return { status: 'unknown', reason: redact(replyReason("reading the order's transactions", listed)) }
+    }
+    const read = await client.call(access, { method: 'GET', path: `/v2/orders/${encodeURIComponent(orderId)}` })
+    if (statusOf(read) === 404) return undefined
+    if (!is2xx(read)) return { status: 'unknown', reason: redact(replyReason('reading the order', read)) }
+    const order = bodyOf(read) as { status_id?: unknown; payment_status?: unknown } | null
+    if (order?.status_id === 0) return undefined
+    return { status: 'unknown', reason: `the order has no transaction but its status is ${String(order?.status_id)} (payment status ${JSON.stringify(order?.payment_status ?? '')})` }
+  }
+
+  /** The method whose stored instruments hold this token (§3.1). */
+  async function methodFor(access: PlatformAccess, orderId: number, token: string, redact: Redact): Promise<{ methodId: string } | { outcome: ChargeOutcome }> {
+    const reply = await client.call(access, { method: 'GET', path: '/v3/payments/methods', query: { order_id: orderId } })
+    if (!is2xx(reply)) {
+      if (isConfigurationRefusal(statusOf(reply)) || statusOf(reply) === 404) return { outcome: { status: 'failed', failureCode: 'gateway_configuration', failureMessage: redact(replyReason('listing payment methods', reply)) } }
+      // Nothing moves money before the payment: any other trouble is asked again later.
+      return { outcome: { status: 'unknown', reason: redact(replyReason('listing payment methods (nothing was paid)', reply)) } }
+    }
+    const methods = (bodyOf(reply) as { data?: unknown } | null)?.data
+    for (const method of Array.isArray(methods) ? (methods as Array<Record<string, unknown>>) : []) {
+      const stored = Array.isArray(method?.stored_instruments) ? (method.stored_instruments as Array<Record<string, unknown>>) : []
+      if (typeof method.id !== 'string' || !stored.some((instrument) => instrument?.token === token)) continue
+      const supported = Array.isArray(method.supported_instruments) ? (method.supported_instruments as Array<Record<string, unknown>>) : []
+      // A server-side renewal has no CVV: a method that demands one for stored cards cannot renew (§3.1).
+      if (supported.some((s) => s?.instrument_type === 'STORED_CARD' && s.verification_value_required === true)) {
+        return { outcome: { status: 'failed', failureCode: 'gateway_configuration', failureMessage: `the payment method ${method.id} asks for the card's security code on stored cards, which a renewal cannot give` } }
+      }
+      return { methodId: method.id }
+    }
+    return { outcome: { status: 'failed', failureCode: 'instrument_invalid', failureMessage: "the stored instrument is not among the order customer's stored instruments" } }
   }
 
   return {
     name: 'platform',
-    // The platform takes no idempotency keys (docs/money-path.md, Exactly once): a payment sent once is only looked up.
+    // The platform takes no idempotency keys: a payment sent once is only looked up (docs/money-path.md).
     honoursIdempotencyKeys: false,
 
     async createOrder(charge: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome> {
-      const config = await options.configFor(charge.storeId)
-      if (!config) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'no platform credentials are configured for this store' }
-      const redact = (text: string) => text.replaceAll(config.accessToken, '[redacted]')
-      const sent = await send(
-        'POST',
-        `${trimSlash(config.apiBaseUrl)}/orders`,
-        { 'x-auth-token': config.accessToken, 'idempotency-key': `${charge.idempotencyKey}:order` },
-        {
-          status: 'pending',
-          external_source: 'subscription-billing',
-          external_id: charge.idempotencyKey,
-          currency_code: order.currency,
-          customer_email: order.email,
-          products: [{ product_id: /^\d+$/.test(order.platformProductId) ? Number(order.platformProductId) : order.platformProductId, quantity: order.quantity }],
-          // Minor units: the platform must not recompute the price from its catalogue.
-          total_minor_units: order.amount,
-          shipping_address: order.shippingAddress,
-        },
-      )
-      if (!sent.ok) {
-        return sent.neverSent
-          ? { status: 'failed', failureCode: 'processing_error', failureMessage: redact(`creating the renewal order: ${sent.reason}`) }
-          : { status: 'unknown', reason: redact(`creating the renewal order: ${sent.reason}`) }
+      const access = await options.accessOf(charge.storeId)
+      if (!access) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: NOT_CONNECTED }
+      const redact = redactor([access.accessToken])
+      const built = renewalOrderBody(charge, order)
+      if ('problem' in built) return { status: 'failed', failureCode: 'processing_error', failureMessage: built.problem }
+
+      const earlier = await findOrder(access, charge.idempotencyKey)
+      if ('error' in earlier) return { status: 'unknown', reason: redact(replyReason('looking for the renewal order', earlier.error)) }
+      if (earlier.found) return { status: 'created', orderId: earlier.found }
+
+      const made = await client.call(access, { method: 'POST', path: '/v2/orders', body: built.body })
+      if (is2xx(made)) {
+        const id = (bodyOf(made) as { id?: unknown } | null)?.id
+        if (Number.isInteger(id)) return { status: 'created', orderId: String(id) }
       }
-      const { statusCode, body } = sent.answer
-      const id = (body as { data?: { id?: unknown } } | null)?.data?.id
-      if (statusCode >= 200 && statusCode < 300 && (typeof id === 'number' || (typeof id === 'string' && id !== ''))) return { status: 'created', orderId: String(id) }
-      if (statusCode >= 500 || statusCode === 409 || statusCode === 429) return { status: 'unknown', reason: `creating the renewal order: the platform answered ${statusCode}` }
-      const code = statusCode === 401 || statusCode === 403 || statusCode === 404 ? 'gateway_configuration' : 'processing_error'
-      return { status: 'failed', failureCode: code, failureMessage: redact(`creating the renewal order: the platform answered ${statusCode} ${titleOf(body)}`.trim()) }
+      if (statusOf(made) >= 400 && statusOf(made) < 500 && statusOf(made) !== 429) {
+        const code = isConfigurationRefusal(statusOf(made)) ? 'gateway_configuration' : 'processing_error'
+        return { status: 'failed', failureCode: code, failureMessage: redact(replyReason('creating the renewal order', made)) }
+      }
+      if (!made.sent && made.neverSent) return { status: 'unknown', reason: redact(replyReason('creating the renewal order (nothing was sent)', made)) }
+      // Lost, 5xx, or a 2xx without an id: the order may exist. Look again before anything else.
+      const after = await findOrder(access, charge.idempotencyKey)
+      if (!('error' in after) && after.found) return { status: 'created', orderId: after.found }
+      return { status: 'unknown', reason: redact(replyReason('creating the renewal order', made)) }
     },
 
     async charge(charge: ChargeRequest): Promise<ChargeOutcome> {
-      const config = await options.configFor(charge.storeId)
-      if (!config) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'no platform credentials are configured for this store' }
-      if (!charge.orderId) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'a platform charge needs the order it pays' }
-      const secrets = [config.accessToken]
-      const redact = (text: string) => secrets.reduce((out, secret) => (secret ? out.replaceAll(secret, '[redacted]') : out), text)
-      const idempotency = { 'idempotency-key': charge.idempotencyKey }
+      const access = await options.accessOf(charge.storeId)
+      if (!access) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: NOT_CONNECTED }
+      const orderId = platformInt(charge.orderId)
+      if (orderId === undefined) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'a platform charge needs the order it pays' }
+      const secrets = [access.accessToken]
+      const redact = redactor(secrets)
 
-      // Step 1: a payment access token for the order. It moves no money, so its failures are definite.
-      const orderId = /^\d+$/.test(charge.orderId) ? Number(charge.orderId) : charge.orderId
-      const tokenSent = await send('POST', `${trimSlash(config.apiBaseUrl)}/payments/access_tokens`, { 'x-auth-token': config.accessToken, ...idempotency }, { order: { id: orderId, is_recurring: true } })
-      if (!tokenSent.ok) return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(`obtaining a payment access token: ${tokenSent.reason}`) }
-      const { statusCode, body } = tokenSent.answer
-      if (statusCode === 409 || statusCode === 422) {
-        // The platform will not let this order be paid; after a lost answer that is because it was paid.
-        const reconciled = await transactionsOfOrder(config, charge.orderId, redact)
-        return reconciled ?? { status: 'failed', failureCode: 'gateway_configuration', failureMessage: redact(`the order cannot be paid (${statusCode}): ${titleOf(body)}`) }
-      }
-      const pat = (body as { data?: { id?: unknown } } | null)?.data?.id
-      if (statusCode < 200 || statusCode >= 300 || typeof pat !== 'string' || !pat) {
-        const code = statusCode === 401 || statusCode === 403 || statusCode === 404 ? 'gateway_configuration' : 'processing_error'
-        return { status: 'failed', failureCode: code, failureMessage: redact(`obtaining a payment access token: the platform answered ${statusCode} ${titleOf(body)}`.trim()) }
+      const method = await methodFor(access, orderId, charge.paymentInstrumentId, redact)
+      if ('outcome' in method) return method.outcome
+
+      // A new PAT for every payment attempt: single use, one hour (§3.2). It moves no money.
+      const tokenReply = await client.call(access, { method: 'POST', path: '/v3/payments/access_tokens', body: { order: { id: orderId, is_recurring: true } } })
+      const pat = is2xx(tokenReply) ? (bodyOf(tokenReply) as { data?: { id?: unknown } } | null)?.data?.id : undefined
+      if (typeof pat !== 'string' || pat === '') {
+        const tokenStatus = statusOf(tokenReply)
+        if (errorCodeOf(bodyOf(tokenReply)) === 30101 || tokenStatus === 409) {
+          // The order is no longer Incomplete: after a lost answer, because it was paid.
+          const found = await reconcile(access, String(orderId), redact)
+          return found ?? { status: 'failed', failureCode: 'processing_error', failureMessage: redact(replyReason('the renewal order cannot be paid', tokenReply)) }
+        }
+        if (isConfigurationRefusal(tokenStatus) || tokenStatus === 404) {
+          return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: redact(replyReason('obtaining a payment access token', tokenReply)) }
+        }
+        if (tokenStatus === 400 || tokenStatus === 422) {
+          return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(replyReason('obtaining a payment access token', tokenReply)) }
+        }
+        return { status: 'unknown', reason: redact(replyReason('obtaining a payment access token (nothing was paid)', tokenReply)) }
       }
       secrets.push(pat)
 
-      // Step 2: the payment. From here on, anything short of a clear answer is 'unknown'.
-      const paymentsBase = trimSlash(config.paymentsBaseUrl ?? config.apiBaseUrl)
-      // The platform takes no idempotency key: the engine records that the payment is about to go
-      // out, so a lost answer is only ever looked up. If it cannot (lease lost), nothing is sent.
+      // From here a payment may go out: the engine records that first, so a lost answer is only
+      // ever looked up. If it cannot (the lease was lost), nothing is sent.
       try {
         await charge.onSubmit?.()
       } catch (error) {
-        return { status: 'unknown', reason: redact(`the payment was not submitted: recording the submission failed (${messageOf(error)})`) }
+        return { status: 'unknown', reason: `the payment was not submitted: ${(error instanceof Error ? error.message : String(error)).slice(0, 200)}` }
       }
-      const paid = await send(
-        'POST',
-        `${paymentsBase}/payments`,
-        { authorization: `PAT ${pat}`, accept: 'application/vnd.bc.v1+json', ...idempotency },
-        { payment: { instrument: { type: 'stored_card', token: charge.paymentInstrumentId }, payment_method_id: 'stored_card' } },
-      )
-      if (!paid.ok) {
-        if (paid.neverSent) return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(`submitting the payment: ${paid.reason}`) }
-        return { status: 'unknown', reason: redact(`submitting the payment: ${paid.reason}`) }
+      const payment: PlatformCall = {
+        method: 'POST',
+        host: 'payments',
+        path: '/payments',
+        pat,
+        body: { payment: { instrument: { type: 'stored_card', token: charge.paymentInstrumentId }, payment_method_id: method.methodId } },
       }
-      const outcome = paymentOutcome(paid.answer)
-      return outcome.status === 'failed' ? { ...outcome, failureMessage: redact(outcome.failureMessage) } : outcome.status === 'unknown' ? { ...outcome, reason: redact(outcome.reason) } : outcome
+      const paid = await client.call(access, payment)
+      if (!paid.sent) {
+        if (paid.neverSent) return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(replyReason('submitting the payment (nothing was sent)', paid)) }
+        return (await reconcile(access, String(orderId), redact)) ?? { status: 'unknown', reason: redact(replyReason('submitting the payment', paid)) }
+      }
+      const meaning = paymentOutcome(paid.answer, String(orderId))
+      if (meaning.status === 'succeeded') return meaning
+      if (meaning.status === 'failed') return { ...meaning, failureMessage: redact(meaning.failureMessage) }
+      // Reconcile or unknown: what the order's transactions say, never a second payment.
+      const found = await reconcile(access, String(orderId), redact)
+      if (found && found.status !== 'unknown') return found
+      return { status: 'unknown', reason: redact(meaning.reason) }
     },
 
     async lookup(charge: ChargeRequest): Promise<ChargeOutcome | undefined> {
-      // Without an order or credentials, `charge` never sent anything, so there is nothing to find.
-      const config = await options.configFor(charge.storeId)
-      if (!config || !charge.orderId) return undefined
-      return transactionsOfOrder(config, charge.orderId, (text) => text.replaceAll(config.accessToken, '[redacted]'))
+      // Without an order or a connection, `charge` never sent anything, so there is nothing to find.
+      const access = await options.accessOf(charge.storeId)
+      if (!access || platformInt(charge.orderId) === undefined) return undefined
+      return reconcile(access, charge.orderId!, redactor([access.accessToken]))
     },
 
     /**
-     * Refunds through the order's payment actions (reference/orders.v3.yml): a refund quote for an
-     * order-level amount tells which provider can refund it online, then the refund itself with that
-     * provider and the same amount, both in the currency's decimal major units.
+     * Refunds through the order's payment actions (§5): a quote for an order-level amount tells which
+     * provider can refund it online, then the refund with that provider and the same amount, both in
+     * the currency's decimal major units.
      */
     async refund(refund: RefundRequest): Promise<RefundOutcome> {
       if (!Number.isSafeInteger(refund.amount) || refund.amount <= 0) throw new RangeError(`refund amount must be a positive integer of minor units, got ${refund.amount}`)
       const exponent = currencyExponent(refund.currency)
-      const amount = decimalJson(minorToDecimal(refund.amount, exponent))
-      const config = await options.configFor(refund.storeId)
-      if (!config) return { status: 'failed', message: 'no platform credentials are configured for this store' }
-      if (!refund.orderId) return { status: 'failed', message: 'a platform refund needs the order the charge paid' }
-      const redact = (text: string) => (config.accessToken ? text.replaceAll(config.accessToken, '[redacted]') : text)
-      const auth = { 'x-auth-token': config.accessToken }
-      const actions = `${trimSlash(config.apiBaseUrl)}/orders/${encodeURIComponent(refund.orderId)}/payment_actions`
-      const orderId = /^\d+$/.test(refund.orderId) ? Number(refund.orderId) : refund.orderId
+      const amount = Number(minorToDecimal(refund.amount, exponent))
+      const access = await options.accessOf(refund.storeId)
+      if (!access) return { status: 'failed', message: NOT_CONNECTED }
+      const orderId = platformInt(refund.orderId)
+      if (orderId === undefined) return { status: 'failed', message: 'a platform refund needs the order the charge paid' }
+      const redact = redactor([access.accessToken])
+      const actions = `/v3/orders/${orderId}/payment_actions`
       // An order-level amount (item_type ORDER, item_id = the order): tax is not recalculated.
       const item = { item_type: 'ORDER', item_id: orderId, amount, ...(refund.reason ? { reason: refund.reason.slice(0, 1000) } : {}) }
 
-      // Step 1: the quote. It moves no money, so every way it can fail is definite.
-      const quoted = await send('POST', `${actions}/refund_quotes`, auth, { items: [item] })
-      if (!quoted.ok) return { status: 'failed', message: redact(`asking for a refund quote: ${quoted.reason}`) }
+      // The quote moves no money, so every way it can fail is definite.
+      const quoted = await client.call(access, { method: 'POST', path: `${actions}/refund_quotes`, body: { items: [item] } })
+      if (!quoted.sent) return { status: 'failed', message: redact(`asking for a refund quote: ${quoted.reason}`) }
       const quote = refundQuoteOutcome(quoted.answer, refund.amount, exponent)
       if (quote.status === 'failed') return { status: 'failed', message: redact(quote.message) }
 
-      // Step 2: the refund. From here on, anything short of a clear answer is 'unknown'.
       try {
         await refund.onSubmit?.()
       } catch {
         return { status: 'unknown', reason: 'the refund was taken over before it was submitted; nothing was sent' }
       }
-      const sent = await send('POST', `${actions}/refunds`, auth, { items: [item], payments: [{ provider_id: quote.providerId, amount, offline: false }] })
-      if (!sent.ok) {
+      const sent = await client.call(access, { method: 'POST', path: `${actions}/refunds`, body: { items: [item], payments: [{ provider_id: quote.providerId, amount, offline: false }] } })
+      if (!sent.sent) {
         return sent.neverSent ? { status: 'failed', message: redact(`submitting the refund: ${sent.reason}`) } : { status: 'unknown', reason: redact(`submitting the refund: ${sent.reason}`) }
       }
       const outcome = refundOutcome(sent.answer)
       return outcome.status === 'failed' ? { ...outcome, message: redact(outcome.message) } : outcome.status === 'unknown' ? { ...outcome, reason: redact(outcome.reason) } : outcome
     },
-
-    async close() {
-      await ownAgent?.close()
-    },
   }
-}
-
-function trimSlash(url: string): string {
-  return url.endsWith('/') ? url.slice(0, -1) : url
 }

@@ -1,140 +1,123 @@
 import type { ChargeOutcome, FailureCode, RefundOutcome } from './gateway.ts'
+import { problemText, type PlatformAnswer } from '../../platform/index.ts'
 
 /**
- * How the platform's answers become outcomes. Pure, so the HTTP code stays thin. The rule behind
- * every row: 'failed' only when no money can have moved, 'unknown' whenever it might have.
+ * How the platform's answers become outcomes (docs/platform-api.md §3, §4, §5; docs/bigcommerce.md,
+ * Renewals). Pure, so the HTTP code stays thin. The rule behind every row: 'failed' only when no
+ * money can have moved, 'unknown' whenever it might have. A 429 never reaches these functions as a
+ * decline: the client waits it out, and one past its budget is 'unknown' with nothing sent.
  *
- * | step         | the platform answers                                  | outcome                                  |
- * |--------------|-------------------------------------------------------|------------------------------------------|
- * | access token | 2xx with data.id                                      | go on to the payment                     |
- * | access token | 401, 403                                              | failed gateway_configuration             |
- * | access token | 409, 422 (order not payable: perhaps paid already)    | reconcile on the order's transactions    |
- * | access token | 404                                                   | failed gateway_configuration             |
- * | access token | anything else, timeout, network error                 | failed processing_error (a token moves no money) |
- * | payment      | 2xx, data.status success (or none) and data.id        | succeeded, gatewayChargeId = data.id     |
- * | payment      | 2xx, data.status declined / failed                    | failed, code from the body (card_declined) |
- * | payment      | 2xx, pending or without an id                         | unknown                                  |
- * | payment      | 400 / 402 / 422 with a known decline code             | failed with that code (DECLINE_CODES)    |
- * | payment      | 402 / 422 without a known code                        | failed card_declined                     |
- * | payment      | 401, 403 (payment access token refused)               | failed gateway_configuration             |
- * | payment      | 409 (this idempotency key is in flight)               | unknown                                  |
- * | payment      | other 4xx (400, 404, 429...)                          | failed processing_error                  |
- * | payment      | 3xx, 5xx                                              | unknown (it may have been processed)     |
- * | payment      | timeout, connection reset or closed after sending     | unknown                                  |
- * | either       | connection refused, DNS failure, connect timeout      | failed processing_error (nothing sent)   |
- * | refund quote | 201 with an online, non-store-credit method of exactly the amount | go on to the refund          |
- * | refund quote | 2xx without such a method (offline only, other amount) | failed, saying what the platform offers |
- * | refund quote | anything else: 4xx, 5xx, timeout, network error        | failed (a quote moves no money)          |
- * | refund       | 2xx with data.id, not every payment is_declined        | succeeded, gatewayRefundId = data.id     |
- * | refund       | 2xx with data.id, every payment is_declined            | failed with the declined_message         |
- * | refund       | 2xx without data.id                                    | unknown                                  |
- * | refund       | 4xx other than 429                                     | failed with the platform's title/detail  |
- * | refund       | 429, 5xx, 1xx/3xx                                      | unknown (it may have been processed)     |
- * | refund       | timeout, connection reset or closed after sending      | unknown                                  |
- * | refund       | connection refused etc. (wasNeverSent)                 | failed (nothing sent)                    |
+ * | step         | the platform answers                                        | outcome                                  |
+ * |--------------|-------------------------------------------------------------|------------------------------------------|
+ * | payment      | 201, data.status success (purchase or authorization)        | succeeded                                |
+ * | payment      | 201, data.status pending, or without a status               | unknown: reconcile on the transactions   |
+ * | payment      | code 30102, 30104                                           | failed card_declined                     |
+ * | payment      | code 30103                                                  | failed expired_card                      |
+ * | payment      | code 30106                                                  | failed insufficient_funds                |
+ * | payment      | code 30051, 30107                                           | failed instrument_invalid                |
+ * | payment      | code 30000, 30001, 30002, 30003                             | failed gateway_configuration             |
+ * | payment      | code 10001, 30004, 30100                                    | failed processing_error                  |
+ * | payment      | code 30101 (order not Incomplete), 30105 (duplicate)        | reconcile: never pay again               |
+ * | payment      | code 10000 (try again), any 5xx, 429 past the budget        | unknown: reconcile before anything else  |
+ * | payment      | 422 without a code                                          | failed card_declined                     |
+ * | payment      | 401, 403 (payment access token refused)                     | failed gateway_configuration             |
+ * | payment      | other 4xx                                                   | failed processing_error                  |
+ * | payment      | timeout, connection reset or closed after sending           | unknown                                  |
+ * | payment      | connection refused, DNS failure (nothing sent)              | failed processing_error                  |
+ * | transactions | an ok purchase, capture, settled or authorization           | succeeded                                |
+ * | transactions | an `event: pending`                                         | unknown                                  |
+ * | transactions | only declined (`status: error`) payments                    | failed card_declined                     |
+ * | transactions | 204, none                                                   | no trace (the order is read next)        |
+ * | refund quote | 201 with an online, non-store-credit method of exactly the amount | go on to the refund                |
+ * | refund quote | 2xx without such a method (offline only, other amount)      | failed, saying what the platform offers  |
+ * | refund quote | anything else: 4xx, 5xx, timeout, network error             | failed (a quote moves no money)          |
+ * | refund       | 2xx with data.id, not every payment is_declined             | succeeded, gatewayRefundId = data.id     |
+ * | refund       | 2xx with data.id, every payment is_declined                 | failed with the declined_message         |
+ * | refund       | 2xx without data.id                                         | unknown                                  |
+ * | refund       | 4xx other than 429                                          | failed with the platform's title/detail  |
+ * | refund       | 429, 5xx, 1xx/3xx                                           | unknown (it may have been processed)     |
  */
 
-/** The platform's error codes (and common processor codes it passes through) in our vocabulary. */
-export const DECLINE_CODES: Record<string, FailureCode> = {
-  card_declined: 'card_declined',
-  declined: 'card_declined',
-  generic_decline: 'card_declined',
-  do_not_honor: 'card_declined',
-  fraudulent: 'card_declined',
-  lost_card: 'card_declined',
-  stolen_card: 'card_declined',
-  insufficient_funds: 'insufficient_funds',
-  expired_card: 'expired_card',
-  card_expired: 'expired_card',
-  invalid_instrument: 'instrument_invalid',
-  instrument_not_found: 'instrument_invalid',
-  invalid_card: 'instrument_invalid',
-  incorrect_number: 'instrument_invalid',
-  processing_error: 'processing_error',
+export type { PlatformAnswer }
+export { problemText }
+
+/** The payments host's integer error codes (PAY "Error codes"), in our vocabulary. */
+export const PAYMENT_ERROR_CODES: Readonly<Record<number, FailureCode | 'reconcile' | 'unknown'>> = {
+  10000: 'unknown',
+  10001: 'processing_error',
+  30000: 'gateway_configuration',
+  30001: 'gateway_configuration',
+  30002: 'gateway_configuration',
+  30003: 'gateway_configuration',
+  30004: 'processing_error',
+  30051: 'instrument_invalid',
+  30100: 'processing_error',
+  30101: 'reconcile',
+  30102: 'card_declined',
+  30103: 'expired_card',
+  30104: 'card_declined',
+  30105: 'reconcile',
+  30106: 'insufficient_funds',
+  30107: 'instrument_invalid',
 }
 
-// Errors raised before a single byte of the request left: nothing can have been charged.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
-
-export function wasNeverSent(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && NOT_SENT_CODES.has(code)
-}
-
-/** A short description of a transport error, for outcomes; never the request (it carries credentials). */
-export function describeTransportError(error: unknown): string {
-  const e = error as { name?: unknown; code?: unknown } | null
-  if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') return 'timed out'
-  if (typeof e?.code === 'string') return `network error ${e.code}`
-  return `network error ${typeof e?.name === 'string' ? e.name : 'unknown'}`
-}
-
-export interface PlatformAnswer {
-  statusCode: number
-  /** Parsed JSON body, or undefined when it was not JSON. */
-  body: unknown
-}
-
-function errorCodesOf(body: unknown): string[] {
-  const codes: string[] = []
-  const b = body as { code?: unknown; errors?: unknown; data?: { code?: unknown } } | null
-  if (typeof b?.code === 'string') codes.push(b.code)
-  if (typeof b?.data?.code === 'string') codes.push(b.data.code)
-  const errors = Array.isArray(b?.errors) ? b.errors : []
-  for (const item of errors) if (typeof item?.code === 'string') codes.push(item.code)
-  return codes.map((code) => code.toLowerCase())
+/** The integer `code` of a v3 or payments error body (also tolerated as a digit string). */
+export function errorCodeOf(body: unknown): number | undefined {
+  const code = (body as { code?: unknown } | null)?.code
+  if (typeof code === 'number' && Number.isInteger(code)) return code
+  if (typeof code === 'string' && /^\d{1,6}$/.test(code)) return Number(code)
+  return undefined
 }
 
 export function titleOf(body: unknown): string {
-  const b = body as { title?: unknown; errors?: Array<{ message?: unknown }> } | null
-  const first = Array.isArray(b?.errors) ? b.errors.find((item) => typeof item?.message === 'string')?.message : undefined
-  const text = typeof b?.title === 'string' ? b.title : typeof first === 'string' ? first : ''
-  return text.slice(0, 200)
-}
-
-function declineCode(body: unknown): FailureCode | undefined {
-  for (const code of errorCodesOf(body)) if (DECLINE_CODES[code]) return DECLINE_CODES[code]
-  return undefined
+  return problemText(body).slice(0, 200)
 }
 
 const failed = (failureCode: FailureCode, failureMessage: string): ChargeOutcome => ({ status: 'failed', failureCode, failureMessage })
 
-/** The outcome of the payment request, from the platform's answer (rows "payment" of the table). */
-export function paymentOutcome(answer: PlatformAnswer): ChargeOutcome {
+/** What the payment request's answer means; 'reconcile' asks the caller to read the order's transactions. */
+export type PaymentAnswerMeaning = ChargeOutcome | { status: 'reconcile'; reason: string }
+
+/** The outcome of the payment request (rows "payment" of the table). `gatewayChargeId` is the caller's. */
+export function paymentOutcome(answer: PlatformAnswer, gatewayChargeId: string): PaymentAnswerMeaning {
   const { statusCode, body } = answer
   const detail = titleOf(body)
   if (statusCode >= 200 && statusCode < 300) {
-    const data = (body as { data?: { id?: unknown; status?: unknown } } | null)?.data
-    const id = typeof data?.id === 'string' || typeof data?.id === 'number' ? String(data.id) : undefined
-    const status = typeof data?.status === 'string' ? data.status.toLowerCase() : 'success'
-    if (status === 'declined' || status === 'failed') return failed(declineCode(body) ?? 'card_declined', detail || 'The payment was declined.')
-    if (status === 'success' && id) return { status: 'succeeded', gatewayChargeId: id }
-    return { status: 'unknown', reason: `the platform answered ${statusCode} with payment status ${status}${id ? '' : ' and no transaction id'}` }
+    const data = (body as { data?: { status?: unknown } } | null)?.data
+    const status = typeof data?.status === 'string' ? data.status.toLowerCase() : ''
+    if (status === 'success') return { status: 'succeeded', gatewayChargeId }
+    return { status: 'unknown', reason: `the platform answered ${statusCode} with payment status ${status || '(none)'}` }
   }
+  const code = errorCodeOf(body)
+  const meaning = code === undefined ? undefined : PAYMENT_ERROR_CODES[code]
+  const said = `${detail || `the platform answered ${statusCode}`}${code === undefined ? '' : ` (code ${code})`}`
+  if (meaning === 'reconcile') return { status: 'reconcile', reason: said }
+  if (meaning === 'unknown' || statusCode >= 500 || statusCode === 429 || statusCode < 200 || (statusCode >= 300 && statusCode < 400)) {
+    return { status: 'unknown', reason: `${said}; the payment may have been processed` }
+  }
+  if (meaning) return failed(meaning, said)
   if (statusCode === 401 || statusCode === 403) return failed('gateway_configuration', `the platform refused the payment access token (${statusCode})`)
-  if (statusCode === 409) return { status: 'unknown', reason: 'the platform reports a payment with this idempotency key in progress (409)' }
-  if (statusCode === 400 || statusCode === 402 || statusCode === 422) {
-    const code = declineCode(body)
-    if (code) return failed(code, detail || `declined (${statusCode})`)
-    if (statusCode !== 400) return failed('card_declined', detail || `declined (${statusCode})`)
-  }
-  if (statusCode >= 400 && statusCode < 500) return failed('processing_error', `the platform refused the payment (${statusCode})${detail ? `: ${detail}` : ''}`)
-  return { status: 'unknown', reason: `the platform answered ${statusCode}; the payment may have been processed` }
+  // PROC: 422 is "missing, invalid data or declined by payment provider"; without a code it is a decline.
+  if (statusCode === 422) return failed('card_declined', said)
+  return failed('processing_error', `the platform refused the payment: ${said}`)
 }
 
+// Events that mean money was taken or is held for this order (O3 `Transaction.event`).
+const PAID_EVENTS = new Set(['purchase', 'capture', 'settled', 'authorization'])
+
 /**
- * What an order's transaction list says about its payment: a settled purchase wins; a pending one
- * means not yet known; none means the order is unpaid, so paying it again cannot charge twice.
+ * What an order's transaction list says about its payment (§4): an ok purchase, capture, settled or
+ * authorization is paid (an authorization holds the money: paying again would hold it twice); an
+ * `event: pending` is not yet known; only declined attempts is a decline; none is no trace.
  */
-export function transactionsOutcome(body: unknown): ChargeOutcome | undefined {
+export function transactionsOutcome(body: unknown, gatewayChargeId: string): ChargeOutcome | undefined {
   const data = (body as { data?: unknown } | null)?.data
   const transactions = Array.isArray(data) ? (data as Array<Record<string, unknown>>) : []
-  const paid = transactions.find((t) => (t.event === 'purchase' || t.event === 'capture') && t.status === 'ok')
-  if (paid) {
-    const id = paid.gateway_transaction_id ?? paid.id
-    return { status: 'succeeded', gatewayChargeId: String(id) }
+  if (transactions.some((t) => typeof t?.event === 'string' && PAID_EVENTS.has(t.event) && t.status === 'ok')) return { status: 'succeeded', gatewayChargeId }
+  if (transactions.some((t) => t?.event === 'pending')) return { status: 'unknown', reason: 'the order has a payment pending' }
+  if (transactions.some((t) => (t?.event === 'purchase' || t?.event === 'authorization') && t.status === 'error')) {
+    return failed('card_declined', 'the payment was declined (found when the order was reconciled)')
   }
-  if (transactions.some((t) => t.event === 'pending' || t.status === 'pending')) return { status: 'unknown', reason: 'the order has a payment pending' }
   return undefined
 }
 
@@ -167,29 +150,6 @@ export function decimalToMinor(value: unknown, exponent: number): number | undef
   if (/[^0]/.test(fraction.slice(exponent))) return undefined
   const minor = Number(`${whole}${fraction.slice(0, exponent).padEnd(exponent, '0')}`)
   return Number.isSafeInteger(minor) ? minor : undefined
-}
-
-/** Everything the platform said about an error, for a message: titles, details, per-item errors. */
-export function problemText(body: unknown): string {
-  const texts: string[] = []
-  const add = (value: unknown) => {
-    if (typeof value === 'string' && value.trim() && !texts.includes(value.trim())) texts.push(value.trim())
-  }
-  const visit = (item: unknown) => {
-    const b = item as { title?: unknown; detail?: unknown; error?: unknown; message?: unknown; declined_message?: unknown; errors?: unknown } | null
-    if (!b || typeof b !== 'object') return
-    add(b.title)
-    add(b.detail)
-    add(b.error)
-    add(b.message)
-    if (Array.isArray(b.errors)) for (const e of b.errors) visit(e)
-    else if (b.errors && typeof b.errors === 'object') for (const value of Object.values(b.errors)) add(value)
-  }
-  visit(body)
-  // The refunds endpoint wraps its errors in `data` (422: [{status, title, type}], 503: [{order_id, status, error}]).
-  const data = (body as { data?: unknown } | null)?.data
-  if (Array.isArray(data)) for (const item of data) visit(item)
-  return texts.join('; ').slice(0, 300)
 }
 
 /** A refund method the quote offers: one payment option, online, and not store credit. */
