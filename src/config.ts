@@ -140,10 +140,11 @@ export interface Config {
 }
 
 /**
- * The longest a charge's gateway calls can take one after another: on the platform, raising the
- * order, the payment access token, then the payment or (after a refusal) the order's transactions,
- * then a lookup after a lost answer, each bounded by its timeout; on the test gateway, a charge and
- * a replay under the same key. A lease shorter than this could end while its holder still works.
+ * A lease long enough for a charge's usual gateway calls one after another (on the platform: the
+ * payment method, the payment access token, the payment, a reconciliation; on the test gateway, a
+ * charge and a replay under the same key). Safety does not rest on it: the engine renews leases
+ * while calls run, a platform order is kept only while the lease is held, and a payment goes out
+ * only after the lease-checked submission mark, so a charge taken over is only ever looked up.
  */
 export const PLATFORM_CALLS_PER_CHARGE = 4
 export function longestGatewaySequenceMs(billing: { platformTimeoutMs: number; testGatewayLatencyMs: number }): number {
