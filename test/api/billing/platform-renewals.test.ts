@@ -1,128 +1,173 @@
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { after, before, beforeEach, describe, test } from 'node:test'
-import { fixedClock } from '../../../src/lib/clock.ts'
 import { randomBytes } from 'node:crypto'
+import { after, before, beforeEach, describe, test } from 'node:test'
+import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
 import { createGatewayResolver, createRenewalEngine, type RenewalEngine } from '../../../src/modules/billing/index.ts'
-import { createPlatformConnections, createTokenVault } from '../../../src/modules/platform/index.ts'
-import { systemClock } from '../../../src/lib/clock.ts'
+import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformCall, type PlatformClient, type PlatformReply } from '../../../src/modules/platform/index.ts'
+import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { buildTestApp, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
 
-const TOKEN = 'platform-store-token-SECRET-4411'
-const PAT = 'pat-SECRET-8812'
+/**
+ * Renewals of a live store through the platform gateway, against the BigCommerce simulator
+ * (test/helpers/bigcommerce-simulator.ts), which refuses anything the published reference does not
+ * allow and records it in `violations`. A renewal finds or raises a v2 order for its charge key,
+ * then pays it with the customer's stored card (docs/platform-api.md §2-§4).
+ */
 
-interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: any }
+const STORE_HASH = `renewals${process.pid}`
+const ACCESS_TOKEN = 'platform-store-token-SECRET-4411'
+const TOKEN_KEY = randomBytes(32)
+const PRODUCT_ID = 77
+const CUSTOMER_ID = 11
 
-/** Plays the commerce platform for a live store: orders, payment access tokens, payments, at the platform's paths. */
-function startPlatform(hash: () => string) {
-  const seen: Seen[] = []
-  let nextOrder = 500
-  const orders = new Map<string, number>()
-  let decline = false
-  const server = createServer(async (req, res) => {
-    let raw = ''
-    for await (const chunk of req) raw += chunk
-    const body = raw ? JSON.parse(raw) : undefined
-    seen.push({ method: req.method!, url: req.url!, headers: req.headers, body })
-    const reply = (status: number, payload: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(payload))
-    }
-    const api = `/stores/${hash()}/v3`
-    if (req.method === 'POST' && req.url === `${api}/orders`) {
-      if (req.headers['x-auth-token'] !== TOKEN) return reply(401, { title: 'Unauthorized' })
-      // The platform honours the idempotency key: the same key answers the same order.
-      const key = String(req.headers['idempotency-key'])
-      if (!orders.has(key)) orders.set(key, nextOrder++)
-      return reply(201, { data: { id: orders.get(key) } })
-    }
-    if (req.method === 'POST' && req.url === `${api}/payments/access_tokens`) return reply(201, { data: { id: PAT } })
-    if (req.method === 'POST' && req.url === `/payments-host/stores/${hash()}/payments`) {
-      if (decline) return reply(422, { title: 'Card declined', errors: [{ code: 'card_declined' }] })
-      return reply(201, { data: { id: `txn_${seen.length}`, status: 'success' } })
-    }
-    reply(404, { title: 'Not found' })
-  })
-  return { server, seen, setDecline: (value: boolean) => { decline = value } }
+/** The platform client, recording every call the gateway makes and the answer it got. */
+function recordingClient(inner: PlatformClient): PlatformClient & { calls: Array<{ call: PlatformCall; reply: PlatformReply }> } {
+  const calls: Array<{ call: PlatformCall; reply: PlatformReply }> = []
+  return {
+    calls,
+    async call(access, request) {
+      const reply = await inner.call(access, request)
+      calls.push({ call: request, reply })
+      return reply
+    },
+    close: () => inner.close(),
+  }
 }
 
-describe('renewals of a live store through the platform gateway', () => {
+describe('renewals of a live store through the platform gateway (BigCommerce simulator)', () => {
+  let sim: BigCommerceSimulator
   let t: TestApp
   let shop: StoreWithKey
-  const platform = startPlatform(() => shop.store.store_hash)
+  let client: ReturnType<typeof recordingClient>
+  let closeResolver: () => Promise<void>
   let planId: string
-  let platformProductId: string
+  let cards: string[]
   let engineAt: (at: string) => RenewalEngine
 
   before(async () => {
-    platform.server.listen(0, '127.0.0.1')
-    await once(platform.server, 'listening')
-    const origin = `http://127.0.0.1:${(platform.server.address() as AddressInfo).port}`
-    t = await buildTestApp()
-    shop = await createStoreWithKey(t.db, { mode: 'live' })
-    const config = testConfig({ PLATFORM_API_URL: origin, PLATFORM_PAYMENTS_URL: `${origin}/payments-host`, PLATFORM_API_TIMEOUT_MS: '2000' })
-    // The store's token comes from its platform connection, decrypted for each charge.
-    const key = randomBytes(32)
-    const connections = createPlatformConnections({ db: t.db, vault: createTokenVault(async () => key), clock: systemClock })
-    await connections.connect(shop.store.id, { accessToken: TOKEN, source: 'api_account' })
-    const product = await createProduct(t.app, shop.auth, { platform_product_id: '77' })
-    platformProductId = product.platform_product_id
+    sim = await startBigCommerceSimulator()
+    sim.addStore({ hash: STORE_HASH, accessToken: ACCESS_TOKEN })
+    // The catalogue's price is not the plan's: the order must carry the charge's price, not the catalogue's.
+    sim.addProduct(STORE_HASH, { id: PRODUCT_ID, name: 'Beans', price: 9.99 })
+    cards = sim.addCustomer(STORE_HASH, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}, {}] }).instruments.map((instrument) => instrument.token)
+
+    const env = { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'), PLATFORM_API_TIMEOUT_MS: '2000' }
+    t = await buildTestApp({ env })
+    shop = await createStoreWithKey(t.db, { mode: 'live', storeHash: STORE_HASH })
+    // The store is connected with a token the platform issued for it, as an admin would.
+    const connected = await call(t.app, { method: 'PUT', url: '/api/v1/admin/platform-connection', headers: shop.auth, payload: { access_token: ACCESS_TOKEN } })
+    assert.equal(connected.statusCode, 200, connected.body)
+    const product = await createProduct(t.app, shop.auth, { platform_product_id: String(PRODUCT_ID) })
     planId = (await createPlan(t.app, shop.auth, product.id, { amount: 1250 })).id
-    engineAt = (at) => createRenewalEngine({ db: t.db, clock: fixedClock(at), gateways: createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf }) })
+
+    const config = testConfig(env)
+    // The engine reads the store's token from its connection, decrypted with the same key as the app's.
+    const connections = createPlatformConnections({ db: t.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
+    client = recordingClient(createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 2_000 }))
+    const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: client })
+    closeResolver = gateways.close
+    engineAt = (at) => createRenewalEngine({ db: t.db, clock: fixedClock(at), gateways })
   })
   beforeEach(() => {
-    platform.seen.length = 0
-    platform.setDecline(false)
+    client.calls.length = 0
   })
   after(async () => {
-    await t.close()
-    platform.server.closeAllConnections()
-    platform.server.close()
+    await closeResolver?.()
+    await client?.close()
+    await t?.close()
+    await sim?.close()
   })
 
-  test('a renewal raises its order, then pays it with the stored instrument; the order id is kept on the charge', async () => {
-    const body = checkoutBody(planId, { payment_instrument_id: 'vault_tok_1', items: [{ plan_id: planId, quantity: 2 }] })
+  const platformCheckout = (card: string, overrides: Record<string, unknown> = {}) =>
+    checkoutBody(planId, { payment_instrument_id: card, platform_customer_id: CUSTOMER_ID, billing_address: ADDRESS, ...overrides })
+
+  test('a renewal raises its v2 order for the charge key, then pays it with the stored card; the order id is kept on the charge', async () => {
+    const body = platformCheckout(cards[0]!, { items: [{ plan_id: planId, quantity: 2 }] })
     const [subscription] = await checkout(t.app, shop.auth, body)
+    const before = sim.orders(STORE_HASH).length
     const counts = await engineAt(subscription.next_charge_at).runDue({ storeId: shop.store.id })
     assert.equal(counts.renewals, 1)
-
-    const hash = shop.store.store_hash
-    assert.deepEqual(platform.seen.map((request) => `${request.method} ${request.url}`), [`POST /stores/${hash}/v3/orders`, `POST /stores/${hash}/v3/payments/access_tokens`, `POST /payments-host/stores/${hash}/payments`])
-    const [order, token, payment] = platform.seen as [Seen, Seen, Seen]
     const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
-    assert.equal(order.headers['idempotency-key'], `${charge.idempotency_key}:order`)
-    assert.deepEqual(order.body.products, [{ product_id: Number(platformProductId), quantity: 2 }])
-    assert.equal(order.body.total_minor_units, 2500, 'amount x quantity, in minor units')
-    assert.equal(order.body.customer_email, body.email)
-    assert.equal(token.body.order.id, 500, 'the payment access token is for the order just raised')
-    assert.equal(payment.body.payment.instrument.token, 'vault_tok_1')
-    assert.equal(payment.headers['idempotency-key'], charge.idempotency_key)
-    assert.deepEqual([charge.status, charge.platform_order_id, charge.gateway], ['succeeded', '500', 'platform'])
+
+    // The calls, in order: look for an earlier order, raise it, find the method, a PAT, the payment.
+    const steps = client.calls.map(({ call }) => `${call.method} ${call.host ?? 'api'} ${call.path}`)
+    const raised = steps.indexOf('POST api /v2/orders')
+    assert.ok(raised > 0 && steps.slice(0, raised).every((step) => step === 'GET api /v2/orders'), `the order is looked for by its key before it is raised: ${steps.join(', ')}`)
+    assert.deepEqual(steps.slice(raised), ['POST api /v2/orders', 'GET api /v3/payments/methods', 'POST api /v3/payments/access_tokens', 'POST payments /payments'])
+    for (const { call } of client.calls.slice(0, raised)) assert.equal(call.query?.external_order_id, charge.idempotency_key, 'looked for by external_order_id = the charge key')
+    const [order, methods, token, payment] = client.calls.slice(raised) as [(typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0]]
+
+    // The v2 order body (§2.1): Incomplete, the card's owner, decimal major units, totals pinned.
+    const sent = order.call.body as Record<string, any>
+    assert.equal(sent.status_id, 0)
+    assert.equal(sent.customer_id, CUSTOMER_ID)
+    assert.equal(sent.external_order_id, charge.idempotency_key)
+    assert.deepEqual(sent.products, [{ product_id: PRODUCT_ID, quantity: 2, price_inc_tax: 12.5, price_ex_tax: 12.5 }])
+    for (const field of ['subtotal_ex_tax', 'subtotal_inc_tax', 'total_ex_tax', 'total_inc_tax']) assert.equal(Number(sent[field]), 25, `${field} is 25.00 major units`)
+    assert.deepEqual(
+      [sent.billing_address.first_name, sent.billing_address.last_name, sent.billing_address.street_1, sent.billing_address.zip, sent.billing_address.country_iso2, sent.billing_address.email],
+      ['Ada', 'Lovelace', ADDRESS.line1, ADDRESS.postal_code, ADDRESS.country, body.email],
+    )
+    const orderId = (order.reply as { sent: true; answer: { body: { id: number } } }).answer.body.id
+
+    // The method holding the card (§3.1), a recurring PAT for that order (§3.2), the payment with the PAT (§3.3).
+    assert.deepEqual(methods.call.query, { order_id: orderId })
+    assert.deepEqual(token.call.body, { order: { id: orderId, is_recurring: true } })
+    const pat = (token.reply as { sent: true; answer: { body: { data: { id: string } } } }).answer.body.data.id
+    assert.equal(payment.call.pat, pat, 'Authorization: PAT with the token just issued')
+    assert.deepEqual(payment.call.body, { payment: { instrument: { type: 'stored_card', token: cards[0] }, payment_method_id: 'stripe.card' } })
+
+    // At the platform: one order for this charge, paid once, for the charge's amount.
+    const orders = sim.orders(STORE_HASH).slice(before)
+    assert.equal(orders.length, 1, 'one order per charge')
+    const placed = orders[0]!
+    assert.deepEqual(
+      [placed.id, placed.external_order_id, placed.customer_id, placed.status_id, placed.total_inc_tax, placed.payment_requests, placed.successful_payments, placed.pats_issued],
+      [orderId, charge.idempotency_key, CUSTOMER_ID, 11, 250_000, 1, 1, 1],
+      'order, key, owner, Awaiting Fulfillment, 25.0000, one payment request, one payment, one PAT',
+    )
+    assert.deepEqual(placed.products.map((product) => [product.product_id, product.quantity, product.price_inc_tax]), [[PRODUCT_ID, 2, 125_000]])
+    assert.equal(placed.transactions[0]?.payment_instrument_token, cards[0])
+
+    // The charge names the order; the gateway's charge id for a platform charge is that order id.
+    assert.deepEqual([charge.status, charge.platform_order_id, charge.gateway_charge_id, charge.gateway, Number(charge.amount)], ['succeeded', String(orderId), String(orderId), 'platform', 2500])
+    assert.deepEqual(sim.doubleCharges(), [])
+    assert.deepEqual(sim.violations, [])
   })
 
   test('a declined payment fails the charge with its code and schedules the first dunning retry', async () => {
-    platform.setDecline(true)
-    const [subscription] = await checkout(t.app, shop.auth, checkoutBody(planId, { payment_instrument_id: 'vault_tok_2' }))
+    sim.declineNextPayment(30102)
+    const [subscription] = await checkout(t.app, shop.auth, platformCheckout(cards[1]!))
     await engineAt(subscription.next_charge_at).runDue({ storeId: shop.store.id })
     const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
     assert.equal(charge.status, 'failed')
     assert.equal(charge.failure_code, 'card_declined')
     assert.ok(charge.next_retry_at && charge.next_retry_at > charge.created_at)
-    assert.ok(!JSON.stringify(charge).includes(TOKEN) && !JSON.stringify(charge).includes(PAT), 'no credential is stored')
+    const order = sim.order(STORE_HASH, Number(charge.platform_order_id))
+    assert.ok(order, 'the charge names the order it tried to pay')
+    assert.deepEqual([order.external_order_id, order.status_id, order.payment_requests, order.successful_payments], [charge.idempotency_key, 0, 1, 0], 'asked once, not paid, still Incomplete')
+    const pats = client.calls.filter(({ call }) => call.path === '/v3/payments/access_tokens').map(({ reply }) => (reply as { sent: true; answer: { body: { data: { id: string } } } }).answer.body.data.id)
+    assert.equal(pats.length, 1)
+    const stored = JSON.stringify(charge)
+    assert.ok(!stored.includes(ACCESS_TOKEN) && !stored.includes(pats[0]!), 'no credential is stored')
+    assert.deepEqual(sim.doubleCharges(), [])
+    assert.deepEqual(sim.violations, [])
   })
 
   test('a live store without a platform connection fails the charge as gateway_configuration, without any request', async () => {
-    const other = await createStoreWithKey(t.db, { mode: 'live' })
-    const product = await createProduct(t.app, other.auth)
+    const other = await createStoreWithKey(t.db, { mode: 'live', storeHash: `unconnected${process.pid}` })
+    const product = await createProduct(t.app, other.auth, { platform_product_id: String(PRODUCT_ID) })
     const plan = await createPlan(t.app, other.auth, product.id)
-    const [subscription] = await checkout(t.app, other.auth, checkoutBody(plan.id))
+    const [subscription] = await checkout(t.app, other.auth, checkoutBody(plan.id, { payment_instrument_id: cards[0], platform_customer_id: CUSTOMER_ID, billing_address: ADDRESS }))
+    const requests = sim.requests.length
+    client.calls.length = 0
     await engineAt(subscription.next_charge_at).runDue({ storeId: other.store.id })
     const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
     assert.deepEqual([charge.status, charge.failure_code], ['failed', 'gateway_configuration'])
-    assert.equal(platform.seen.length, 0)
+    assert.equal(client.calls.length, 0, 'the gateway made no call')
+    assert.equal(sim.requests.length, requests, 'the platform received no request')
+    assert.deepEqual(sim.violations, [])
   })
 })
