@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
-import { createServer, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import type { DatabaseHandle } from '../../../src/db/connect.ts'
@@ -10,126 +8,103 @@ import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
 import { createRenewalEngine, type GatewayResolver } from '../../../src/modules/billing/index.ts'
 import { createPlatformGateway, type PlatformGateway } from '../../../src/modules/billing/gateways/platform-gateway.ts'
 import { createCatalogService } from '../../../src/modules/catalog/index.ts'
+import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient, type PlatformConnections } from '../../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../../src/modules/stores/index.ts'
 import { createCheckoutService } from '../../../src/modules/subscriptions/index.ts'
+import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createTestDatabase } from '../../helpers/database.ts'
 import { SHIPPING_ADDRESS } from '../../helpers/subscriptions.ts'
 
 /**
- * Refunds on the platform, which takes no idempotency key: a refund sent whose answer was lost is
- * never sent again (it waits for a person, its amount still reserved), and a refund slower than its
- * lease is not taken over while its worker lives.
+ * Refunds on the platform, which takes no idempotency key (docs/platform-api.md §5): a quote, then
+ * the refund, both for an order-level amount in decimal major units. A refund sent whose answer was
+ * lost is never sent again (it waits for a person, its amount still reserved), a refund slower than
+ * its lease is not taken over while its worker lives, and refunds of one order go one at a time (the
+ * BigCommerce simulator refuses concurrent refunds of an order and records it as a violation).
  */
-const TOKEN = 'tok-review'
-type Mode = 'answer' | 'lose-answer' | 'slow'
+const DAY_MS = 86_400_000
+const TOKEN_KEY = randomBytes(32)
+const CUSTOMER_ID = 21
 
-function startPlatform() {
-  const refunds: number[] = [] // minor units the "platform" gave back
-  let mode: Mode = 'answer'
-  let slowMs = 0
-  const json = (res: ServerResponse, status: number, body: string) => {
-    res.writeHead(status, { 'content-type': 'application/json' })
-    res.end(body)
-  }
-  const server = createServer(async (req, res) => {
-    let raw = ''
-    for await (const chunk of req) raw += chunk
-    const body = JSON.parse(raw || '{}')
-    const amount = Math.round(Number(body.items?.[0]?.amount) * 100)
-    const left = 1500 - refunds.reduce((a, b) => a + b, 0)
-    const dec = (n: number) => (n / 100).toFixed(2)
-    if (req.url?.endsWith('/refund_quotes')) {
-      if (amount > left) return json(res, 422, JSON.stringify({ status: 422, title: 'more than is refundable' }))
-      return json(res, 201, `{"data":{"order_id":100,"refund_methods":[[{"provider_id":"stripe","amount":${dec(amount)},"offline":false,"offline_provider":false}]]}}`)
-    }
-    if (req.url?.endsWith('/refunds')) {
-      if (mode === 'slow') await sleep(slowMs)
-      if (amount > left) return json(res, 422, JSON.stringify({ data: [{ status: 422, title: 'more than is refundable' }] }))
-      refunds.push(amount)
-      if (mode === 'lose-answer') {
-        // The refund is made; the answer never arrives (connection reset after the request went out).
-        req.socket.destroy()
-        return
-      }
-      return json(res, 201, `{"data":{"id":${refunds.length},"order_id":100,"payments":[{"id":1,"provider_id":"stripe","amount":${dec(amount)},"offline":false,"is_declined":false}]}}`)
-    }
-    json(res, 404, '{}')
-  })
-  return {
-    server,
-    refunds,
-    setMode(next: Mode, ms = 0) {
-      mode = next
-      slowMs = ms
-    },
-  }
-}
-
+/** A live store connected to the simulator, with `renewals` renewals of 15.00 paid through the platform, each on its own order. */
 let seeded = 0
-async function seed(db: Db): Promise<{ store: StoreRow; chargeId: string }> {
+async function seed(db: Db, sim: BigCommerceSimulator, connections: PlatformConnections, resolver: GatewayResolver, renewals = 1): Promise<{ store: StoreRow; chargeId: string; orderId: number; hash: string; charges: Array<{ chargeId: string; orderId: number }> }> {
   seeded++
-  const clock = fixedClock(new Date(Date.now() - 5 * 86_400_000))
-  const store = await ensureBootstrapStore(db, { storeHash: `review-refund-${seeded}`, adminApiKey: `sk_test_review_refund_${seeded}_0123456789abcdef`, mode: 'live' })
+  const hash = `reviewrefund${process.pid}n${seeded}`
+  const accessToken = `tok-review-SECRET-${seeded}`
+  sim.addStore({ hash, accessToken })
+  sim.addProduct(hash, { id: 77, name: 'Beans', price: 12 })
+  const card = sim.addCustomer(hash, { id: CUSTOMER_ID, email: 'a@example.com', instruments: [{}] }).instruments[0]!.token
+
+  const clock = fixedClock(new Date(Date.now() - 35 * DAY_MS))
+  const store = await ensureBootstrapStore(db, { storeHash: hash, adminApiKey: `sk_test_review_refund_${seeded}_0123456789abcdef`, mode: 'live' })
+  await connections.connect(store.id, { accessToken, source: 'api_account' })
   const catalog = createCatalogService({ db, clock, onChange: () => {} })
   const product = await catalog.createProduct(store, { platform_product_id: '77', name: 'Beans' })
   const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
-  const outcome = await createCheckoutService({ db, clock }).checkout(store, {
+  await createCheckoutService({ db, clock }).checkout(store, {
     platform_order_id: 'order-1',
     email: 'a@example.com',
     name: 'A',
     shipping_address: SHIPPING_ADDRESS,
-    payment_instrument_id: 'vault_tok_1',
-    items: [{ plan_id: plan.id, quantity: 1 }],
+    billing_address: SHIPPING_ADDRESS,
+    platform_customer_id: CUSTOMER_ID,
+    payment_instrument_id: card,
+    items: Array.from({ length: renewals }, () => ({ plan_id: plan.id, quantity: 1 })),
   })
-  const subscriptionId = outcome.data[0]!.id
-  const chargeId = `ch_review${Math.random().toString(36).slice(2, 10)}`
-  const now = new Date()
-  await db
-    .insertInto('charges')
-    .values({
-      id: chargeId, store_id: store.id, subscription_id: subscriptionId, amount: 1500, currency: 'USD', status: 'succeeded', attempt: 1,
-      payment_instrument_id: 'vault_tok_1', idempotency_key: `${subscriptionId}:${now.toISOString()}:1`, failure_code: null, failure_message: null,
-      next_retry_at: null, period_start: now, period_end: now, created_at: now, settled_at: now, gateway: 'platform', gateway_charge_id: 'txn_1',
-      platform_order_id: '100', lease_until: null, lease_token: null, submitted_at: now, unknown_since: null, review: null, amount_refunded: 0,
-    } as any)
-    .execute()
-  return { store, chargeId }
+  // The renewal, due now, paid through the platform: the order to refund is a real paid order.
+  await createRenewalEngine({ db, clock: systemClock, gateways: resolver }).runDue({ storeId: store.id })
+  const rows = await db.selectFrom('charges').selectAll().where('store_id', '=', store.id).orderBy('platform_order_id').execute()
+  assert.equal(rows.length, renewals)
+  const charges = rows.map((charge) => {
+    assert.deepEqual([charge.status, Number(charge.amount)], ['succeeded', 1500], `the renewal was paid: ${charge.failure_message ?? ''}`)
+    const orderId = Number(charge.platform_order_id)
+    assert.equal(sim.order(hash, orderId)?.successful_payments, 1)
+    return { chargeId: charge.id, orderId }
+  })
+  assert.equal(new Set(charges.map((charge) => charge.orderId)).size, renewals, 'one order per renewal')
+  return { store, hash, charges, ...charges[0]! }
 }
 
-describe('platform refunds are sent once', () => {
+describe('platform refunds are sent once (BigCommerce simulator)', () => {
   let handle: DatabaseHandle
-  let platform: ReturnType<typeof startPlatform>
+  let sim: BigCommerceSimulator
+  let client: PlatformClient
   let gateway: PlatformGateway
   let resolver: GatewayResolver
+  let connections: PlatformConnections
   const LEASE_MS = 300
+
+  /** The refund requests the platform received for an order (whatever became of them). */
+  const refundRequests = (hash: string, orderId: number) => sim.requests.filter((request) => request.operation === 'createOrderRefund' && request.url.includes(`/stores/${hash}/v3/orders/${orderId}/`))
+  /** What the platform gave back for the order, in cents, one entry per refund. */
+  const givenBack = (hash: string, orderId: number) => sim.order(hash, orderId)!.refunds.map((refund) => refund.total_amount / 100)
 
   before(async () => {
     handle = await createTestDatabase()
-    platform = startPlatform()
-    platform.server.listen(0, '127.0.0.1')
-    await once(platform.server, 'listening')
-    const base = `http://127.0.0.1:${(platform.server.address() as AddressInfo).port}/stores/abc/v3`
-    gateway = createPlatformGateway({ timeoutMs: 5_000, configFor: () => ({ apiBaseUrl: base, accessToken: TOKEN }) })
+    sim = await startBigCommerceSimulator()
+    connections = createPlatformConnections({ db: handle.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
+    client = createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 5_000 })
+    gateway = createPlatformGateway({ client, accessOf: connections.accessOf })
     resolver = { forStore: () => gateway, byName: () => gateway }
   })
   after(async () => {
-    await gateway.close()
-    platform.server.close()
-    await handle.close()
+    await client?.close()
+    await sim?.close()
+    await handle?.close()
   })
 
   test('a partial refund whose answer is lost is not sent again: it waits for review, its amount reserved', async () => {
-    platform.refunds.length = 0
-    const { store, chargeId } = await seed(handle.db)
+    const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
     const engine = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    platform.setMode('lose-answer')
+    sim.loseNextAnswer('createOrderRefund')
     const first = await engine.refund(store, chargeId, { amount: 500 })
     assert.equal(first.completed, false, '202: the answer was lost')
-    platform.setMode('answer')
     await sleep(LEASE_MS + 50)
     await engine.reconcile()
     const charge = await handle.db.selectFrom('charges').select('amount_refunded').where('id', '=', chargeId).executeTakeFirstOrThrow()
-        assert.deepEqual(platform.refunds, [500], 'the platform gave back 500 once')
+    assert.deepEqual(givenBack(hash, orderId), [500], 'the platform gave back 5.00 once')
+    assert.equal(refundRequests(hash, orderId).length, 1, 'the refund was sent once')
     assert.equal(Number(charge.amount_refunded), 0, 'not counted as refunded until someone knows')
     const [row] = await handle.db.selectFrom('refunds').selectAll().where('charge_id', '=', chargeId).execute()
     assert.equal(row!.status, 'pending')
@@ -137,37 +112,85 @@ describe('platform refunds are sent once', () => {
     assert.ok(row!.submitted_at, 'recorded as sent before it was sent')
     const rest = await engine.refund(store, chargeId, { amount: 1001 }).catch((error: { code?: string }) => error)
     assert.equal((rest as { code?: string }).code, 'validation_failed', 'the 500 in doubt is still reserved: 1000 is all that is left')
+    assert.equal(refundRequests(hash, orderId).length, 1, 'nothing more was sent')
+    assert.deepEqual(sim.doubleCharges(), [])
+    assert.deepEqual(sim.violations, [])
   })
 
-  test('a refund slower than its lease is not sent again by another worker\'s refund pass', async () => {
-    platform.refunds.length = 0
-    const { store, chargeId } = await seed(handle.db)
+  test("a refund slower than its lease is not sent again by another worker's refund pass", async () => {
+    const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
     const a = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     const b = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    platform.setMode('slow', 3 * LEASE_MS)
-    const inFlight = a.refund(store, chargeId, { amount: 400 })
-    await sleep(LEASE_MS + 100)
-    await b.reconcile() // another worker's reconcile job: processPending takes the refund whose lease ran out
-    const result = await inFlight
+    sim.setLatency(3 * LEASE_MS, 'createOrderRefund')
+    try {
+      const inFlight = a.refund(store, chargeId, { amount: 400 })
+      await sleep(LEASE_MS + 100)
+      await b.reconcile() // another worker's reconcile job: processPending takes any refund whose lease ran out
+      const result = await inFlight
+      assert.equal(result.completed, true, 'the slow answer is recorded by the worker that waited for it')
+    } finally {
+      sim.setLatency(0, 'createOrderRefund')
+    }
+    await b.reconcile()
     const charge = await handle.db.selectFrom('charges').select('amount_refunded').where('id', '=', chargeId).executeTakeFirstOrThrow()
-    assert.deepEqual(platform.refunds, [400], 'the platform gave back 400 once')
+    assert.deepEqual(givenBack(hash, orderId), [400], 'the platform gave back 4.00 once')
+    assert.equal(refundRequests(hash, orderId).length, 1, 'the refund was sent once')
+    assert.equal(Number(charge.amount_refunded), 400)
+    assert.deepEqual(sim.violations, [])
   })
+
   test('the refund pass holds one refund at a time, renewed while the platform answers: a second worker never sends the same one', async () => {
-    platform.refunds.length = 0
-    const { store, chargeId } = await seed(handle.db)
-    const charge = await handle.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
-    // Three pending refunds of 100 (as automatic or 202'd refunds would be), nobody holding them.
-    for (let i = 1; i <= 3; i++) {
-      await handle.db.insertInto('refunds').values({ id: `re_rv${i}_${chargeId}`, store_id: store.id, charge_id: chargeId, amount: 100, currency: 'USD', reason: null, status: 'pending', idempotency_key: `${charge.idempotency_key}:refund:${i}`, created_at: new Date(Date.now() + i) } as any).execute()
+    // Three paid renewals, each on its own order, with one pending refund of 1.00 each (as automatic
+    // or 202'd refunds would be), nobody holding them. Refunds of different orders may go at once.
+    const { store, hash, charges } = await seed(handle.db, sim, connections, resolver, 3)
+    for (const [i, { chargeId }] of charges.entries()) {
+      const charge = await handle.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
+      await handle.db.insertInto('refunds').values({ id: `re_rv${i}_${chargeId}`, store_id: store.id, charge_id: chargeId, amount: 100, currency: 'USD', reason: null, status: 'pending', idempotency_key: `${charge.idempotency_key}:refund:1`, created_at: new Date(Date.now() + i) } as any).execute()
     }
     const a = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     const b = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    platform.setMode('slow', 200) // each refund well inside the lease
-    const first = a.reconcile()
-    await sleep(LEASE_MS + 50)
-    const second = b.reconcile()
-    await Promise.all([first, second])
-    const after = await handle.db.selectFrom('charges').select('amount_refunded').where('id', '=', chargeId).executeTakeFirstOrThrow()
-    assert.equal(platform.refunds.reduce((x, y) => x + y, 0), 300, 'three refunds of 100, each once')
+    sim.setLatency(200, 'createOrderRefund') // each refund well inside the lease
+    try {
+      const first = a.reconcile()
+      await sleep(LEASE_MS + 50)
+      const second = b.reconcile()
+      await Promise.all([first, second])
+    } finally {
+      sim.setLatency(0, 'createOrderRefund')
+    }
+    for (const { chargeId, orderId } of charges) {
+      const refunded = await handle.db.selectFrom('charges').select('amount_refunded').where('id', '=', chargeId).executeTakeFirstOrThrow()
+      assert.deepEqual(givenBack(hash, orderId), [100], `order ${orderId}: 1.00 given back once`)
+      assert.equal(refundRequests(hash, orderId).length, 1, `order ${orderId}: the refund was sent once`)
+      assert.equal(Number(refunded.amount_refunded), 100)
+    }
+    assert.deepEqual(sim.violations, [])
+  })
+
+  // docs/platform-api.md §5: "Refunds on one order must be sent one at a time" (O3: concurrent refunds
+  // of one order are not yet supported). The refund pass claims one refund at a time per worker, but
+  // nothing stops a second worker from claiming another pending refund of the same charge while the
+  // first is at the platform (src/modules/billing/refunds.ts processPending: the candidate query does
+  // not skip refunds whose charge has a refund in flight), so the platform refuses the second.
+  test('two workers never send two refunds of one order at the same time', { todo: 'refunds.ts processPending sends refunds of one charge concurrently from two workers (§5)' }, async () => {
+    const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
+    const charge = await handle.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
+    for (let i = 1; i <= 2; i++) {
+      await handle.db.insertInto('refunds').values({ id: `re_one${i}_${chargeId}`, store_id: store.id, charge_id: chargeId, amount: 100, currency: 'USD', reason: null, status: 'pending', idempotency_key: `${charge.idempotency_key}:refund:${i}`, created_at: new Date(Date.now() + i) } as any).execute()
+    }
+    const a = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const b = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const violations = sim.violations.length
+    sim.setLatency(400, 'createOrderRefund')
+    try {
+      const first = a.reconcile()
+      await sleep(100) // a holds the first refund and is at the platform with it
+      await Promise.all([first, b.reconcile()])
+    } finally {
+      sim.setLatency(0, 'createOrderRefund')
+    }
+    await a.reconcile()
+    assert.deepEqual(sim.violations.slice(violations), [], 'no refund of the order was sent while another was in flight')
+    assert.deepEqual(givenBack(hash, orderId), [100, 100], 'both refunds went through, each once')
   })
 })
