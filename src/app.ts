@@ -37,7 +37,7 @@ import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
-import { PlatformConnection, platformAppRoutes, platformConnectionRoutes } from './modules/platform/index.ts'
+import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes } from './modules/platform/index.ts'
 import {
   createPortalAuthenticator,
   createPortalSessions,
@@ -60,7 +60,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -154,7 +154,7 @@ export async function buildApp({ database, config, services: given, clock = syst
 
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
-    await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, authenticatePortal })
+    await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})

@@ -5,7 +5,7 @@ import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
 import { countFailedJobs } from './jobs/runner.ts'
 import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
-import { createPlatformClient, createPlatformConnections, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
+import { createPlatformClient, createPlatformConnections, createStoredInstruments, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
 import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
 import { createWebhookService } from './modules/webhooks/index.ts'
@@ -40,6 +40,8 @@ export function createServices({ database, config, clock = systemClock, log }: S
     paymentsUrl: config.billing.platformPaymentsUrl,
     timeoutMs: config.billing.platformTimeoutMs,
   })
+  // Customers' stored instruments, read live: checkout and instrument changes on platform stores, the portal's list.
+  const storedInstruments = createStoredInstruments({ client: platformClient, accessOf: platformConnections.accessOf })
   const gateways = createGatewayResolver(db, { ...config.billing, platformAccessOf: platformConnections.accessOf, platformClient })
   const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
   const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
@@ -53,12 +55,13 @@ export function createServices({ database, config, clock = systemClock, log }: S
     gateways,
     platformConnections,
     platformClient,
+    storedInstruments,
     renewals,
     testClock: createTestClock({ db, clock, renewals }),
     publicCatalog,
     catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),
-    subscriptions: createSubscriptionService({ db, clock }),
-    checkouts: createCheckoutService({ db, clock }),
+    subscriptions: createSubscriptionService({ db, clock, instruments: storedInstruments }),
+    checkouts: createCheckoutService({ db, clock, instruments: storedInstruments }),
     changeRequests: createChangeRequestService({ db, clock }),
     // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
     webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),

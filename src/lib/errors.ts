@@ -4,6 +4,7 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   card_data_rejected: 400,
   amount_too_large: 400,
+  invalid_payment_instrument: 400,
   unauthenticated: 401,
   invalid_token: 401,
   refund_failed: 402,
@@ -19,6 +20,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  platform_unavailable: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS
@@ -28,6 +30,7 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   invalid_json: 'Malformed JSON body',
   card_data_rejected: 'Card data is not accepted',
   amount_too_large: 'Amount too large',
+  invalid_payment_instrument: 'Not one of the customer\'s stored payment instruments',
   unauthenticated: 'Authentication required',
   invalid_token: 'Invalid or expired token',
   refund_failed: 'The gateway refused the refund',
@@ -43,6 +46,7 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   rate_limited: 'Too many requests',
   internal_error: 'Internal server error',
   service_unavailable: 'Service unavailable',
+  platform_unavailable: 'The commerce platform could not be asked',
 }
 
 export interface FieldError {

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 
 export const PlatformConnection = Type.Object(
   {
@@ -27,3 +27,31 @@ export const PutPlatformConnectionBody = Type.Object(
   },
   { additionalProperties: false },
 )
+
+export const PaymentInstrument = Type.Object(
+  {
+    token: Type.String({ description: 'The stored instrument\'s token: send it as `payment_instrument_id`' }),
+    brand: Nullable(Type.String({ description: 'e.g. VISA, MASTERCARD, as the platform names it' })),
+    last_4: Nullable(Type.String({ pattern: '^[0-9]{4}$' })),
+    expiry_month: Nullable(Type.Integer({ minimum: 1, maximum: 12 })),
+    expiry_year: Nullable(Type.Integer()),
+    is_default: Type.Boolean({ description: 'The customer\'s default instrument on the platform' }),
+  },
+  {
+    $id: 'PaymentInstrument',
+    title: 'PaymentInstrument',
+    additionalProperties: false,
+    description: 'A stored card of the platform customer, as the platform reports it; never more of the card than this',
+  },
+)
+
+export const PaymentInstrumentList = Type.Object(
+  {
+    gateway: StringEnum(['platform', 'test'] as const, {
+      description: "The store's gateway. `platform`: `data` is the customer's stored cards on BigCommerce, and only these tokens are accepted as `payment_instrument_id`. `test`: the built-in test gateway keeps no instruments, `data` is empty and any instrument id is accepted",
+    }),
+    data: Type.Array(Ref(PaymentInstrument)),
+  },
+  { additionalProperties: false, description: "The signed-in subscriber's stored payment instruments" },
+)
+export type PaymentInstrumentListView = Static<typeof PaymentInstrumentList>

@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { Charge } from '../billing/index.ts'
 import { Plan, type CatalogService } from '../catalog/index.ts'
+import { PaymentInstrumentList, presentInstrument, type PaymentInstrumentListView, type StoredCard, type StoredInstruments } from '../platform/index.ts'
 import { portalActor } from '../portal-auth/index.ts'
 import {
   ChangeRequest,
@@ -29,6 +30,8 @@ export interface PortalRouteDeps {
   subscriptions: SubscriptionService
   changeRequests: ChangeRequestService
   catalog: CatalogService
+  /** The platform customers' stored instruments (GET /payment-instruments on a platform store). */
+  instruments: StoredInstruments
   authenticatePortal: (request: FastifyRequest) => Promise<void>
 }
 
@@ -37,7 +40,7 @@ export interface PortalRouteDeps {
  * no subscriber or customer id is ever taken from the path or query, and anything of another
  * subscriber or store is simply not found.
  */
-export async function portalRoutes(app: App, { db, clock, subscriptions, changeRequests, catalog, authenticatePortal }: PortalRouteDeps): Promise<void> {
+export async function portalRoutes(app: App, { db, clock, subscriptions, changeRequests, catalog, instruments, authenticatePortal }: PortalRouteDeps): Promise<void> {
   requireSecurityScheme(app, 'portalSession')
   app.addHook('onRequest', authenticatePortal)
   const portal = createPortalService({ db, clock, subscriptions, catalog })
@@ -68,6 +71,29 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
   }, async (request) => {
     const { store, actor } = portalActor(request)
     return portal.updateProfile(store, actor, request.body)
+  })
+
+  app.get('/payment-instruments', {
+    schema: {
+      operationId: 'listPortalPaymentInstruments',
+      summary: 'Your stored payment instruments, to pay your subscriptions with',
+      description:
+        "On a store that charges through BigCommerce (`gateway: platform`): the stored cards of the signed-in subscriber's platform customer, read live from the platform (`token`, `brand`, `last_4`, `expiry_month`, `expiry_year`, `is_default`; never more). Only these tokens are accepted when changing a subscription's instrument. PayPal and bank accounts are not listed: renewals are paid with stored cards only. A subscriber without a platform customer of their own (a gift's recipient) has an empty list. " +
+        'On a test-gateway store (`gateway: test`) the list is empty: the test gateway keeps no instruments and any instrument id is accepted. ' +
+        '503 `platform_unavailable` when BigCommerce cannot be asked (the store is not connected, the platform is unreachable, refuses the store\'s token or rate limits past a few seconds).',
+      tags: ['Portal'],
+      response: { 200: PaymentInstrumentList, ...problemResponses(503) },
+    },
+  }, async (request): Promise<PaymentInstrumentListView> => {
+    const { store, actor } = portalActor(request)
+    if (store.gateway !== 'platform') return { gateway: 'test', data: [] }
+    const subscriber = await findSubscriber(db, store.id, actor.subscriberId)
+    if (!subscriber) throw notFound('subscriber', actor.subscriberId)
+    // Only the subscriber's own customer: a gift's recipient never sees the buyer's cards.
+    const customerId = subscriber.platform_customer_id
+    if (customerId === null) return { gateway: 'platform', data: [] }
+    const cards = (await instruments.list(store, customerId)).filter((instrument): instrument is StoredCard => instrument.type === 'stored_card')
+    return { gateway: 'platform', data: cards.map(presentInstrument) }
   })
 
   app.get('/subscriptions', {

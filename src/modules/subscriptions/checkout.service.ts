@@ -12,6 +12,7 @@ import { activationTime, scheduleAtActivation } from './subscription-schedule.ts
 import type { CheckoutInput, SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriptionsByIds, insertSubscriptions, upsertSubscriber } from './subscriptions.repository.ts'
 import { findPlanRows } from '../catalog/index.ts'
+import type { StoredCard, StoredInstruments } from '../platform/index.ts'
 
 export interface CheckoutOutcome {
   data: SubscriptionView[]
@@ -52,11 +53,43 @@ async function requirePlans(trx: Executor, store: StoreRow, input: CheckoutInput
 }
 
 /**
+ * A store charging through the platform needs the paying customer and the billing address of its
+ * renewal orders, and an instrument that is one of that customer's stored cards (docs/contract.md,
+ * "The commerce platform"). Both missing fields are named at once.
+ */
+export function assertPlatformCheckoutFields(input: CheckoutInput): void {
+  const errors = [
+    ...(input.platform_customer_id === undefined ? [{ path: '/body/platform_customer_id', message: 'is required when the store charges through the platform' }] : []),
+    ...(input.billing_address === undefined || input.billing_address === null ? [{ path: '/body/billing_address', message: 'is required when the store charges through the platform' }] : []),
+  ]
+  if (errors.length) throw new AppError('validation_failed', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors })
+}
+
+/**
  * A completed checkout becomes one subscription per item. The platform order id makes it idempotent:
  * the row claiming the order is inserted first, so a concurrent duplicate waits on it and then
  * answers what the first one created.
  */
-export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
+export function createCheckoutService({ db, clock, instruments }: {
+  db: Db
+  clock: Clock
+  /**
+   * The platform's stored instruments: with it, a store whose gateway is `platform` has its
+   * checkouts' instruments checked against the customer's. The composition root always gives it;
+   * code that builds the service without it (some tests) skips the platform's rules.
+   */
+  instruments?: StoredInstruments | undefined
+}) {
+  /** The stored card a platform store's checkout pays with, asked of the platform before any transaction. */
+  async function platformCard(store: StoreRow, input: CheckoutInput, orderId: string): Promise<StoredCard | undefined> {
+    if (!instruments || store.gateway !== 'platform') return undefined
+    assertPlatformCheckoutFields(input)
+    // An order already ingested is answered from the database (replayed or refused as a conflict) without asking the platform.
+    const ingested = await db.selectFrom('checkouts').select('platform_order_id').where('store_id', '=', store.id).where('platform_order_id', '=', orderId).executeTakeFirst()
+    if (ingested) return undefined
+    return instruments.requireInstrument(store, String(input.platform_customer_id), input.payment_instrument_id)
+  }
+
   return {
     async checkout(store: StoreRow, input: CheckoutInput): Promise<CheckoutOutcome> {
       const now = storeNow(store, clock)
@@ -64,6 +97,8 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
       if (startAt.getTime() < now.getTime() - START_NOW_TOLERANCE_MS) throw invalidField('/body/start_at', 'must not be in the past')
       const orderId = String(input.platform_order_id)
       const hash = checkoutHash(input)
+      // HTTP to the platform happens here, never inside the transaction below.
+      const card = await platformCard(store, input, orderId)
 
       // Ids are chosen before the order is claimed, so the claim row already names what it created.
       const subscriptionIds = input.items.map(() => newId('sub'))
@@ -116,6 +151,8 @@ export function createCheckoutService({ db, clock }: { db: Db; clock: Clock }) {
             interval: plan.interval,
             interval_count: plan.interval_count,
             payment_instrument_id: input.payment_instrument_id,
+            payment_instrument_brand: card?.brand ?? null,
+            payment_instrument_last4: card?.last_4 ?? null,
             shipping_address: input.shipping_address ? JSON.stringify(input.shipping_address) : null,
             billing_address: input.billing_address ? JSON.stringify(input.billing_address) : null,
             platform_customer_id: input.platform_customer_id === undefined ? null : String(input.platform_customer_id),

@@ -22,6 +22,9 @@ interface SubscriptionAction {
   /** The admin operation id; the portal's inserts "Portal" after its verb (pauseSubscription, pausePortalSubscription). */
   operationId: string
   summary: string
+  description?: string
+  /** Problem statuses beyond 404 and 409. */
+  problems?: number[]
   body?: TSchema
   run(subscriptions: SubscriptionService, store: StoreRow, id: string, actor: Actor, input: any): Promise<unknown>
 }
@@ -37,7 +40,17 @@ const ACTIONS: SubscriptionAction[] = [
   { path: 'quantity', operationId: 'changeSubscriptionQuantity', summary: 'Change the quantity from the next charge', body: QuantityBody, run: (s, store, id, actor, input) => s.changeQuantity(store, id, actor, input) },
   { path: 'interval', operationId: 'changeSubscriptionInterval', summary: 'Change how often it renews, from the next charge', body: IntervalBody, run: (s, store, id, actor, input) => s.changeInterval(store, id, actor, input) },
   { path: 'shipping-address', operationId: 'updateSubscriptionShippingAddress', summary: 'Change where it ships', body: ShippingAddressBody, run: (s, store, id, actor, input) => s.updateShippingAddress(store, id, actor, input) },
-  { path: 'payment-instrument', operationId: 'updateSubscriptionPaymentInstrument', summary: 'Charge another vault instrument from now on', body: PaymentInstrumentBody, run: (s, store, id, actor, input) => s.updatePaymentInstrument(store, id, actor, input) },
+  {
+    path: 'payment-instrument',
+    operationId: 'updateSubscriptionPaymentInstrument',
+    summary: 'Charge another vault instrument from now on',
+    description:
+      "On a store whose gateway is `platform`, the instrument must be one of the stored cards of the paying platform customer (the subscriber's, else the one the checkout named; see `GET /api/v1/portal/payment-instruments`), else 400 `invalid_payment_instrument`; " +
+      "the subscription then shows the card's brand and last 4 and pays as that customer. 503 `platform_unavailable` when BigCommerce cannot be asked; nothing changes then.",
+    problems: [503],
+    body: PaymentInstrumentBody,
+    run: (s, store, id, actor, input) => s.updatePaymentInstrument(store, id, actor, input),
+  },
 ]
 
 export interface ActionRouteOptions {
@@ -57,10 +70,11 @@ export function registerSubscriptionActions(app: App, { subscriptions, audience,
       schema: {
         operationId: audience === 'portal' ? action.operationId.replace(/^[a-z]+/, (verb) => `${verb}Portal`) : action.operationId,
         summary: summaries[action.path] ?? action.summary,
+        ...(action.description ? { description: action.description } : {}),
         tags,
         params: Params,
         ...(action.body ? { body: action.body } : {}),
-        response: { 200: Ref(Subscription), ...problemResponses(404, 409) },
+        response: { 200: Ref(Subscription), ...problemResponses(404, 409, ...(action.problems ?? [])) },
       },
     }, async (request) => {
       const { store, actor } = actorOf(request)

@@ -36,10 +36,13 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       summary: 'Turn a completed platform checkout into subscriptions',
       description:
         'One subscription per item. Idempotent by `platform_order_id`: the same order again creates nothing and answers the same subscriptions; ' +
-        'the same order with other contents is 409 `conflict`.',
+        'the same order with other contents is 409 `conflict`. ' +
+        'On a store whose gateway is `platform`, `platform_customer_id` and `billing_address` are required (400 `validation_failed`) and ' +
+        "`payment_instrument_id` must be one of that customer's stored cards on BigCommerce (400 `invalid_payment_instrument`); the subscriptions keep its brand and last 4. " +
+        'When BigCommerce cannot be asked it is 503 `platform_unavailable` and nothing is created.',
       tags: ['Subscriptions'],
       body: CheckoutBody,
-      response: { 201: Ref(CheckoutResult), ...problemResponses(404) },
+      response: { 201: Ref(CheckoutResult), ...problemResponses(404, 409, 503) },
     },
   }, async (request, reply) => {
     const outcome = await checkouts.checkout(adminStore(request), request.body)

@@ -11,6 +11,7 @@ import { reanchorAtNextCharge, scheduleAtResume } from './subscription-schedule.
 import type { SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriber, findSubscription, listSubscriptions } from './subscriptions.repository.ts'
 import { findPlanRow, isBusinessPlan } from '../catalog/index.ts'
+import type { StoredCard, StoredInstruments } from '../platform/index.ts'
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>
 
@@ -48,8 +49,41 @@ export function cadenceChange(subscription: SubscriptionRow, interval: PlanInter
   return { interval, interval_count: intervalCount, ...reanchorAtNextCharge(subscription) }
 }
 
-export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock }) {
+/**
+ * The platform customer whose stored instruments a subscription may pay with: its subscriber's,
+ * falling back to the one its checkout named (a gift's recipient has none of their own yet).
+ */
+async function payingCustomerOf(executor: Executor, subscription: Pick<SubscriptionRow, 'store_id' | 'subscriber_id' | 'platform_customer_id'>): Promise<string | null> {
+  const subscriber = await findSubscriber(executor, subscription.store_id, subscription.subscriber_id)
+  return subscriber?.platform_customer_id ?? subscription.platform_customer_id
+}
+
+export function createSubscriptionService({ db, clock, instruments }: {
+  db: Db
+  clock: Clock
+  /** With it, a platform store's instrument changes are checked against the customer's stored instruments (see checkout.service.ts). */
+  instruments?: StoredInstruments | undefined
+}) {
   const mutate = createMutator(db, clock)
+
+  /**
+   * On a platform store, the stored card a new instrument id names, checked against the paying
+   * customer's stored instruments before any transaction opens; undefined on other stores.
+   */
+  async function platformCard(store: StoreRow, id: string, actor: Actor, token: string): Promise<{ card: StoredCard; customerId: string } | undefined> {
+    if (!instruments || store.gateway !== 'platform') return undefined
+    const subscription = await findSubscription(db, store.id, id)
+    if (!subscription || (actor.kind === 'subscriber' && subscription.subscriber_id !== actor.subscriberId)) throw notFound('subscription', id)
+    // Refused for its state without asking the platform (checked again under the lock).
+    assertChangeAllowed(subscription.status, 'update_payment_instrument')
+    const customerId = await payingCustomerOf(db, subscription)
+    if (customerId === null) {
+      throw new AppError('invalid_payment_instrument', 'the subscription has no platform customer, so no stored payment instrument can be checked as theirs', {
+        errors: [{ path: '/body/payment_instrument_id', message: 'cannot be checked: the subscription has no platform customer' }],
+      })
+    }
+    return { card: await instruments.requireInstrument(store, customerId, token), customerId }
+  }
 
   function change(store: StoreRow, id: string, actor: Actor, action: ChangeAction, decide: Parameters<typeof mutate>[3]) {
     return mutate(store, id, actor, async (context) => {
@@ -178,12 +212,24 @@ export function createSubscriptionService({ db, clock }: { db: Db; clock: Clock 
       }))
     },
 
-    updatePaymentInstrument(store: StoreRow, id: string, actor: Actor, input: { payment_instrument_id: string }) {
-      return change(store, id, actor, 'update_payment_instrument', ({ subscription, now }) => {
+    async updatePaymentInstrument(store: StoreRow, id: string, actor: Actor, input: { payment_instrument_id: string }) {
+      // HTTP to the platform happens here, never inside the transaction below.
+      const checked = await platformCard(store, id, actor, input.payment_instrument_id)
+      return change(store, id, actor, 'update_payment_instrument', async ({ trx, subscription, now }) => {
+        if (checked && (await payingCustomerOf(trx, subscription)) !== checked.customerId) {
+          throw new AppError('conflict', 'the subscription changed hands while its instrument was checked; retry')
+        }
         // A subscription in dunning retries the unpaid period at once with the new instrument.
         const inDunning = subscription.dunning_attempts > 0 && subscription.pending_charge_id === null && ['active', 'past_due'].includes(subscription.status)
         return {
-          set: { payment_instrument_id: input.payment_instrument_id, ...(inDunning ? { next_charge_at: now } : {}) },
+          set: {
+            payment_instrument_id: input.payment_instrument_id,
+            // What the platform shows of the new instrument; an instrument of the test gateway shows nothing.
+            payment_instrument_brand: checked?.card.brand ?? null,
+            payment_instrument_last4: checked?.card.last_4 ?? null,
+            ...(checked ? { platform_customer_id: checked.customerId } : {}),
+            ...(inDunning ? { next_charge_at: now } : {}),
+          },
           events: ['subscription.payment_instrument_updated'],
         }
       })
