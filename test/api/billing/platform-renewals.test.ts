@@ -160,7 +160,12 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     const other = await createStoreWithKey(t.db, { mode: 'live', storeHash: `unconnected${process.pid}` })
     const product = await createProduct(t.app, other.auth, { platform_product_id: String(PRODUCT_ID) })
     const plan = await createPlan(t.app, other.auth, product.id)
+    // A platform store's checkout asks the platform for the customer's stored cards, which an unconnected
+    // store cannot: the subscription is taken while the store still charges through the test gateway,
+    // then the store is switched over to the platform without ever being connected.
+    await t.db.updateTable('stores').set({ mode: 'test', gateway: 'test' }).where('id', '=', other.store.id).execute()
     const [subscription] = await checkout(t.app, other.auth, checkoutBody(plan.id, { payment_instrument_id: cards[0], platform_customer_id: CUSTOMER_ID, billing_address: ADDRESS }))
+    await t.db.updateTable('stores').set({ mode: 'live', gateway: 'platform' }).where('id', '=', other.store.id).execute()
     const requests = sim.requests.length
     client.calls.length = 0
     await engineAt(subscription.next_charge_at).runDue({ storeId: other.store.id })
