@@ -37,7 +37,7 @@ import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
-import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes } from './modules/platform/index.ts'
+import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes, platformWebhookRoutes } from './modules/platform/index.ts'
 import {
   createPortalAuthenticator,
   createPortalSessions,
@@ -179,6 +179,9 @@ export async function buildApp({ database, config, services: given, clock = syst
     connections: services.platformConnections,
     settings: { ...config.platform, publicUrl: config.publicUrl, timeoutMs: config.billing.platformTimeoutMs },
   })
+
+  // BigCommerce's order webhooks: the platform calls them too, for API-account stores as well as app installs.
+  await app.register(platformWebhookRoutes, { orderWebhooks: services.orderWebhooks })
 
   const authenticateAdmin = createAdminAuthenticator({
     findActiveKey: (keyHash) => findActiveKeyByHash(db, keyHash),

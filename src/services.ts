@@ -5,7 +5,7 @@ import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
 import { countFailedJobs } from './jobs/runner.ts'
 import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
-import { createPlatformClient, createPlatformConnections, createStoredInstruments, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
+import { createOrderWebhooks, createPlatformClient, createPlatformConnections, createStoredInstruments, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
 import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
 import { createWebhookService } from './modules/webhooks/index.ts'
@@ -46,6 +46,19 @@ export function createServices({ database, config, clock = systemClock, log }: S
   const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
   const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
   const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
+  const checkouts = createCheckoutService({ db, clock, instruments: storedInstruments })
+  // Storefront orders start subscriptions: hooks registered on connection, callbacks, the order job.
+  const orderWebhooks = createOrderWebhooks({
+    db,
+    clock: systemClock,
+    client: platformClient,
+    connections: platformConnections,
+    vault: tokenVault,
+    checkouts,
+    publicUrl: config.publicUrl,
+    appClientSecret: config.platform.app?.clientSecret,
+    log,
+  })
   return {
     db,
     database,
@@ -61,7 +74,8 @@ export function createServices({ database, config, clock = systemClock, log }: S
     publicCatalog,
     catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),
     subscriptions: createSubscriptionService({ db, clock, instruments: storedInstruments }),
-    checkouts: createCheckoutService({ db, clock, instruments: storedInstruments }),
+    checkouts,
+    orderWebhooks,
     changeRequests: createChangeRequestService({ db, clock }),
     // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
     webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),

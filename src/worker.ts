@@ -8,6 +8,7 @@ import { RECONCILE_JOB, RENEWALS_JOB, renewalJobs, type RenewalEngine } from './
 import { createMagicLinkSender, createMailer, purgeExpiredPortalAuth, SEND_MAGIC_LINK_JOB, type Mailer } from './modules/portal-auth/index.ts'
 import { DUE_WORK_JOB, dueWorkJobs } from './modules/subscriptions/index.ts'
 import { createWebhookAgent, createWebhookDispatcher, DEFAULT_RETRY_SCHEDULE_MS, startDispatchLoop } from './modules/webhooks/index.ts'
+import type { OrderWebhooks } from './modules/platform/index.ts'
 import type { Services } from './services.ts'
 
 /**
@@ -40,14 +41,17 @@ export interface WorkerDeps {
   renewals: RenewalEngine
   /** How often to look for charges whose worker died; no more often than their lease can end. */
   reconcileEveryMs?: number
+  /** Registering the platform's order webhooks and acting on them (src/modules/platform/order-webhooks.ts). */
+  orderWebhooks?: Pick<OrderWebhooks, 'jobs'>
 }
 
 /** Every kind of background work the service does, by job kind, from the modules that own it. */
-export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs = RECONCILE_EVERY_MS }: WorkerDeps): Record<string, JobHandler> {
+export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs = RECONCILE_EVERY_MS, orderWebhooks }: WorkerDeps): Record<string, JobHandler> {
   const sendMagicLink = createMagicLinkSender({ db, clock, mailer, portalUrl, log })
   return {
     ...dueWorkJobs({ db, clock, log }),
     ...renewalJobs(renewals, { reconcileEveryMs }),
+    ...(orderWebhooks ? orderWebhooks.jobs() : {}),
     [SEND_MAGIC_LINK_JOB]: async (job) => {
       await sendMagicLink(job.payload)
     },
@@ -64,7 +68,7 @@ export async function startWorker(services: Services, { portalUrl }: { portalUrl
   const { db, clock, config, log, renewals } = services
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log, requireTls: config.smtpRequireTls })
   const reconcileEveryMs = Math.max(500, Math.min(RECONCILE_EVERY_MS, config.billing.chargeLeaseMs))
-  const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs })
+  const handlers = jobHandlers({ db, clock, log, portalUrl, mailer, renewals, reconcileEveryMs, orderWebhooks: services.orderWebhooks })
   for (const { kind, instances } of RECURRING) {
     for (let instance = 0; instance < instances; instance++) await ensureRecurringJob(db, kind, instance)
   }

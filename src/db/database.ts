@@ -9,7 +9,7 @@ import type { MagicLinkTokensTable, RevokedSessionsTable } from '../modules/port
 import type { ServiceSecretsTable } from './kept-secrets.ts'
 import type { ChargesTable, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
-import type { PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
+import type { PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
 export type { PlanInterval, ProductsTable, PlansTable } from '../modules/catalog/catalog.tables.ts'
@@ -21,7 +21,7 @@ export type { MagicLinkTokensTable, RevokedSessionsTable } from '../modules/port
 export type { ServiceSecretsTable } from './kept-secrets.ts'
 export type { ChargeStatus, ChargesTable, RefundStatus, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 export type { WebhookStatus, DeliveryStatus, WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
-export type { PlatformConnectionSource, PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
+export type { PlatformConnectionSource, PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
 
 /** Every table, each defined by the module that owns it. */
 export interface Database {
@@ -47,6 +47,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
   platform_connections: PlatformConnectionsTable
+  platform_webhook_receipts: PlatformWebhookReceiptsTable
 }
 
 export type Db = Kysely<Database>

@@ -13,6 +13,14 @@ export interface JobResult {
 
 export type JobHandler = (job: JobRow) => Promise<JobResult | void>
 
+/**
+ * Thrown by a handler when trying again cannot help (the job's data is refused for good): the job is
+ * set aside at once (failed_at, last_error = the message) instead of being retried.
+ */
+export class JobGaveUp extends Error {
+  override name = 'JobGaveUp'
+}
+
 /** What a recurring job answers: run me again in `ms`. */
 export function runAgainIn(ms: number): JobResult {
   return { rescheduleAt: new Date(Date.now() + ms) }
@@ -101,7 +109,7 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
 
   async function fail(job: JobRow, token: string, error: unknown): Promise<void> {
     const message = error instanceof Error ? error.message : String(error)
-    const exhausted = job.attempts >= job.max_attempts
+    const exhausted = job.attempts >= job.max_attempts || error instanceof JobGaveUp
     // A job that keeps failing on its data is set aside (failed_at) after its attempts, said once;
     // the queue goes on with everything else meanwhile.
     if (exhausted) log.error({ job: job.id, kind: job.kind, attempts: job.attempts, err: error }, 'job set aside after its last attempt')

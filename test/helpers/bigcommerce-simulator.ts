@@ -12,6 +12,7 @@
  *   GET    /v2/orders/{id}                              getOrder                   (§2.3)
  *   PUT    /v2/orders/{id}                              updateOrder                (§2.1)
  *   GET    /v2/orders/{id}/products                     getOrderProducts           (§2.4)
+ *   GET    /v2/orders/{id}/shipping_addresses           getOrderShippingAddresses  (O2)
  *   GET    /v3/payments/methods?order_id=               getPaymentMethods          (§3.1)
  *   POST   /v3/payments/access_tokens                   createPaymentAccessToken   (§3.2)
  *   POST   {payments}/stores/{hash}/payments            PaymentsPost               (§3.3)
@@ -40,7 +41,7 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Ctx, PaymentOutcome, Reply, SimCore, SimCounters, SimOptions } from './bigcommerce/context.ts'
 import { Refusal, errorBody, requireAccept, requireJsonContentType, type ErrorStyle, type Host, type Violation, type ViolationKind } from './bigcommerce/http.ts'
-import { createOrder, createRefund, createRefundQuote, getOrder, getOrderProducts, getOrderRefunds, getOrderTransactions, listOrders, updateOrder } from './bigcommerce/orders.ts'
+import { createOrder, createRefund, createRefundQuote, getOrder, getOrderProducts, getOrderRefunds, getOrderShippingAddresses, getOrderTransactions, listOrders, updateOrder } from './bigcommerce/orders.ts'
 import { createPaymentAccessToken, getPaymentMethods, paymentCodeStatus, processPayment } from './bigcommerce/payments.ts'
 import {
   createHook, deleteHook, deliver, exchangeToken, getCustomers, getStoredInstruments, listHooks, newGrant, updateHook,
@@ -94,6 +95,7 @@ function routes(login: LoginState): Route[] {
     route('getOrder', 'api', 'GET', '/v2/orders/{orderId}', 'v2', ORDERS_RO, getOrder),
     route('updateOrder', 'api', 'PUT', '/v2/orders/{orderId}', 'v2', ORDERS_RW, updateOrder),
     route('getOrderProducts', 'api', 'GET', '/v2/orders/{orderId}/products', 'v2', ORDERS_RO, getOrderProducts),
+    route('getOrderShippingAddresses', 'api', 'GET', '/v2/orders/{orderId}/shipping_addresses', 'v2', ORDERS_RO, getOrderShippingAddresses),
     route('getPaymentMethods', 'api', 'GET', '/v3/payments/methods', 'v3', ['store_payments_methods_read'], getPaymentMethods),
     route('createPaymentAccessToken', 'api', 'POST', '/v3/payments/access_tokens', 'v3', ['store_payments_access_token_create'], createPaymentAccessToken),
     route('getOrderTransactions', 'api', 'GET', '/v3/orders/{orderId}/transactions', 'v3', TX_RO, getOrderTransactions),

@@ -2,6 +2,7 @@ import type { Db, Executor } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { resumeStoreBilling, stopStoreBilling, storeHashOf } from '../stores/index.ts'
+import { enqueueHookRegistration } from './order-webhooks.ts'
 import type { PlatformConnectionSource } from './platform.tables.ts'
 import type { PlatformConnectionView } from './platform.schemas.ts'
 import type { TokenVault } from './token-vault.ts'
@@ -13,7 +14,10 @@ export interface PlatformAccess {
 }
 
 export interface PlatformConnections {
-  /** Keeps the store's token (replacing any earlier one) and lets a stopped store bill again. */
+  /**
+   * Keeps the store's token (replacing any earlier one), lets a stopped store bill again, and
+   * enqueues the registration of its order webhooks (a job, so a failure is retried).
+   */
   connect(storeId: string, input: { accessToken: string; source: PlatformConnectionSource; scopes?: string | undefined }): Promise<PlatformConnectionView>
   /** Deletes the store's token, marks the connection uninstalled and stops the store's billing; its data stays. */
   disconnect(storeId: string): Promise<PlatformConnectionView>
@@ -51,6 +55,8 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
           connected_at: now,
           uninstalled_at: null,
           updated_at: now,
+          // Hooks belong to the token that made them (§7.1): a new token registers (or finds) its own.
+          hooks_registered_at: null,
         }
         await trx
           .insertInto('platform_connections')
@@ -58,6 +64,7 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
           .onConflict((oc) => oc.column('store_id').doUpdateSet(values))
           .execute()
         await resumeStoreBilling(trx, storeId, now)
+        await enqueueHookRegistration(trx, storeId)
         return status(storeId, trx)
       })
     },

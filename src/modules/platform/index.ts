@@ -7,3 +7,5 @@ export { createTokenVault, resolveTokenKey, type TokenVault } from './token-vaul
 export { createPlatformClient, problemText, rateLimitWaitMs, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformReply } from './platform-client.ts'
 export { RENEWAL_ORDER_SOURCE } from './order-source.ts'
 export { createStoredInstruments, parseInstrument, presentInstrument, type PaymentInstrumentView, type PlatformInstrument, type StoredCard, type StoredInstruments } from './stored-instruments.ts'
+export { createOrderWebhooks, ORDER_HOOK_SCOPES, PAID_ORDER_STATUS_IDS, SUBSCRIPTION_OPTION_NAME, WEBHOOK_SECRET_HEADER, type OrderWebhooks } from './order-webhooks.ts'
+export { platformWebhookRoutes } from './platform-webhook.routes.ts'

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
 import { keptSecret } from '../../db/kept-secrets.ts'
@@ -28,6 +28,12 @@ export interface TokenVault {
   seal(token: string, storeId: string): Promise<Sealed>
   /** The token, or undefined when it cannot be read (another key, or altered): the store counts as not connected. */
   open(sealed: Sealed, storeId: string): Promise<string | undefined>
+  /**
+   * A 32-byte secret derived from the key for one purpose (HKDF-SHA256, `label` as the info), e.g.
+   * a store's webhook secret: recomputed when needed, never stored, and unrelated to the encryption
+   * key for anyone who only sees the derived value.
+   */
+  derive(label: string): Promise<Buffer>
 }
 
 export interface TokenKeySource {
@@ -84,6 +90,9 @@ export function createTokenVault(key: () => Promise<Buffer>): TokenVault {
       } catch {
         return undefined
       }
+    },
+    async derive(label) {
+      return Buffer.from(hkdfSync('sha256', await current(), Buffer.alloc(0), Buffer.from(`subscription-billing:${label}`), 32))
     },
   }
 }

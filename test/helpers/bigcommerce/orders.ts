@@ -462,19 +462,39 @@ export function getOrderProducts(ctx: Ctx): Reply {
     is_refunded: false,
     quantity_refunded: 0,
     refund_amount: '0.0000',
-    product_options: p.product_options.map((o, i) => ({
-      id: i + 1,
-      option_id: o.id,
-      order_product_id: p.id,
-      product_option_id: o.id,
-      display_name: `Option ${o.id}`,
-      display_value: o.value,
-      value: o.value,
-      type: 'Multiple choice',
-      name: `option-${o.id}`,
-    })),
+    product_options: p.product_options.map((o, i) => {
+      const defined = ctx.store.products.get(p.product_id)?.options.get(o.id)
+      return {
+        id: i + 1,
+        option_id: o.id,
+        order_product_id: p.id,
+        product_option_id: o.id,
+        display_name: defined?.display_name ?? `Option ${o.id}`,
+        display_value: o.value,
+        value: o.value,
+        type: defined?.type ?? 'Multiple choice',
+        name: `option-${o.id}`,
+      }
+    }),
     applied_discounts: [],
     parent_order_product_id: null,
+  }))
+  return { status: 200, body }
+}
+
+/** GET /v2/orders/{id}/shipping_addresses (O2 getOrderShippingAddresses): a bare array, 50 per page. */
+export function getOrderShippingAddresses(ctx: Ctx): Reply {
+  const order = orderOr404(ctx)
+  const { page, limit } = pageParams(ctx.query, 400)
+  const body = pick(order.shipping_addresses, page, limit).map((a, i) => ({
+    id: i + 1,
+    order_id: order.id,
+    first_name: '', last_name: '', company: '', street_1: '', street_2: '', city: '', state: '', zip: '', country: '', country_iso2: '', phone: '', email: '',
+    ...a,
+    items_total: order.products.reduce((n, p) => n + p.quantity, 0),
+    items_shipped: 0,
+    shipping_method: typeof a.shipping_method === 'string' ? a.shipping_method : '',
+    form_fields: [],
   }))
   return { status: 200, body }
 }

@@ -87,6 +87,11 @@ export interface SimCatalogProduct {
   /** Variant ids; a product with variants needs `variant_id` or `product_options` (§2.1). */
   variant_ids: number[]
   type: 'physical' | 'digital'
+  /**
+   * The product's options and modifiers by id, as the merchant named them: an order product's
+   * `product_options[].display_name` comes from here (§2.4). Unlisted ids show as `Option <id>`.
+   */
+  options: Map<number, { display_name: string; type: string }>
 }
 
 export interface SimOrderProduct {
@@ -258,6 +263,8 @@ export interface ProductSeed {
   price?: number
   variant_ids?: number[]
   type?: 'physical' | 'digital'
+  /** Options and modifiers: `{id, display_name, type?}` (type defaults to `Text field`). */
+  options?: { id: number; display_name: string; type?: string }[]
 }
 
 export function newStore(seed: StoreSeed): SimStore {
@@ -324,6 +331,7 @@ export function newProduct(store: SimStore, seed: ProductSeed): SimCatalogProduc
     price: seed.price ?? 10,
     variant_ids: seed.variant_ids ?? [],
     type: seed.type ?? 'digital',
+    options: new Map((seed.options ?? []).map((o) => [o.id, { display_name: o.display_name, type: o.type ?? 'Text field' }])),
   }
 }
 
