@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { after, before, describe, test } from 'node:test'
+import type { Db, StoreRow } from '../../src/db/database.ts'
+import { fixedClock, systemClock } from '../../src/lib/clock.ts'
+import { createCatalogService } from '../../src/modules/catalog/index.ts'
+import { createPlatformConnections, createTokenVault } from '../../src/modules/platform/index.ts'
+import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
+import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
+import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
+import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
+import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
+
+/**
+ * Exactly once on the real platform path, against real processes: worker processes renewing through
+ * the BigCommerce simulator are killed with SIGKILL after their renewal orders exist but before they
+ * pay them (the payment access token is slow), and then in the middle of payments. Restarted, they
+ * must pay every renewal exactly once, each through a single order: an order is found again by its
+ * `external_order_id`, and a payment recorded as submitted is only looked up.
+ */
+
+const STORE_HASH = 'platformcrash'
+const ADMIN_KEY = 'sk_test_platform_crash_0123456789abcdef'
+const ACCESS_TOKEN = 'platform-crash-token-SECRET'
+const TOKEN_KEY = randomBytes(32)
+const T0 = new Date('2026-03-02T15:00:00Z')
+const T1 = new Date('2026-04-02T16:00:00Z')
+const SUBSCRIPTIONS = 12
+
+describe('SIGKILL between a renewal order and its payment (BigCommerce simulator)', { timeout: 300_000 }, () => {
+  let sim: BigCommerceSimulator
+  let store: StoreRow
+  let cardToken: string
+  const env: Record<string, string> = {
+    ROLE: 'worker',
+    SEED_DEMO_DATA: 'false',
+    JOB_LEASE_MS: '1500',
+    BILLING_CHARGE_LEASE_MS: '2000',
+    PLATFORM_API_TIMEOUT_MS: '500',
+    PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'),
+    LOG_LEVEL: 'error',
+  }
+  // Registered first: the workers' environment below is copied with the simulator's URLs in it.
+  before(async () => {
+    sim = await startBigCommerceSimulator()
+    sim.addStore({ hash: STORE_HASH, accessToken: ACCESS_TOKEN })
+    sim.addProduct(STORE_HASH, { id: 77, name: 'Beans', price: 15 })
+    cardToken = sim.addCustomer(STORE_HASH, { id: 11, email: 'buyer@example.com', instruments: [{}] }).instruments[0]!.token
+    Object.assign(env, { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl })
+  })
+  const database = workerDatabase(env, 'sb-platform-crash-')
+  after(async () => {
+    sim.releaseHeld()
+    await sim.close()
+  })
+
+  async function seed(db: Db): Promise<void> {
+    const clock = fixedClock(T0)
+    store = await ensureBootstrapStore(db, { storeHash: STORE_HASH, adminApiKey: ADMIN_KEY, mode: 'test' })
+    store = await db.updateTable('stores').set({ test_clock_now: T0 }).where('id', '=', store.id).returningAll().executeTakeFirstOrThrow()
+    const catalog = createCatalogService({ db, clock, onChange: () => {} })
+    const product = await catalog.createProduct(store, { platform_product_id: '77', name: 'Beans' })
+    const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
+    // Checkout while the store still uses the test gateway (no platform call), then switch it over.
+    const checkouts = createCheckoutService({ db, clock })
+    await checkouts.checkout(store, {
+      platform_order_id: 'first-order',
+      email: 'buyer@example.com',
+      name: 'Buyer',
+      shipping_address: SHIPPING_ADDRESS,
+      billing_address: SHIPPING_ADDRESS,
+      platform_customer_id: 11,
+      payment_instrument_id: cardToken,
+      items: Array.from({ length: SUBSCRIPTIONS }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
+    })
+    const connections = createPlatformConnections({ db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
+    await connections.connect(store.id, { accessToken: ACCESS_TOKEN, source: 'api_account' })
+    store = await db.updateTable('stores').set({ gateway: 'platform', test_clock_now: T1 }).where('id', '=', store.id).returningAll().executeTakeFirstOrThrow()
+  }
+
+  const ordersOf = () => sim.orders(STORE_HASH).filter((order) => order.external_source === 'subscription-billing')
+
+  test(`${SUBSCRIPTIONS} renewals, workers killed after their orders exist and again mid-payment: one order and one payment per renewal`, async () => {
+    await database.use(seed, { migrate: true })
+
+    // Round 1: orders are raised; the payment access token takes 3 s, and the worker dies meanwhile.
+    // Round 2: tokens are quick again; payments take 1.5 s, and the worker dies with them in flight.
+    sim.setLatency(3_000, 'createPaymentAccessToken')
+    const progress = () => `${JSON.stringify(sim.requests.slice(-5))}\n${JSON.stringify(sim.violations)}`
+    const waitForTheMoment = async (worker: { output(): string }, round: number) => {
+      const deadline = Date.now() + 60_000
+      if (round === 0) {
+        while (!sim.requests.some((r) => r.operation === 'createPaymentAccessToken')) {
+          assert.ok(Date.now() < deadline, `no payment access token was asked for\n${worker.output()}\n${progress()}`)
+          await sleep(20)
+        }
+        await sleep(200)
+      } else {
+        while (sim.counters.paymentRequests === 0) {
+          assert.ok(Date.now() < deadline, `no payment was sent\n${worker.output()}\n${progress()}`)
+          await sleep(20)
+        }
+        await sleep(300)
+      }
+    }
+    const afterRound = (round: number) => {
+      if (round === 0) {
+        assert.ok(ordersOf().length > 0, 'orders existed when the worker died')
+        assert.equal(sim.counters.paymentRequests, 0, 'no payment had been sent when the worker died')
+        sim.setLatency(0, 'createPaymentAccessToken')
+        sim.setLatency(1_500, 'PaymentsPost')
+      } else {
+        sim.setLatency(0, 'PaymentsPost')
+      }
+    }
+    await killRepeatedly(
+      database.env,
+      2,
+      async (worker, round) => {
+        try {
+          await waitForTheMoment(worker, round)
+        } finally {
+          worker.child.kill('SIGKILL')
+        }
+      },
+      afterRound,
+    )
+
+    await runToCompletion(database.env, {
+      timeoutMs: 120_000,
+      pollMs: 250,
+      check: async (worker) => {
+        const headers = { authorization: `Bearer ${ADMIN_KEY}` }
+        const page = (await (await fetch(`${worker.origin}/api/v1/admin/charges?status=succeeded&limit=100`, { headers })).json()) as { data: unknown[] }
+        return { done: page.data.length >= SUBSCRIPTIONS, progress: `${page.data.length} of ${SUBSCRIPTIONS} renewals paid` }
+      },
+    })
+
+    await database.use(async (db) => {
+      const charges = await db.selectFrom('charges').selectAll().where('store_id', '=', store.id).execute()
+      const subscriptions = await db.selectFrom('subscriptions').selectAll().where('store_id', '=', store.id).execute()
+      assert.equal(charges.length, SUBSCRIPTIONS, 'one charge per renewal: no attempt failed')
+      assert.ok(charges.every((charge) => charge.status === 'succeeded'), JSON.stringify(charges.map((c) => [c.status, c.failure_code, c.failure_message])))
+      const orders = ordersOf()
+      for (const charge of charges) {
+        const own = orders.filter((order) => order.external_order_id === charge.idempotency_key)
+        assert.equal(own.length, 1, `${charge.idempotency_key}: exactly one platform order`)
+        assert.equal(charge.platform_order_id, String(own[0]!.id))
+        assert.equal(own[0]!.successful_payments, 1, `${charge.idempotency_key}: paid once`)
+        const subscription = subscriptions.find((row) => row.id === charge.subscription_id)!
+        assert.equal(own[0]!.total_inc_tax, subscription.amount * subscription.quantity * 100, 'price x quantity in decimal units')
+      }
+      assert.equal(orders.length, SUBSCRIPTIONS, 'no stray order')
+      assert.deepEqual(sim.doubleCharges(), [])
+      assert.deepEqual(sim.violations, [])
+    })
+  })
+})
