@@ -19,6 +19,7 @@ import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, 
 
 const STORE_HASH = `hooks${process.pid}`
 const OTHER_HASH = `hooksother${process.pid}`
+const APP_HASH = `hooksapp${process.pid}`
 const ACCESS_TOKEN = 'platform-store-token-SECRET-8812'
 const OTHER_TOKEN = 'platform-store-token-SECRET-8813'
 const TOKEN_KEY = randomBytes(32)
@@ -45,8 +46,10 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
   const access: PlatformAccess = { storeHash: STORE_HASH, accessToken: ACCESS_TOKEN }
 
   before(async () => {
-    sim = await startBigCommerceSimulator()
+    sim = await startBigCommerceSimulator({ app: { redirectUri: `${PUBLIC_URL}/platform/auth` } })
     sim.addStore({ hash: STORE_HASH, accessToken: ACCESS_TOKEN })
+    // Connected by the app install only: its hooks are made by the app's client, and signed (§7.5).
+    sim.addStore({ hash: APP_HASH })
     sim.addStore({ hash: OTHER_HASH, accessToken: OTHER_TOKEN })
     sim.addProduct(STORE_HASH, { id: SUB_PRODUCT, name: 'Coffee beans', price: 12, options: [{ id: PLAN_OPTION, display_name: SUBSCRIPTION_OPTION_NAME }] })
     sim.addProduct(STORE_HASH, { id: PLAIN_PRODUCT, name: 'Mug', price: 8 })
@@ -55,6 +58,7 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     const env = {
       PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl,
       PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'), PLATFORM_API_TIMEOUT_MS: '2000', PUBLIC_URL,
+      PLATFORM_CLIENT_ID: sim.app.clientId, PLATFORM_CLIENT_SECRET: sim.app.clientSecret,
     }
     t = await buildTestApp({ env })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
@@ -228,6 +232,26 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     assert.ok(reasons.some((r) => r.includes(`order ${guest}`) && /guest/.test(r)), reasons.join(' | '))
     assert.ok(reasons.some((r) => r.includes(`order ${unknownPlan}`) && /not_found/.test(r)), reasons.join(' | '))
     assert.ok(failed.every((job) => job.attempts === 1), 'given up at the first attempt')
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('an app-installed store: its hooks are registered on install, and a callback with a wrong Standard Webhooks signature is 401', async () => {
+    const grant = sim.beginInstall(APP_HASH, ['store_v2_orders', 'store_v2_transactions_read_only', 'store_payments_access_token_create', 'store_payments_methods_read', 'store_v2_customers_read_only', 'store_stored_payment_instruments_read_only'])
+    const query = new URLSearchParams({ code: grant.code, scope: grant.scope, context: grant.context, account_uuid: grant.account_uuid })
+    const installed = await call(t.app, { method: 'GET', url: `/platform/auth?${query}` })
+    assert.equal(installed.statusCode, 200, installed.body)
+    await drain()
+    assert.equal(sim.store(APP_HASH).hooks.length, 2)
+    assert.ok(sim.store(APP_HASH).hooks.every((h) => h.client_id === sim.app.clientId))
+
+    const [delivery] = await sim.sendWebhook(APP_HASH, 'store/order/created', { type: 'order', id: 4242 })
+    assert.ok(delivery!.headers['webhook-signature'], 'the simulator signs app hooks')
+    assert.equal(delivery!.status, 200, delivery!.error ?? '')
+    const forged = { ...delivery!.headers, 'webhook-signature': `v1,${Buffer.alloc(32, 7).toString('base64')}` }
+    assert.equal((await fetch(delivery!.url, { method: 'POST', headers: forged, body: delivery!.body })).status, 401)
+    const tampered = delivery!.body.replace('4242', '4243')
+    assert.equal((await fetch(delivery!.url, { method: 'POST', headers: delivery!.headers, body: tampered })).status, 401, 'the signature covers the body')
+    await t.db.deleteFrom('jobs').execute()
     assert.deepEqual(sim.violations, [])
   })
 })
