@@ -121,19 +121,26 @@ export function createRefunds(ctx: BillingContext) {
     /** A merchant's refund of all or part of what is left of a succeeded charge. */
     async refund(store: StoreRow, chargeId: string, input: { amount?: number | undefined; reason?: string | undefined }): Promise<RefundResult> {
       const token = newLeaseToken()
-      const { refund, charge } = await db.transaction().execute(async (trx) => {
+      const { refund, charge, queued } = await db.transaction().execute(async (trx) => {
         const charge = await trx.selectFrom('charges').selectAll().where('id', '=', chargeId).where('store_id', '=', store.id).forUpdate().executeTakeFirst()
         if (!charge) throw notFound('charge', chargeId)
         if (charge.status !== 'succeeded') throw new AppError('invalid_state', `only a succeeded charge can be refunded; this one is ${charge.status}`)
         const open = await trx
           .selectFrom('refunds')
-          .select([(eb) => eb.fn.countAll<number>().as('count'), (eb) => eb.fn.coalesce(eb.fn.sum<number>(sql`case when status = 'pending' then amount else 0 end`), sql<number>`0`).as('pending')])
+          .select([
+            (eb) => eb.fn.countAll<number>().as('count'),
+            (eb) => eb.fn.coalesce(eb.fn.sum<number>(sql`case when status = 'pending' then amount else 0 end`), sql<number>`0`).as('pending'),
+            sql<number>`count(*) filter (where status = 'pending')`.as('pending_count'),
+          ])
           .where('charge_id', '=', charge.id)
           .executeTakeFirstOrThrow()
         const left = charge.amount - charge.amount_refunded - Number(open.pending)
         if (left <= 0) throw new AppError('invalid_state', charge.amount_refunded >= charge.amount ? 'the charge is already refunded in full' : 'the rest of the charge is being refunded already')
         const amount = input.amount ?? left
         if (amount > left) throw invalidField('/body/amount', `is more than is left to refund (${left})`)
+        // One refund of a charge at the gateway at a time: the platform refuses concurrent refunds of
+        // one order (docs/platform-api.md §5). The charge row is locked, so this count is exact.
+        const queued = Number(open.pending_count) > 0
         const refund = await trx
           .insertInto('refunds')
           .values({
@@ -145,14 +152,16 @@ export function createRefunds(ctx: BillingContext) {
             reason: input.reason ?? null,
             status: 'pending',
             idempotency_key: `${charge.idempotency_key}:refund:${Number(open.count) + 1}`,
-            lease_until: new Date(realNow().getTime() + ctx.leaseMs),
-            lease_token: token,
+            // Behind another refund of this charge it waits its turn, free for the refund pass.
+            lease_until: queued ? null : new Date(realNow().getTime() + ctx.leaseMs),
+            lease_token: queued ? null : token,
             created_at: realNow(),
           })
           .returningAll()
           .executeTakeFirstOrThrow()
-        return { refund, charge }
+        return { refund, charge, queued }
       })
+      if (queued) return { charge: presentCharge(charge), completed: false }
       const outcome = await askHolding(refund, charge, token)
       if (outcome.status === 'failed') {
         await record(refund, charge, outcome, token)
@@ -169,7 +178,10 @@ export function createRefunds(ctx: BillingContext) {
         const now = realNow()
         // One per claim: each refund's lease covers its own gateway calls only.
         const claim = await claimLeased<RefundRow>(db, LEASES.refunds, {
+          // Only the oldest pending refund of its charge: the ones after it wait until it settles, so
+          // two refunds of one charge are never at the gateway together (one in review holds the rest).
           candidates: sql`SELECT id FROM refunds WHERE status = 'pending' AND review IS NULL AND ${leaseFree(LEASES.refunds, now)}
+                            AND id = (SELECT o.id FROM refunds o WHERE o.charge_id = refunds.charge_id AND o.status = 'pending' ORDER BY o.created_at, o.id LIMIT 1)
                           ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
           leaseMs: ctx.leaseMs,
           now,

@@ -168,11 +168,8 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
   })
 
   // docs/platform-api.md §5: "Refunds on one order must be sent one at a time" (O3: concurrent refunds
-  // of one order are not yet supported). The refund pass claims one refund at a time per worker, but
-  // nothing stops a second worker from claiming another pending refund of the same charge while the
-  // first is at the platform (src/modules/billing/refunds.ts processPending: the candidate query does
-  // not skip refunds whose charge has a refund in flight), so the platform refuses the second.
-  test('two workers never send two refunds of one order at the same time', { todo: 'refunds.ts processPending sends refunds of one charge concurrently from two workers (§5)' }, async () => {
+  // of one order are not yet supported). Only the oldest pending refund of a charge is ever sent.
+  test('two workers never send two refunds of one order at the same time', async () => {
     const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
     const charge = await handle.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
     for (let i = 1; i <= 2; i++) {
@@ -192,5 +189,26 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     await a.reconcile()
     assert.deepEqual(sim.violations.slice(violations), [], 'no refund of the order was sent while another was in flight')
     assert.deepEqual(givenBack(hash, orderId), [100, 100], 'both refunds went through, each once')
+  })
+
+  test("a merchant's second refund while the first is at the platform waits its turn, then goes", async () => {
+    const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
+    const engine = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const violations = sim.violations.length
+    sim.setLatency(400, 'createOrderRefund')
+    let second
+    try {
+      const first = engine.refund(store, chargeId, { amount: 100 })
+      await sleep(100)
+      second = await engine.refund(store, chargeId, { amount: 200 })
+      assert.equal((await first).completed, true)
+    } finally {
+      sim.setLatency(0, 'createOrderRefund')
+    }
+    assert.equal(second.completed, false, 'queued behind the first: not sent')
+    assert.deepEqual(givenBack(hash, orderId), [100])
+    await engine.reconcile()
+    assert.deepEqual(givenBack(hash, orderId), [100, 200], 'sent once the first had settled')
+    assert.deepEqual(sim.violations.slice(violations), [])
   })
 })
