@@ -3,6 +3,7 @@ import type {
   ChangeRequest,
   Charge,
   Page,
+  PaymentInstrumentList,
   Plan,
   Product,
   SessionAnswer,
@@ -113,6 +114,7 @@ export const api = {
   subscriptions: (cursor?: string | null) => call<Page<Subscription>>('GET', `/portal/subscriptions${query({ limit: 50, cursor })}`),
   subscription: (id: string) => call<Subscription>('GET', `/portal/subscriptions/${enc(id)}`),
   charges: (id: string, cursor?: string | null) => call<Page<Charge>>('GET', `/portal/subscriptions/${enc(id)}/charges${query({ limit: 10, cursor })}`),
+  paymentInstruments: () => call<PaymentInstrumentList>('GET', '/portal/payment-instruments'),
   swapOptions: (id: string) => call<Page<Plan>>('GET', `/portal/subscriptions/${enc(id)}/swap-options${query({ limit: 100 })}`),
   action: (id: string, action: string, body?: unknown) =>
     call<Subscription>('POST', `/portal/subscriptions/${enc(id)}/${action}`, { body: body ?? undefined, idempotent: true }),

@@ -124,3 +124,34 @@ export function formatAddress(address: Subscription['shipping_address']): string
     address.country,
   ].filter(Boolean)
 }
+
+const BRAND_NAMES: Record<string, string> = {
+  VISA: 'Visa',
+  MASTERCARD: 'Mastercard',
+  AMEX: 'American Express',
+  AMERICAN_EXPRESS: 'American Express',
+  DISCOVER: 'Discover',
+  JCB: 'JCB',
+  DINERS_CLUB: 'Diners Club',
+  MAESTRO: 'Maestro',
+}
+
+/** "Visa", "Mastercard"; an unknown brand as the platform spells it; "Card" without one. */
+export function brandName(brand: string | null): string {
+  if (!brand) return 'Card'
+  return BRAND_NAMES[brand.toUpperCase()] ?? brand
+}
+
+/** A stored card in words: "Visa ending in 4242, expires 04/2031 (default)". Never more of the card. */
+export function instrumentLabel(card: { brand: string | null; last_4: string | null; expiry_month: number | null; expiry_year: number | null; is_default: boolean }): string {
+  const ending = card.last_4 ? ` ending in ${card.last_4}` : ''
+  const expiry = card.expiry_month && card.expiry_year ? `, expires ${String(card.expiry_month).padStart(2, '0')}/${card.expiry_year}` : ''
+  return `${brandName(card.brand)}${ending}${expiry}${card.is_default ? ' (default)' : ''}`
+}
+
+/** What a subscription pays with: the card's brand and last 4 when the platform showed them, else the instrument id. */
+export function paymentMethodText(s: { payment_instrument_id: string; payment_instrument: { brand: string | null; last_4: string | null } | null }): string {
+  const card = s.payment_instrument
+  if (!card) return s.payment_instrument_id
+  return `${brandName(card.brand)}${card.last_4 ? ` ending in ${card.last_4}` : ''}`
+}

@@ -4,6 +4,7 @@
  */
 import type { ChargeView } from '../../modules/billing/charge.schemas.ts'
 import type { PlanView, ProductView } from '../../modules/catalog/catalog.schemas.ts'
+import type { PaymentInstrumentListView } from '../../modules/platform/platform.schemas.ts'
 import type { ChangeRequestView, SubscriberView, SubscriptionView } from '../../modules/subscriptions/subscription.schemas.ts'
 
 export type Subscription = SubscriptionView
@@ -12,6 +13,8 @@ export type Plan = PlanView
 export type Product = ProductView
 export type ChangeRequest = ChangeRequestView
 export type Subscriber = SubscriberView
+export type PaymentInstrumentList = PaymentInstrumentListView
+export type PaymentInstrument = PaymentInstrumentList['data'][number]
 export type Interval = Subscription['interval']
 export type SubscriptionStatus = Subscription['status']
 export type Address = NonNullable<Subscription['shipping_address']>

@@ -105,7 +105,7 @@ describe('stored instruments of platform customers (BigCommerce simulator)', () 
     for (const [what, body] of cases) {
       const response = await postCheckout(t.app, shop.auth, body)
       assertProblem(response, 400, 'invalid_payment_instrument', { what, path: '/body/payment_instrument_id' })
-      await nothingIngested(body.platform_order_id)
+      await nothingIngested(String(body.platform_order_id))
     }
   })
 

@@ -2,8 +2,8 @@ import { api, ApiError, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { confirmAction, type Confirmation } from '../confirm.ts'
 import { checkboxField, field, h, uid, type Child } from '../dom.ts'
-import { formatDate, formatInterval, formatMoney, formatPlanPrice } from '../format.ts'
-import type { Address, ChangeRequest, Interval, Plan, Product, Subscription } from '../types.ts'
+import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText } from '../format.ts'
+import type { Address, ChangeRequest, Interval, PaymentInstrumentList, Plan, Product, Subscription } from '../types.ts'
 
 export interface ActionContext {
   app: PortalApp
@@ -11,6 +11,11 @@ export interface ActionContext {
   plan: Plan | null
   /** Plans it may move to, each with its product (null when they could not be read). */
   swapOptions: { plan: Plan; product: Product | null }[] | null
+  /**
+   * The subscriber's stored instruments (GET /portal/payment-instruments); an Error when they could
+   * not be read, null when not asked (nothing left to change).
+   */
+  instruments: PaymentInstrumentList | Error | null
   /** Shows the page again with fresh data and says what happened. */
   reload: (message: string) => Promise<void>
 }
@@ -353,6 +358,68 @@ function addressPanel(ctx: ActionContext): HTMLDetailsElement {
 }
 
 function paymentPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { instruments } = ctx
+  // A store that charges through BigCommerce takes only the subscriber's stored cards: pick one.
+  if (instruments instanceof Error || instruments?.gateway === 'platform') return storedCardPanel(ctx)
+  return instrumentIdPanel(ctx)
+}
+
+/** A platform store: the subscriber's stored cards as radio buttons (brand, last 4, expiry). */
+function storedCardPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s, instruments } = ctx
+  const summary = 'Change payment method'
+  const open = s.status === 'past_due'
+  if (instruments instanceof Error || !instruments) {
+    return h(
+      'details',
+      { class: 'action', open },
+      h('summary', null, summary),
+      h('p', { class: 'alert error', role: 'alert' }, 'Your saved cards could not be loaded right now: ', errorText(instruments ?? undefined), ' Try again in a moment.'),
+    )
+  }
+  const cards = instruments.data
+  if (cards.length === 0) {
+    return h(
+      'details',
+      { class: 'action', open },
+      h('summary', null, summary),
+      h('p', { class: 'hint' }, `You have no saved cards in your ${ctx.app.storeDisplayName} account. Save a card in your account at the store, then come back here to use it.`),
+    )
+  }
+  const name = uid('instrument')
+  const radios = cards.map((card) => {
+    const current = card.token === s.payment_instrument_id
+    const radio = h('input', { type: 'radio', name, value: card.token, checked: current }) as HTMLInputElement
+    return { card, radio, row: checkboxField(`${instrumentLabel(card)}${current ? ' (current)' : ''}`, radio) }
+  })
+  const chosen = () => radios.find((entry) => entry.radio.checked)?.card
+  return panel({
+    reload: ctx.reload,
+    summary,
+    open,
+    intro: `Currently: ${paymentMethodText(s)}. Choose one of the cards saved in your ${ctx.app.storeDisplayName} account.`,
+    fields: [h('fieldset', { class: 'instrument-choices' }, h('legend', null, 'Saved cards'), radios.map((entry) => entry.row))],
+    submitLabel: 'Use this card',
+    validate: () => {
+      const card = chosen()
+      if (!card) return 'Choose a card first.'
+      return card.token === s.payment_instrument_id ? 'This card already pays for the subscription. Choose another one.' : null
+    },
+    action: {
+      confirm: () => ({
+        title: 'Use this card?',
+        body: [h('p', null, `Future charges go to ${instrumentLabel(chosen()!)}.`)],
+        confirmLabel: 'Use it',
+      }),
+      perform: () => api.action(s.id, 'payment-instrument', { payment_instrument_id: chosen()!.token }),
+      success: () => `Future charges go to ${instrumentLabel(chosen()!)}.`,
+      fieldNames: { payment_instrument_id: 'The card' },
+    },
+  })
+}
+
+/** A test-gateway store keeps no saved cards: the instrument id is typed in. */
+function instrumentIdPanel(ctx: ActionContext): HTMLDetailsElement {
   const { subscription: s } = ctx
   const input = h('input', { type: 'text', name: 'payment_instrument_id', required: true, maxlength: 200, autocomplete: 'off', spellcheck: 'false' }) as HTMLInputElement
   return panel({

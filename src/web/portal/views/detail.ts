@@ -12,6 +12,7 @@ import {
   formatMoney,
   isoDate,
   nextChargeText,
+  paymentMethodText,
   statusText,
 } from '../format.ts'
 import { ROOT } from '../router.ts'
@@ -42,10 +43,12 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
   void app.me().catch(() => {})
   const { subscription: s, plan } = named
   const live = ['pending', 'active', 'paused', 'past_due'].includes(s.status)
-  const [charges, swapOptions, changeRequests] = await Promise.all([
+  const [charges, swapOptions, changeRequests, instruments] = await Promise.all([
     api.charges(s.id).catch((failure: unknown) => failure),
     live ? loadSwapOptions(s.id) : Promise.resolve(null),
     plan?.b2b ? api.changeRequests(s.id).catch((failure: unknown) => failure) : Promise.resolve(null),
+    // The saved cards the payment method can change to (a platform store); an error is shown in that panel.
+    live ? api.paymentInstruments().catch((failure: unknown) => (failure instanceof Error ? failure : new Error('The saved cards could not be read.'))) : Promise.resolve(null),
   ])
   if (!isCurrent()) return
 
@@ -75,7 +78,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
       s.current_period_start && s.current_period_end && live ? fact('Current period', `${formatDate(s.current_period_start)} to ${formatDate(s.current_period_end)}`) : null,
       s.prepaid ? fact('Prepaid', `${s.prepaid.cycles_remaining} of ${s.prepaid.cycles_total} periods left`) : null,
       s.gift ? fact('Gift', `From ${s.gift.gifter_email}${s.gift.message ? `: “${s.gift.message}”` : ''}`) : null,
-      fact('Payment method', s.payment_instrument_id),
+      fact('Payment method', paymentMethodText(s)),
       fact('Ships to', h('span', { class: 'address' }, formatAddress(s.shipping_address).flatMap((line, index) => (index === 0 ? [line] : [h('br'), line])))),
       s.cancelled_at ? fact('Cancelled', formatDateTime(s.cancelled_at)) : null,
       s.cancellation_reason ? fact('Reason given', s.cancellation_reason) : null,
@@ -98,7 +101,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
       'div',
       { class: plan?.b2b ? 'detail-grid with-requests' : 'detail-grid' },
       summary,
-      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, reload })),
+      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, instruments, reload })),
       chargesSection(app, s.id, charges),
       plan?.b2b ? changeRequestsSection(changeRequests, swapOptions ?? []) : null,
     ),

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import type { DatabaseHandle } from '../../src/db/connect.ts'
+import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
+import { buildWebForTest, launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
+import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
+import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
+
+/**
+ * The portal's payment method change on a store that charges through BigCommerce, in Chromium
+ * against the real service process and the BigCommerce simulator: the subscriber picks one of the
+ * stored cards the platform lists for their customer (brand, last 4, expiry), the detail shows the
+ * card's brand and last 4, and not one browser request leaves the service's origin.
+ * UPDATE_SCREENSHOTS=1 writes docs/screenshots/portal-stored-cards-1280.png.
+ */
+
+const STORE_HASH = 'northwindcards'
+const STORE_NAME = 'Northwind Coffee Roasters'
+const ADMIN_KEY = 'sk_test_portal_cards_0123456789abcdef'
+const ACCESS_TOKEN = 'portal-cards-token-SECRET-1234'
+const ADA = 'ada@example.com'
+const CUSTOMER_ID = 41
+const VISA = 'tokvisa'.padEnd(64, 'v')
+const MASTERCARD = 'tokmastercard'.padEnd(64, 'm')
+const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
+const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
+
+describe('portal: choosing a stored card on a BigCommerce store (real browser)', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
+  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let sim: BigCommerceSimulator
+  let sink: SmtpSink
+  let server: RunningServer
+  let handle: DatabaseHandle | undefined
+  let dataDir: string | undefined
+  let browser: Browser
+  let page: Page
+  let subscriptionId: string
+  const foreignRequests: string[] = []
+  const pageProblems: string[] = []
+
+  const admin = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${server.origin}/api/v1/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    const text = await response.text()
+    assert.ok(response.ok, `${method} ${path} answered ${response.status}: ${text}`)
+    return JSON.parse(text) as T
+  }
+
+  before(async () => {
+    sim = await startBigCommerceSimulator()
+    sim.addStore({ hash: STORE_HASH, accessToken: ACCESS_TOKEN })
+    sim.addCustomer(STORE_HASH, {
+      id: CUSTOMER_ID,
+      email: ADA,
+      instruments: [
+        { token: VISA, brand: 'VISA', last_4: '4242', expiry_month: 4, expiry_year: 2031, is_default: true },
+        { token: MASTERCARD, brand: 'MASTERCARD', last_4: '4444', expiry_month: 11, expiry_year: 2029, is_default: false },
+      ],
+    })
+    web = await buildWebForTest()
+    sink = await startSmtpSink()
+    let databaseEnv: Record<string, string>
+    if (onPostgres) {
+      handle = await createTestDatabase()
+      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
+    } else {
+      dataDir = mkdtempSync(join(tmpdir(), 'sb-portal-cards-'))
+      databaseEnv = { DATA_DIR: dataDir }
+    }
+    server = await startServer({
+      ...databaseEnv,
+      SMTP_URL: sink.url,
+      WEB_DIST_DIR: web.dir,
+      SEED_DEMO_DATA: 'false',
+      BOOTSTRAP_STORE_HASH: STORE_HASH,
+      BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY,
+      PLATFORM_API_URL: sim.apiUrl,
+      PLATFORM_PAYMENTS_URL: sim.paymentsUrl,
+      PLATFORM_LOGIN_URL: sim.loginUrl,
+      PLATFORM_TOKEN_KEY: randomBytes(32).toString('hex'),
+      LOG_LEVEL: 'error',
+    })
+    // A sandbox store: test mode, connected to the platform and charging through it.
+    await admin('PATCH', '/store', { name: STORE_NAME })
+    await admin('PUT', '/platform-connection', { access_token: ACCESS_TOKEN })
+    await admin('PATCH', '/store', { gateway: 'platform' })
+    const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: '77', name: 'House Blend Coffee Beans' })
+    const plan = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, currency: 'USD', name: 'Monthly bag', amount: 1800, interval: 'month' })
+    const checkout = await admin<{ data: { id: string }[] }>('POST', '/checkouts', {
+      platform_order_id: '5001',
+      email: ADA,
+      name: 'Ada Lovelace',
+      shipping_address: ADDRESS,
+      billing_address: ADDRESS,
+      platform_customer_id: CUSTOMER_ID,
+      payment_instrument_id: MASTERCARD,
+      items: [{ plan_id: plan.id, quantity: 1 }],
+    })
+    subscriptionId = checkout.data[0]!.id
+
+    browser = await launchBrowser()
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' })
+    page = await context.newPage()
+    page.on('request', (request) => {
+      const url = request.url()
+      if (!url.startsWith('data:') && new URL(url).origin !== server.origin) foreignRequests.push(url)
+    })
+    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`))
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console: ${message.text()}`)
+    })
+  })
+
+  after(async () => {
+    await browser?.close()
+    await server?.stop()
+    await sink?.close()
+    await sim?.close()
+    await handle?.close()
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    web?.cleanup()
+  })
+
+  const heading = () => page.getByRole('heading', { level: 1 })
+  const dialog = () => page.getByRole('dialog')
+  const paymentFact = () => page.locator('section.summary dl div', { has: page.locator('dt', { hasText: 'Payment method' }) }).locator('dd')
+
+  test('the detail shows the card, and the change picks one of the stored cards, confirmed first', async (t) => {
+    await page.goto(`${server.origin}/portal?store=${STORE_HASH}`)
+    await page.getByLabel('Email address').fill(ADA)
+    await page.getByRole('button', { name: 'Email me a sign-in link' }).click()
+    await heading().filter({ hasText: 'Check your email' }).waitFor()
+    const message = await sink.waitForMessage(ADA)
+    const link = /https?:\/\/\S+\/portal\/login\?token=[A-Za-z0-9_-]+/.exec(message.parsed.text ?? '')![0]
+    await page.goto(link)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await heading().filter({ hasText: 'Your subscriptions' }).waitFor()
+
+    await page.goto(`${server.origin}/portal/subscriptions/${subscriptionId}`)
+    await heading().filter({ hasText: 'House Blend Coffee Beans' }).waitFor()
+    await page.locator('.loading').waitFor({ state: 'detached' })
+    assert.equal(await paymentFact().innerText(), 'Mastercard ending in 4444')
+    assert.ok(!(await page.locator('main').innerText()).includes(MASTERCARD), 'the token itself is not shown as the payment method')
+
+    await page.locator('summary', { hasText: 'Change payment method' }).click()
+    const choices = page.locator('fieldset.instrument-choices input[type=radio]')
+    assert.equal(await choices.count(), 2)
+    const labels = await page.locator('fieldset.instrument-choices label').allInnerTexts()
+    assert.deepEqual(labels, ['Visa ending in 4242, expires 04/2031 (default)', 'Mastercard ending in 4444, expires 11/2029 (current)'])
+    assert.equal(await page.getByLabel('Mastercard ending in 4444, expires 11/2029 (current)').isChecked(), true, 'the current card is chosen to begin with')
+    await page.mouse.move(0, 0)
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      mkdirSync(SCREENSHOTS, { recursive: true })
+      await page.screenshot({ path: new URL('portal-stored-cards-1280.png', SCREENSHOTS).pathname, fullPage: true })
+      t.diagnostic('wrote docs/screenshots/portal-stored-cards-1280.png')
+    }
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: join(process.env.SCREENSHOT_DIR, 'portal-stored-cards-1280.png'), fullPage: true })
+
+    // Submitting the current card again is stopped on the page.
+    await page.getByRole('button', { name: 'Use this card' }).click()
+    await page.getByRole('alert').filter({ hasText: 'This card already pays for the subscription' }).waitFor()
+
+    await page.getByLabel('Visa ending in 4242, expires 04/2031 (default)').check()
+    await page.getByRole('button', { name: 'Use this card' }).click()
+    assert.match(await dialog().innerText(), /Future charges go to Visa ending in 4242, expires 04\/2031/)
+    await dialog().getByRole('button', { name: 'Use it' }).click()
+    await page.locator('#notice').filter({ hasText: 'Future charges go to Visa ending in 4242' }).waitFor()
+    assert.equal(await paymentFact().innerText(), 'Visa ending in 4242')
+
+    const stored = await admin<{ payment_instrument_id: string; payment_instrument: unknown }>('GET', `/subscriptions/${subscriptionId}`)
+    assert.equal(stored.payment_instrument_id, VISA)
+    assert.deepEqual(stored.payment_instrument, { brand: 'VISA', last_4: '4242' })
+  })
+
+  test('no request left the service origin; no script errors or CSP refusals; the platform saw only valid requests', () => {
+    assert.deepEqual(foreignRequests, [])
+    assert.deepEqual(pageProblems, [])
+    assert.deepEqual(sim.violations, [])
+  })
+})
