@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import type { StoreRow } from '../../../src/db/database.ts'
 import { AppError } from '../../../src/lib/errors.ts'
-import { createPlatformClient, createStoredInstruments } from '../../../src/modules/platform/index.ts'
+import { createPlatformClient, createStoredInstruments, parseInstrument, type PlatformClient } from '../../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
@@ -225,5 +225,32 @@ describe('stored instruments of platform customers (BigCommerce simulator)', () 
     const unknownCustomer = (v: (typeof sim.violations)[number]) => v.status === 404 && v.operation === 'getCustomerStoredInstruments' && v.url.endsWith('/v3/customers/999/stored-instruments')
     assert.equal(sim.violations.filter(unknownCustomer).length, 1)
     assert.deepEqual(sim.violations.filter((v) => !unknownCustomer(v)), [])
+  })
+})
+
+describe('stored instruments as the reference shapes them', () => {
+  const PAYPAL = { type: 'stored_paypal_account', token: token('paypal'), is_default: false, email: 'ada@example.com' }
+  const BANK = { type: 'stored_bank_account', token: token('bank'), is_default: false, masked_account_number: '*****6789', issuer: 'BANK OF AUSTIN' }
+  const CARD = { type: 'stored_card', token: token('card'), is_default: true, brand: 'VISA', expiry_month: 1, expiry_year: 2030, issuer_identification_number: '424242', last_4: '4242', billing_address: { address1: '1 Main Street' } }
+
+  test('only what may be shown is kept: no BIN, billing address, PayPal email or masked account number', () => {
+    assert.deepEqual(parseInstrument(CARD), { type: 'stored_card', token: CARD.token, is_default: true, brand: 'VISA', last_4: '4242', expiry_month: 1, expiry_year: 2030 })
+    assert.deepEqual(parseInstrument(PAYPAL), { type: 'stored_paypal_account', token: PAYPAL.token, is_default: false })
+    assert.deepEqual(parseInstrument(BANK), { type: 'stored_bank_account', token: BANK.token, is_default: false, issuer: 'BANK OF AUSTIN', last_4: '6789' })
+    assert.equal(parseInstrument({ type: 'stored_card' }), undefined, 'no token, no instrument')
+    assert.equal(parseInstrument({ type: 'gift_card', token: 'x' }), undefined)
+  })
+
+  test('a PayPal or bank account of the customer is refused: renewals pay with stored cards only', async () => {
+    const client: PlatformClient = {
+      call: async () => ({ sent: true, answer: { statusCode: 200, body: [PAYPAL, BANK, CARD], headers: {} }, rateLimitedFor: 0 }),
+      close: async () => {},
+    }
+    const instruments = createStoredInstruments({ client, accessOf: async () => ({ storeHash: 'h', accessToken: 't' }) })
+    const store = { id: 'store_x', gateway: 'platform' } as StoreRow
+    for (const refused of [PAYPAL.token, BANK.token]) {
+      await assert.rejects(instruments.requireInstrument(store, '5', refused), (error: unknown) => error instanceof AppError && error.code === 'invalid_payment_instrument')
+    }
+    assert.equal((await instruments.requireInstrument(store, '5', CARD.token)).last_4, '4242')
   })
 })
