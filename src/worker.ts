@@ -42,7 +42,7 @@ export interface WorkerDeps {
   /** How often to look for charges whose worker died; no more often than their lease can end. */
   reconcileEveryMs?: number
   /** Registering the platform's order webhooks and acting on them (src/modules/platform/order-webhooks.ts). */
-  orderWebhooks?: Pick<OrderWebhooks, 'jobs'>
+  orderWebhooks?: Pick<OrderWebhooks, 'jobs' | 'maintain'>
 }
 
 /** Every kind of background work the service does, by job kind, from the modules that own it. */
@@ -58,6 +58,7 @@ export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals, recon
     [PURGE_JOB]: async () => {
       await purgeExpiredIdempotencyKeys(db)
       await purgeExpiredPortalAuth(db, clock.now())
+      await orderWebhooks?.maintain()
       return runAgainIn(PURGE_EVERY_MS)
     },
   }

@@ -50,6 +50,11 @@ export const ORDER_WEBHOOK_JOB = 'platform.order_webhook'
  * (yet), or not to be started: Incomplete 0, Pending 1, Refunded 4, Cancelled 5, Declined 6, Awaiting
  * Payment 7, Manual Verification Required 12, Disputed 13, Partially Refunded 14.
  */
+/** Longer than BigCommerce retries a delivery (48 hours, §7.4): a late retry is still recognised. */
+export const RECEIPT_RETENTION_MS = 7 * 24 * 3_600_000
+/** How often a connected store's hooks are listed again. */
+export const HOOK_CHECK_EVERY_MS = 24 * 3_600_000
+
 export const PAID_ORDER_STATUS_IDS: ReadonlySet<number> = new Set([2, 3, 8, 9, 10, 11])
 
 /**
@@ -218,6 +223,33 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
 
   const api = {
     secretOf,
+
+    /**
+     * Hourly upkeep: receipts older than the platform's retry window are forgotten, and every
+     * connected store's hooks are checked again once a day (BigCommerce deactivates a hook after
+     * 48 hours of failed deliveries, and stores connected before hooks existed have none), one job per
+     * store, deduplicated while one is queued. Nothing is checked without a public https origin.
+     */
+    async maintain(now: Date = clock.now()): Promise<{ purged: number; queued: number }> {
+      const purged = await db.deleteFrom('platform_webhook_receipts').where('received_at', '<', new Date(now.getTime() - RECEIPT_RETENTION_MS)).executeTakeFirst()
+      let queued = 0
+      try {
+        destinationOf(publicUrl)
+      } catch {
+        return { purged: Number(purged.numDeletedRows), queued }
+      }
+      const due = await db
+        .selectFrom('platform_connections')
+        .select('store_id')
+        .where('access_token_ciphertext', 'is not', null)
+        .where((eb) => eb.or([eb('hooks_registered_at', 'is', null), eb('hooks_registered_at', '<', new Date(now.getTime() - HOOK_CHECK_EVERY_MS))]))
+        .execute()
+      for (const { store_id } of due) {
+        await enqueueJob(db, { kind: REGISTER_ORDER_HOOKS_JOB, payload: { store_id }, dedupeKey: `${REGISTER_ORDER_HOOKS_JOB}:${store_id}` })
+        queued += 1
+      }
+      return { purged: Number(purged.numDeletedRows), queued }
+    },
 
     /**
      * Makes sure the store's order hooks exist, are active and carry its secret: lists them first

@@ -254,4 +254,29 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     await t.db.deleteFrom('jobs').execute()
     assert.deepEqual(sim.violations, [])
   })
+
+  test('hourly upkeep forgets old receipts and checks each connected store\'s hooks again once a day', async () => {
+    const now = new Date()
+    await t.db.insertInto('platform_webhook_receipts').values([
+      { store_id: shop.store.id, hash: 'old'.padEnd(40, '0'), scope: 'store/order/created', received_at: new Date(now.getTime() - 8 * 24 * 3_600_000) },
+      { store_id: shop.store.id, hash: 'new'.padEnd(40, '0'), scope: 'store/order/created', received_at: new Date(now.getTime() - 3_600_000) },
+    ]).execute()
+    // BigCommerce deactivated a hook after failed deliveries, and the last check was two days ago.
+    sim.store(STORE_HASH).hooks[0]!.is_active = false
+    await t.db.updateTable('platform_connections').set({ hooks_registered_at: new Date(now.getTime() - 2 * 24 * 3_600_000) }).where('store_id', '=', shop.store.id).execute()
+    await t.db.updateTable('platform_connections').set({ hooks_registered_at: now }).where('store_id', '!=', shop.store.id).execute()
+
+    const first = await services.orderWebhooks.maintain(now)
+    const again = await services.orderWebhooks.maintain(now)
+    assert.equal(first.purged >= 1, true)
+    assert.equal(first.queued, 1, 'only the store whose check is due')
+    assert.equal((await t.db.selectFrom('jobs').selectAll().where('kind', '=', 'platform.register_order_hooks').execute()).length, 1, 'queued once however often upkeep runs')
+    assert.equal(again.purged, 0)
+    const hashes = (await t.db.selectFrom('platform_webhook_receipts').select('hash').where('store_id', '=', shop.store.id).execute()).map((row) => row.hash)
+    assert.ok(hashes.includes('new'.padEnd(40, '0')) && !hashes.includes('old'.padEnd(40, '0')))
+    await drain()
+    assert.ok(sim.store(STORE_HASH).hooks.every((hook) => hook.is_active), 'the deactivated hook is active again')
+    assert.equal(sim.store(STORE_HASH).hooks.length, 2)
+    assert.deepEqual(sim.violations, [])
+  })
 })
