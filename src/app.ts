@@ -181,7 +181,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   })
 
   // BigCommerce's order webhooks: the platform calls them too, for API-account stores as well as app installs.
-  await app.register(platformWebhookRoutes, { orderWebhooks: services.orderWebhooks })
+  await app.register(platformWebhookRoutes, { orderWebhooks: services.orderWebhooks, rateLimit: config.rateLimit })
 
   const authenticateAdmin = createAdminAuthenticator({
     findActiveKey: (keyHash) => findActiveKeyByHash(db, keyHash),

@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyRequest } from 'fastify'
 import { jsonNestingExceeds } from '../../http/json-body.ts'
+import { rateLimitKey } from '../../http/rate-limit-key.ts'
 import type { App } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
 import { WEBHOOK_PATH, WEBHOOK_SECRET_HEADER, type OrderWebhookPayload, type OrderWebhooks } from './order-webhooks.ts'
@@ -31,7 +32,14 @@ const WebhookBody = Type.Object(
 
 const SECRET_FORMAT = /^[A-Za-z0-9_-]{16,128}$/
 
-export async function platformWebhookRoutes(app: App, { orderWebhooks }: { orderWebhooks: OrderWebhooks }): Promise<void> {
+/**
+ * BigCommerce delivers every store's callbacks from a shared pool of addresses, so one address can
+ * carry many stores' order traffic: the route counts in a bucket of its own, this many times the
+ * per-address limit of the API (RATE_LIMIT_MAX), instead of sharing the API's.
+ */
+export const WEBHOOK_RATE_LIMIT_FACTOR = 10
+
+export async function platformWebhookRoutes(app: App, { orderWebhooks, rateLimit }: { orderWebhooks: OrderWebhooks; rateLimit: { max: number; windowMs: number } }): Promise<void> {
   // The raw bytes are kept for a Standard Webhooks signature, which is computed over them (§7.5).
   const rawBodies = new WeakMap<FastifyRequest, Buffer>()
   const parse = app.getDefaultJsonParser('error', 'error')
@@ -50,6 +58,13 @@ export async function platformWebhookRoutes(app: App, { orderWebhooks }: { order
   app.post(WEBHOOK_PATH, {
     bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
     schema: { hide: true, body: WebhookBody },
+    config: {
+      rateLimit: {
+        max: rateLimit.max * WEBHOOK_RATE_LIMIT_FACTOR,
+        timeWindow: rateLimit.windowMs,
+        keyGenerator: (request: FastifyRequest) => `platform-webhooks:${rateLimitKey(request)}`,
+      },
+    },
     // No secret, no reading of the body: refused before a byte of it is parsed.
     onRequest: async (request) => {
       const secret = request.headers[WEBHOOK_SECRET_HEADER]

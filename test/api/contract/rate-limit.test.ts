@@ -25,6 +25,17 @@ describe('rate limits', () => {
     assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After is ${limited.headers['retry-after']}`)
   })
 
+  test('BigCommerce\'s webhook callbacks count in a bucket of their own, ten times the API\'s limit', async () => {
+    // The platform delivers every store's callbacks from shared addresses; they must not starve the API or be starved by it.
+    const address = '10.9.9.9'
+    const post = () => call(t.app, { method: 'POST', url: '/platform/webhooks', remoteAddress: address, headers: { 'content-type': 'application/json', 'x-subscription-billing-secret': 'x'.repeat(43) }, payload: '{}' })
+    const answers = []
+    for (let i = 0; i < 31; i++) answers.push((await post()).statusCode)
+    assert.ok(answers.slice(0, 30).every((status) => status !== 429), answers.join(','))
+    assert.equal(answers[30], 429)
+    assert.equal((await call(t.app, { method: 'GET', url: LIST, remoteAddress: address })).statusCode, 200, 'the API bucket of the same address is untouched')
+  })
+
   test('limits are per client address', async () => {
     const response = await call(t.app, { method: 'GET', url: LIST, remoteAddress: '10.2.2.2' })
     assert.equal(response.statusCode, 200)
