@@ -37,6 +37,7 @@ import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
+import { analyticsRoutes } from './modules/analytics/index.ts'
 import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes, platformWebhookRoutes } from './modules/platform/index.ts'
 import {
   createPortalAuthenticator,
@@ -198,6 +199,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     await admin.register(webhookAdminRoutes, { webhooks })
     await admin.register(chargeAdminRoutes, { db, renewals })
     await admin.register(testClockRoutes, { testClock })
+    await admin.register(analyticsRoutes, { db, clock: services.clock })
   }, { prefix: '/api/v1/admin' })
 
   return app

@@ -9,3 +9,4 @@ export { createGatewayResolver, type GatewaySettings } from './gateway-resolver.
 export { afterFailure, afterSuccess, planRenewal, type Renewal } from './renewal-plan.ts'
 export { chargeAdminRoutes } from './charges.routes.ts'
 export { RECONCILE_JOB, RENEWALS_JOB, renewalJobs } from './renewal.jobs.ts'
+export { chargeMetrics, type ChargeWindowFigures } from './charge-metrics.ts'

@@ -1,0 +1,52 @@
+import { Type, type Static } from 'typebox'
+import { Currency, Nullable, Timestamp } from '../../http/schemas.ts'
+
+const Count = Type.Integer({ minimum: 0 })
+const Rate = (description: string) => Nullable(Type.Number({ minimum: 0, description }))
+
+export const AnalyticsSummaryQuery = Type.Object(
+  {
+    from: Type.Optional({ ...Timestamp, description: "Start of the window, inclusive (default: 30 days before `to`)" }),
+    to: Type.Optional({ ...Timestamp, description: "End of the window, exclusive (default: the store's current time, its test clock in test mode)" }),
+  },
+  { additionalProperties: false },
+)
+
+export const CurrencyFigures = Type.Object(
+  {
+    currency: Currency,
+    mrr: Type.Integer({
+      minimum: 0,
+      description:
+        'Monthly recurring revenue at `to`, integer minor units: for each subscription active or past_due at `to`, amount x quantity normalised to a month ' +
+        '(day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count), summed exactly and rounded half up once per currency',
+    }),
+    active_subscriptions: { ...Count, description: 'Subscriptions active or past_due at `to` (the ones MRR counts)' },
+    new_subscriptions: { ...Count, description: 'Subscriptions created in the window, whatever their status since' },
+    churned_subscriptions: { ...Count, description: 'Subscriptions that became cancelled or expired in the window' },
+    churn_rate: Rate('churned_subscriptions / subscriptions active or past_due at `from`, rounded to 4 decimals; null when none were; can exceed 1 when subscriptions created in the window also end in it'),
+    dunning: Type.Object(
+      {
+        failed_charges: { ...Count, description: 'Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again' },
+        recovered: { ...Count, description: 'Of those, the renewals paid by a later succeeded charge for the same subscription and period, settled before `to`' },
+        recovery_rate: Rate('recovered / failed_charges, rounded to 4 decimals; null when failed_charges is 0'),
+      },
+      { additionalProperties: false },
+    ),
+    revenue: Type.Integer({ description: 'Succeeded charges settled in the window less succeeded refunds settled in the window (integer minor units; negative when refunds exceed charges)' }),
+  },
+  { additionalProperties: false, title: 'AnalyticsCurrencyFigures' },
+)
+
+export const AnalyticsSummary = Type.Object(
+  {
+    object: Type.Literal('analytics_summary'),
+    from: Timestamp,
+    to: Timestamp,
+    currencies: Type.Array(CurrencyFigures, { description: 'One entry per currency with any figure other than zero, by currency code' }),
+  },
+  { additionalProperties: false, title: 'AnalyticsSummary' },
+)
+
+export type CurrencyFiguresView = Static<typeof CurrencyFigures>
+export type AnalyticsSummaryView = Static<typeof AnalyticsSummary>

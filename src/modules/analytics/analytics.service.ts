@@ -1,0 +1,86 @@
+import type { Executor } from '../../db/database.ts'
+import { AppError } from '../../lib/errors.ts'
+import { chargeMetrics } from '../billing/index.ts'
+import { subscriptionMetrics, type MetricWindow } from '../subscriptions/index.ts'
+import type { CurrencyFiguresView } from './analytics.schemas.ts'
+
+/** The default window: the 30 days before `to`. */
+export const DEFAULT_WINDOW_DAYS = 30
+/** The longest window a summary answers: a year, leap years included. */
+export const MAX_WINDOW_DAYS = 366
+const DAY_MS = 86_400_000
+
+/** The window a request names, with the defaults filled in from the store's time; 400 when it is not one. */
+export function resolveWindow(query: { from?: string; to?: string }, storeNow: Date): MetricWindow {
+  const to = query.to ? new Date(query.to) : storeNow
+  const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS)
+  if (from.getTime() >= to.getTime()) {
+    throw new AppError('validation_failed', '/from must be before /to', { errors: [{ path: '/from', message: 'must be before to' }] })
+  }
+  if (to.getTime() - from.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
+    throw new AppError('validation_failed', `the window is at most ${MAX_WINDOW_DAYS} days`, { errors: [{ path: '/from', message: `must be at most ${MAX_WINDOW_DAYS} days before to` }] })
+  }
+  return { from, to }
+}
+
+/** Exact sum of `sum / (12 x interval_count)` over the parts, rounded half up to an integer. */
+export function monthlyFromYearly(parts: readonly { intervalCount: number; sum: string }[]): number {
+  if (parts.length === 0) return 0
+  const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b))
+  let denominator = 1n
+  for (const part of parts) {
+    const d = 12n * BigInt(part.intervalCount)
+    denominator = (denominator * d) / gcd(denominator, d)
+  }
+  let numerator = 0n
+  for (const part of parts) numerator += BigInt(part.sum) * (denominator / (12n * BigInt(part.intervalCount)))
+  return Number((2n * numerator + denominator) / (2n * denominator))
+}
+
+function rate(part: number, whole: number): number | null {
+  return whole === 0 ? null : Math.round((part / whole) * 10_000) / 10_000
+}
+
+/**
+ * The figures of each window, per currency (docs/contract.md, Analytics). Each module aggregates its
+ * own tables in one statement for all windows; only the per-window, per-currency rows come back. A
+ * daily series passes one window per day.
+ */
+export async function analyticsFigures(db: Executor, storeId: string, windows: readonly MetricWindow[]): Promise<CurrencyFiguresView[][]> {
+  const [subscriptions, charges] = await Promise.all([subscriptionMetrics(db, storeId, windows), chargeMetrics(db, storeId, windows)])
+  const byWindow = windows.map(() => new Map<string, CurrencyFiguresView>())
+  const entry = (window: number, currency: string): CurrencyFiguresView => {
+    const map = byWindow[window - 1]!
+    let found = map.get(currency)
+    if (!found) {
+      found = {
+        currency,
+        mrr: 0,
+        active_subscriptions: 0,
+        new_subscriptions: 0,
+        churned_subscriptions: 0,
+        churn_rate: null,
+        dunning: { failed_charges: 0, recovered: 0, recovery_rate: null },
+        revenue: 0,
+      }
+      map.set(currency, found)
+    }
+    return found
+  }
+  const activeAtStart = new Map<string, number>()
+  for (const s of subscriptions) {
+    const figures = entry(s.window, s.currency)
+    figures.mrr = monthlyFromYearly(s.mrrYearly)
+    figures.active_subscriptions = s.activeAtEnd
+    figures.new_subscriptions = s.created
+    figures.churned_subscriptions = s.churned
+    figures.churn_rate = rate(s.churned, s.activeAtStart)
+    activeAtStart.set(`${s.window}:${s.currency}`, s.activeAtStart)
+  }
+  for (const c of charges) {
+    const figures = entry(c.window, c.currency)
+    figures.revenue = Number(c.charged - c.refunded)
+    figures.dunning = { failed_charges: c.failedRenewals, recovered: c.recovered, recovery_rate: rate(c.recovered, c.failedRenewals) }
+  }
+  return byWindow.map((map) => [...map.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)))
+}

@@ -1,0 +1,110 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { Executor } from '../../db/database.ts'
+
+/**
+ * The subscription figures of the analytics (docs/contract.md, Analytics), aggregated by the database
+ * over this module's tables: `subscriptions` and `subscription_history`, the successive states each
+ * subscription held, written by a trigger on every change of status, price, quantity, interval or
+ * currency (migration 0013). Nothing here loads subscription rows into Node: each answer is a few rows
+ * per window and currency.
+ *
+ * Windows are half-open, `[from, to)`, on the store's clock; a query takes any number of them, so the
+ * summary (one window) and a daily series (one window per day) share the same SQL.
+ */
+export interface MetricWindow {
+  from: Date
+  to: Date
+}
+
+/**
+ * How many of a period's price make twelve months: MRR of one subscription is
+ * `amount x quantity x TWELFTHS[interval] / (12 x interval_count)` (a day is 365/12 of a month, a
+ * week 52/12, a year 1/12). Kept as integers so the sum is exact; the caller divides once.
+ */
+export const PERIODS_PER_YEAR = { day: 365, week: 52, month: 12, year: 1 } as const
+
+export interface SubscriptionWindowFigures {
+  window: number
+  currency: string
+  /**
+   * MRR at the window's end as exact fractions: for each interval_count, the sum of
+   * `amount x quantity x PERIODS_PER_YEAR[interval]` (decimal string); MRR = sum of value / (12 x interval_count).
+   */
+  mrrYearly: { intervalCount: number; sum: string }[]
+  activeAtEnd: number
+  activeAtStart: number
+  created: number
+  churned: number
+}
+
+/** The windows as a table `w(start_at, end_at, i)`, i counting from 1 in the order given. */
+export function metricWindows(windows: readonly MetricWindow[]): RawBuilder<unknown> {
+  const starts = windows.map((w) => w.from.toISOString())
+  const ends = windows.map((w) => w.to.toISOString())
+  return sql`unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) WITH ORDINALITY AS w(start_at, end_at, i)`
+}
+
+const yearlyAmount = sql`h.amount * h.quantity * (CASE h.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END)`
+
+interface Row {
+  kind: 'state' | 'created' | 'churned'
+  i: string | number
+  currency: string
+  interval_count: number | null
+  yearly: string | null
+  at_end: string | number
+  at_start: string | number
+}
+
+/**
+ * Per window and currency: MRR and the active count just before the window's end (a state that
+ * began before `to` and had not ended before it), the active count just before its start (the churn
+ * rate's base), subscriptions created in the window, and subscriptions that entered `cancelled` or
+ * `expired` in it.
+ */
+export async function subscriptionMetrics(db: Executor, storeId: string, windows: readonly MetricWindow[]): Promise<SubscriptionWindowFigures[]> {
+  const { rows } = await sql<Row>`
+    SELECT 'state' AS kind, w.i, h.currency, h.interval_count,
+      sum(${yearlyAmount}) FILTER (WHERE h.valid_to IS NULL OR h.valid_to >= w.end_at)::text AS yearly,
+      count(*) FILTER (WHERE h.valid_to IS NULL OR h.valid_to >= w.end_at) AS at_end,
+      count(*) FILTER (WHERE h.valid_from < w.start_at) AS at_start
+    FROM ${metricWindows(windows)}
+    JOIN subscription_history h ON h.store_id = ${storeId} AND h.valid_from < w.end_at AND (h.valid_to IS NULL OR h.valid_to >= w.start_at)
+    WHERE h.status IN ('active', 'past_due')
+    GROUP BY w.i, h.currency, h.interval_count
+    UNION ALL
+    SELECT 'created', w.i, s.currency, NULL, NULL, count(*), 0
+    FROM ${metricWindows(windows)}
+    JOIN subscriptions s ON s.store_id = ${storeId} AND s.created_at >= w.start_at AND s.created_at < w.end_at
+    GROUP BY w.i, s.currency
+    UNION ALL
+    SELECT 'churned', w.i, h.currency, NULL, NULL, count(DISTINCT h.subscription_id), 0
+    FROM ${metricWindows(windows)}
+    JOIN subscription_history h ON h.store_id = ${storeId} AND h.valid_from >= w.start_at AND h.valid_from < w.end_at
+    WHERE h.status IN ('cancelled', 'expired')
+    GROUP BY w.i, h.currency`.execute(db)
+
+  const figures = new Map<string, SubscriptionWindowFigures>()
+  const entry = (window: number, currency: string) => {
+    const key = `${window}:${currency}`
+    let found = figures.get(key)
+    if (!found) {
+      found = { window, currency, mrrYearly: [], activeAtEnd: 0, activeAtStart: 0, created: 0, churned: 0 }
+      figures.set(key, found)
+    }
+    return found
+  }
+  for (const row of rows) {
+    const figure = entry(Number(row.i), row.currency)
+    if (row.kind === 'state') {
+      if (row.yearly !== null) figure.mrrYearly.push({ intervalCount: Number(row.interval_count), sum: row.yearly })
+      figure.activeAtEnd += Number(row.at_end)
+      figure.activeAtStart += Number(row.at_start)
+    } else if (row.kind === 'created') {
+      figure.created += Number(row.at_end)
+    } else {
+      figure.churned += Number(row.at_end)
+    }
+  }
+  return [...figures.values()]
+}
