@@ -37,6 +37,7 @@ import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
+import { Notification, notificationAdminRoutes } from './modules/notifications/index.ts'
 import { analyticsRoutes } from './modules/analytics/index.ts'
 import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes, platformWebhookRoutes } from './modules/platform/index.ts'
 import {
@@ -61,7 +62,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument, Notification]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -199,6 +200,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     await admin.register(webhookAdminRoutes, { webhooks })
     await admin.register(chargeAdminRoutes, { db, renewals })
     await admin.register(testClockRoutes, { testClock })
+    await admin.register(notificationAdminRoutes, { db })
     await admin.register(analyticsRoutes, { db, clock: services.clock })
   }, { prefix: '/api/v1/admin' })
 

@@ -10,6 +10,7 @@ import { DUE_WORK_JOB, dueWorkJobs } from './modules/subscriptions/index.ts'
 import { createWebhookAgent, createWebhookDispatcher, DEFAULT_RETRY_SCHEDULE_MS, startDispatchLoop } from './modules/webhooks/index.ts'
 import type { OrderWebhooks } from './modules/platform/index.ts'
 import type { Services } from './services.ts'
+import { createNotificationSender, expiryCheckJobs, INSTRUMENT_EXPIRY_JOB, SEND_NOTIFICATION_JOB } from './modules/notifications/index.ts'
 
 /**
  * The worker of `ROLE=worker` and `ROLE=all`: the job runner with every module's job handlers, and
@@ -29,6 +30,7 @@ const RECURRING: { kind: string; instances: number }[] = [
   { kind: RENEWALS_JOB, instances: 4 },
   { kind: RECONCILE_JOB, instances: 1 },
   { kind: PURGE_JOB, instances: 1 },
+  { kind: INSTRUMENT_EXPIRY_JOB, instances: 1 },
 ]
 
 export interface WorkerDeps {
@@ -55,6 +57,8 @@ export function jobHandlers({ db, clock, log, portalUrl, mailer, renewals, recon
     [SEND_MAGIC_LINK_JOB]: async (job) => {
       await sendMagicLink(job.payload)
     },
+    [SEND_NOTIFICATION_JOB]: createNotificationSender({ db, clock, mailer, portalUrl, log }),
+    ...expiryCheckJobs({ db, clock }),
     [PURGE_JOB]: async () => {
       await purgeExpiredIdempotencyKeys(db)
       await purgeExpiredPortalAuth(db, clock.now())

@@ -10,6 +10,7 @@ import type { ServiceSecretsTable } from './kept-secrets.ts'
 import type { ChargesTable, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
 import type { PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
+import type { NotificationsTable } from '../modules/notifications/notifications.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
 export type { PlanInterval, ProductsTable, PlansTable } from '../modules/catalog/catalog.tables.ts'
@@ -48,6 +49,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable
   platform_connections: PlatformConnectionsTable
   platform_webhook_receipts: PlatformWebhookReceiptsTable
+  notifications: NotificationsTable
 }
 
 export type Db = Kysely<Database>

@@ -50,6 +50,24 @@ export async function enqueueJob(db: Executor, job: NewJob): Promise<void> {
     .execute()
 }
 
+/** Several jobs in one statement, inside the caller's transaction; keys already queued are skipped. */
+export async function enqueueJobs(db: Executor, jobs: readonly NewJob[]): Promise<void> {
+  if (jobs.length === 0) return
+  await db
+    .insertInto('jobs')
+    .values(
+      jobs.map((job) => ({
+        kind: job.kind,
+        payload: JSON.stringify(job.payload ?? {}),
+        run_at: job.runAt ?? new Date(),
+        dedupe_key: job.dedupeKey ?? null,
+        ...(job.maxAttempts ? { max_attempts: job.maxAttempts } : {}),
+      })),
+    )
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .execute()
+}
+
 export interface RunnerOptions {
   db: Db
   handlers: Record<string, JobHandler>

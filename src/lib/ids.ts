@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   webhookSubscription: 'wh',
   delivery: 'msg',
+  notification: 'ntf',
 } as const
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]

@@ -38,6 +38,8 @@ function subscription(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow
     platform_variant_id: null,
     payment_instrument_brand: null,
     payment_instrument_last4: null,
+    payment_instrument_expiry_month: null,
+    payment_instrument_expiry_year: null,
     start_at: d('2026-01-10T09:00:00.000Z'),
     trial_days: 0,
     billing_anchor_at: d('2026-01-10T09:00:00.000Z'),

@@ -2,6 +2,7 @@ import type { Executor } from '../../db/database.ts'
 import { findCardNumber } from '../../lib/card-data.ts'
 import { AppError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
+import { enqueueNotificationJobs } from '../notifications/triggers.ts'
 import type { EventType } from './event.schemas.ts'
 
 export interface NewEvent {
@@ -37,6 +38,7 @@ export async function recordEvent(trx: Executor, event: NewEvent): Promise<Recor
     .executeTakeFirst()
   const { recorded, row } = eventRow(event, entityId, Number(last?.sequence ?? 0) + 1)
   await trx.insertInto('events').values(row).execute()
+  await queueNotifications(trx, [{ recorded, row }])
   return recorded
 }
 
@@ -77,7 +79,16 @@ async function insertNumbered(trx: Executor, events: NewEvent[], lastSequence: M
     .insertInto('events')
     .values(built.map(({ row }) => row))
     .execute()
+  await queueNotifications(trx, built)
   return built.map(({ recorded }) => recorded)
+}
+
+/** Subscriber emails are queued with the events that call for them, in the same transaction (src/modules/notifications/triggers.ts). */
+function queueNotifications(trx: Executor, built: ReadonlyArray<ReturnType<typeof eventRow>>): Promise<void> {
+  return enqueueNotificationJobs(
+    trx,
+    built.map(({ recorded, row }) => ({ id: recorded.id, storeId: row.store_id, eventType: row.event_type, occurredAt: row.occurred_at, data: recorded.data })),
+  )
 }
 
 function entityIdOf(event: NewEvent): string {

@@ -1,5 +1,6 @@
 export { createMailer, requireMailForLiveStores, type Mail, type Mailer } from './mailer.ts'
 export { createMagicLinkSender, MAGIC_LINK_TTL_MS, purgeExpiredPortalAuth, SEND_MAGIC_LINK_JOB } from './magic-links.ts'
+export { EMAIL_LINK_TTL_MS, issueEmailSignInLink, type PortalLinkTarget } from './magic-links.ts'
 export { createPortalAuthenticator, portalActor, registerPortalContext, type PortalContext } from './portal-authenticator.ts'
 export { portalAuthRoutes } from './portal-auth.routes.ts'
 export { portalAuthSchemas } from './portal-auth.schemas.ts'

@@ -66,6 +66,42 @@ export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { d
   }
 }
 
+/**
+ * How long the sign-in link of a notification email works (docs/contract.md, Subscriber emails): the
+ * subscriber did not ask for it and reads it when they read their mail, perhaps after a weekend, so
+ * 15 minutes would leave most links dead; 72 hours covers a weekend and stays single-use.
+ */
+export const EMAIL_LINK_TTL_MS = 72 * 3_600_000
+
+/** Where the portal goes once the link signed the subscriber in. */
+export interface PortalLinkTarget {
+  subscriptionId: string
+  /** `payment-instrument` opens the payment method change; `skip` the subscription's skip. */
+  action?: 'payment-instrument' | 'skip'
+}
+
+/**
+ * A one-time sign-in link for an email the service sends on its own (not asked for): a token of 256
+ * bits stored only as its hash, like a requested link, valid for EMAIL_LINK_TTL_MS; the portal opens
+ * `target` after the subscriber presses Sign in.
+ */
+export async function issueEmailSignInLink(
+  db: Executor,
+  { now, storeId, storeHash, subscriberId, portalUrl, target }: { now: Date; storeId: string; storeHash: string; subscriberId: string; portalUrl: string; target: PortalLinkTarget },
+): Promise<string> {
+  const token = randomToken(TOKEN_BYTES)
+  await db
+    .insertInto('magic_link_tokens')
+    .values({ token_hash: sha256Hex(token), store_id: storeId, subscriber_id: subscriberId, expires_at: new Date(now.getTime() + EMAIL_LINK_TTL_MS) })
+    .execute()
+  const link = new URL('login', withTrailingSlash(portalUrl))
+  link.searchParams.set('token', token)
+  link.searchParams.set('store', storeHash)
+  link.searchParams.set('subscription', target.subscriptionId)
+  if (target.action) link.searchParams.set('action', target.action)
+  return link.toString()
+}
+
 function withTrailingSlash(url: string): string {
   return url.endsWith('/') ? url : `${url}/`
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { NotificationSettings, NotificationSettingsPatch } from '../notifications/notification-settings.ts'
 
 export const StoreMode = StringEnum(['live', 'test'] as const, { description: 'Test-mode stores charge through the test gateway and may use the test clock' })
 
@@ -29,6 +30,7 @@ export const Store = Type.Object(
     billing_stopped_at: Type.Union([Timestamp, Type.Null()], {
       description: 'Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept',
     }),
+    notifications: NotificationSettings,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -45,6 +47,7 @@ export const UpdateStoreBody = Type.Object(
     renewal_reminder_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
     past_due_cancel_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
     gateway: Type.Optional(StoreGateway),
+    notifications: Type.Optional(NotificationSettingsPatch),
   },
   { additionalProperties: false, minProperties: 1 },
 )

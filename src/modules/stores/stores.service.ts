@@ -6,6 +6,7 @@ import { isCurrency } from '../../lib/money.ts'
 import { randomToken, sha256Hex } from '../../lib/secrets.ts'
 import { isTimeZone, toRfc3339 } from '../../lib/time.ts'
 import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
+import { notificationSettingsOf } from '../notifications/notification-settings.ts'
 import * as repo from './stores.repository.ts'
 
 export interface CreateStoreInput {
@@ -30,6 +31,7 @@ export function presentStore(store: StoreRow): StoreView {
     past_due_cancel_days: store.past_due_cancel_days,
     gateway: store.gateway,
     billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
+    notifications: notificationSettingsOf(store.notifications),
     created_at: toRfc3339(store.created_at),
     updated_at: toRfc3339(store.updated_at),
   }
@@ -70,7 +72,13 @@ export async function updateStoreSettings(db: Db, store: StoreRow, input: Update
   // A live store's renewals move real money: only the platform can charge them.
   if (input.gateway === 'test' && store.mode === 'live') throw invalidField('/body/gateway', "must be 'platform' for a live store")
   const storeId = store.id
-  const updated = await repo.updateStore(db, storeId, { ...input, updated_at: now })
+  const { notifications, ...settings } = input
+  const updated = await repo.updateStore(db, storeId, {
+    ...settings,
+    // Switches not named keep their setting.
+    ...(notifications ? { notifications: JSON.stringify({ ...store.notifications, ...notifications }) } : {}),
+    updated_at: now,
+  })
   if (!updated) throw new AppError('not_found', `store ${storeId} was not found`)
   return presentStore(updated)
 }

@@ -22,6 +22,8 @@ export interface StoresTable {
   gateway: Generated<StoreGateway>
   /** Set while the store's billing is stopped (its app uninstalled): renewals and due work skip it. */
   billing_stopped_at: NullableTimestamp
+  /** Subscriber emails switched on or off, by template; one not named is on (src/modules/notifications). */
+  notifications: ColumnType<Record<string, boolean>, Record<string, boolean> | string | undefined, Record<string, boolean> | string>
   created_at: Timestamp
   updated_at: Timestamp
 }

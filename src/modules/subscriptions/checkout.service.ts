@@ -153,6 +153,8 @@ export function createCheckoutService({ db, clock, instruments }: {
             payment_instrument_id: input.payment_instrument_id,
             payment_instrument_brand: card?.brand ?? null,
             payment_instrument_last4: card?.last_4 ?? null,
+            payment_instrument_expiry_month: card?.expiry_month ?? null,
+            payment_instrument_expiry_year: card?.expiry_year ?? null,
             shipping_address: input.shipping_address ? JSON.stringify(input.shipping_address) : null,
             billing_address: input.billing_address ? JSON.stringify(input.billing_address) : null,
             platform_customer_id: input.platform_customer_id === undefined ? null : String(input.platform_customer_id),

@@ -227,6 +227,8 @@ export function createSubscriptionService({ db, clock, instruments }: {
             // What the platform shows of the new instrument; an instrument of the test gateway shows nothing.
             payment_instrument_brand: checked?.card.brand ?? null,
             payment_instrument_last4: checked?.card.last_4 ?? null,
+            payment_instrument_expiry_month: checked?.card.expiry_month ?? null,
+            payment_instrument_expiry_year: checked?.card.expiry_year ?? null,
             ...(checked ? { platform_customer_id: checked.customerId } : {}),
             ...(inDunning ? { next_charge_at: now } : {}),
           },

@@ -87,6 +87,9 @@ export interface SubscriptionsTable {
   /** What the subscriber may see of the instrument, as the platform listed it; never more. */
   payment_instrument_brand: string | null
   payment_instrument_last4: string | null
+  /** The card's expiry as the platform listed it (null on the test gateway): warns before a renewal it cannot pay. */
+  payment_instrument_expiry_month: number | null
+  payment_instrument_expiry_year: number | null
 }
 
 /** Why a renewal or a charge was set aside for a person to look at. */

@@ -357,6 +357,11 @@ function addressPanel(ctx: ActionContext): HTMLDetailsElement {
   })
 }
 
+/** A payment-failed email's link opens the subscription with `?action=payment-instrument`: the change is open at once. */
+function asksForInstrumentChange(): boolean {
+  return new URLSearchParams(location.search).get('action') === 'payment-instrument'
+}
+
 function paymentPanel(ctx: ActionContext): HTMLDetailsElement {
   const { instruments } = ctx
   // A store that charges through BigCommerce takes only the subscriber's stored cards: pick one.
@@ -368,7 +373,7 @@ function paymentPanel(ctx: ActionContext): HTMLDetailsElement {
 function storedCardPanel(ctx: ActionContext): HTMLDetailsElement {
   const { subscription: s, instruments } = ctx
   const summary = 'Change payment method'
-  const open = s.status === 'past_due'
+  const open = s.status === 'past_due' || asksForInstrumentChange()
   if (instruments instanceof Error || !instruments) {
     return h(
       'details',
@@ -425,7 +430,7 @@ function instrumentIdPanel(ctx: ActionContext): HTMLDetailsElement {
   return panel({
     reload: ctx.reload,
     summary: 'Change payment method',
-    open: s.status === 'past_due',
+    open: s.status === 'past_due' || asksForInstrumentChange(),
     intro: `Currently: ${s.payment_instrument_id}. Use the ID of a payment method saved in your store account. Never enter a card number here.`,
     fields: [field('Payment method ID', input, { hint: 'For example instr_9f8e7d.' })],
     submitLabel: 'Use this payment method',

@@ -1,8 +1,21 @@
 import { api, ApiError, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { h, replaceChildren } from '../dom.ts'
-import { navigate, ROOT, rewriteAddress, signInPath } from '../router.ts'
+import { navigate, ROOT, rewriteAddress, signInPath, subscriptionPath } from '../router.ts'
 import { saveSession } from '../session.ts'
+
+/**
+ * Where a link from a notification email leads once signed in (docs/contract.md, Subscriber emails):
+ * `subscription=<id>` opens that subscription, `action=payment-instrument` there with the payment
+ * method change open. A requested sign-in link has neither and opens the list.
+ */
+function afterSignIn(): string {
+  const params = new URLSearchParams(location.search)
+  const subscription = params.get('subscription')
+  if (!subscription || !/^sub_[0-9A-HJKMNP-TV-Z]{26}$/.test(subscription)) return ROOT
+  const action = params.get('action')
+  return action === 'payment-instrument' || action === 'skip' ? `${subscriptionPath(subscription)}?action=${action}` : subscriptionPath(subscription)
+}
 
 /**
  * The emailed link's page. Opening it (a GET, perhaps by a mail scanner) changes nothing: only the
@@ -49,7 +62,7 @@ export async function renderLogin(app: PortalApp, isCurrent: () => boolean, stor
       app.pendingToken = null
       app.startSession(saveSession(answer.access_token, answer.expires_in))
       app.flashNext('You are signed in.')
-      navigate(ROOT, { replace: true })
+      navigate(afterSignIn(), { replace: true })
     } catch (failure) {
       button.textContent = 'Sign in'
       busy = false

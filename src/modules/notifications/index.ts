@@ -1,0 +1,7 @@
+export { NOTIFICATION_TEMPLATES, NotificationSettings, NotificationSettingsPatch, notificationSettingsOf, isNotificationOn, type NotificationTemplate } from './notification-settings.ts'
+export { Notification, type NotificationView } from './notification.schemas.ts'
+export { notificationAdminRoutes } from './notifications.routes.ts'
+export { createNotificationSender } from './sender.ts'
+export { enqueueNotificationJobs, SEND_ATTEMPTS, SEND_NOTIFICATION_JOB } from './triggers.ts'
+export { EXPIRY_NOTICE_DAYS, expiryCheckJobs, INSTRUMENT_EXPIRY_JOB, queueExpiryWarnings } from './expiry-check.ts'
+export { renderEmail } from './templates.ts'

@@ -1,0 +1,109 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db, JobRow } from '../../db/database.ts'
+import { JobGaveUp } from '../../jobs/runner.ts'
+import { containsCardNumber } from '../../lib/card-data.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { newId } from '../../lib/ids.ts'
+import { printableText } from '../../lib/printable-text.ts'
+import { findPlanRow } from '../catalog/index.ts'
+import { issueEmailSignInLink, type Mailer, type PortalLinkTarget } from '../portal-auth/index.ts'
+import { findStoreById } from '../stores/index.ts'
+import { findSubscriber, findSubscription } from '../subscriptions/index.ts'
+import { isNotificationOn, NOTIFICATION_TEMPLATES, type NotificationTemplate } from './notification-settings.ts'
+import { renderEmail, type EmailInput } from './templates.ts'
+import type { NotificationPayload } from './triggers.ts'
+
+/** Which links each email carries besides "manage". */
+const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>> = {
+  subscription_created: [],
+  renewal_upcoming: ['skip'],
+  payment_failed: ['paymentMethod'],
+  past_due: ['paymentMethod'],
+  cancelled: [],
+  payment_instrument_expiring: ['paymentMethod'],
+}
+
+const ACTION_OF = { skip: 'skip', paymentMethod: 'payment-instrument' } as const
+
+/**
+ * The send job (docs/contract.md, Subscriber emails). Reads the store, the subscriber and the
+ * subscription as they are now (a template switched off since sends nothing and records nothing),
+ * records the attempt in the log, makes fresh single-use links, and sends. A failed send records
+ * the error and throws, so the job runner retries with back-off; an email already recorded as sent
+ * under its key is never sent again.
+ */
+export function createNotificationSender({ db, clock, mailer, portalUrl, log }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger }) {
+  return async function sendNotification(job: JobRow): Promise<void> {
+    const payload = job.payload as unknown as NotificationPayload
+    if (!NOTIFICATION_TEMPLATES.includes(payload.template)) throw new JobGaveUp(`unknown notification template ${String(payload.template)}`)
+    const store = await findStoreById(db, payload.store_id)
+    if (!store || !isNotificationOn(store.notifications, payload.template)) return
+    const subscription = await findSubscription(db, store.id, payload.subscription_id)
+    const subscriber = subscription ? await findSubscriber(db, store.id, subscription.subscriber_id) : undefined
+    if (!subscription || !subscriber) return
+
+    const existing = await db.selectFrom('notifications').select(['id', 'status']).where('dedupe_key', '=', payload.dedupe_key).executeTakeFirst()
+    // Sent by an earlier run whose job could not be removed afterwards: nothing more to do.
+    if (existing?.status === 'sent') return
+    const now = clock.now()
+    const id = existing?.id ?? newId('ntf')
+    await db
+      .insertInto('notifications')
+      .values({
+        id,
+        store_id: store.id,
+        template: payload.template,
+        recipient: subscriber.email,
+        subscription_id: subscription.id,
+        status: 'pending',
+        attempts: 1,
+        dedupe_key: payload.dedupe_key,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('dedupe_key').doUpdateSet((eb) => ({ attempts: eb('notifications.attempts', '+', 1), recipient: subscriber.email, updated_at: now })))
+      .execute()
+
+    // Fresh links on every attempt: tokens are stored only as hashes, and an unsent one expires unused.
+    const linkTo = (target: PortalLinkTarget) =>
+      issueEmailSignInLink(db, { now, storeId: store.id, storeHash: store.store_hash, subscriberId: subscriber.id, portalUrl: portalUrl(), target })
+    const links: EmailInput['links'] = { manage: await linkTo({ subscriptionId: subscription.id }) }
+    for (const extra of EXTRA_LINKS[payload.template]) links[extra] = await linkTo({ subscriptionId: subscription.id, action: ACTION_OF[extra] })
+
+    const plan = await findPlanRow(db, store.id, subscription.plan_id)
+    const mail = renderEmail({
+      template: payload.template,
+      to: subscriber.email,
+      storeName: store.name,
+      timezone: store.timezone,
+      planName: plan?.name ?? null,
+      facts: payload.facts ?? {},
+      card: { brand: subscription.payment_instrument_brand, last4: subscription.payment_instrument_last4 },
+      links,
+    })
+    // Never a card number in an email: the parts come from fields that cannot hold one, and this says so
+    // (links aside: their random tokens are not written numbers).
+    const withoutLinks = (body: string) => Object.values(links).reduce((rest, link) => rest.split(link).join(''), body)
+    if ([mail.subject, withoutLinks(mail.text)].some(containsCardNumber)) {
+      await record(id, 'failed', 'refused: the email would hold something that looks like a card number')
+      throw new JobGaveUp('refusing to send an email that holds something that looks like a card number')
+    }
+    try {
+      await mailer.send(mail)
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      await record(id, 'failed', message).catch((recordError: unknown) => log.error({ err: recordError, notification: id }, 'could not record a failed email'))
+      throw error
+    }
+    await record(id, 'sent', null)
+  }
+
+  async function record(id: string, status: 'sent' | 'failed', error: string | null): Promise<void> {
+    const now = clock.now()
+    await db
+      .updateTable('notifications')
+      .set({ status, error: error === null ? null : printableText(Buffer.from(error.slice(0, 1000))), updated_at: now, ...(status === 'sent' ? { sent_at: now } : {}) })
+      .where('id', '=', id)
+      .execute()
+  }
+}

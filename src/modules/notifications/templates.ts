@@ -1,0 +1,157 @@
+import type { Mail } from '../portal-auth/index.ts'
+import type { NotificationTemplate } from './notification-settings.ts'
+import type { NotificationFacts } from './triggers.ts'
+
+/**
+ * The subscriber emails: a plain-text body for every client and an HTML body for those that show it,
+ * both from the same parts. Everything put into the HTML is escaped (store and plan names are the
+ * merchant's text). Of the payment method only the brand and last 4 ever appear.
+ */
+
+export interface EmailInput {
+  template: NotificationTemplate
+  to: string
+  storeName: string
+  /** The store's IANA time zone: dates read as the store's calendar does. */
+  timezone: string
+  planName: string | null
+  facts: NotificationFacts
+  /** Brand and last 4 of the card on file, when the platform listed them. */
+  card: { brand: string | null; last4: string | null } | null
+  /** Sign-in links, each single-use: `manage` always, `skip` and `paymentMethod` where the email offers them. */
+  links: { manage: string; skip?: string; paymentMethod?: string }
+}
+
+interface Parts {
+  subject: string
+  /** Paragraphs of plain text. */
+  paragraphs: string[]
+  /** Calls to action, most important first. */
+  actions: { label: string; href: string }[]
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ESCAPES[char]!)
+
+export function formatAmount(amount: number | undefined, currency: string | undefined): string | undefined {
+  if (amount === undefined || !currency) return undefined
+  try {
+    const format = new Intl.NumberFormat('en-US', { style: 'currency', currency })
+    const digits = format.resolvedOptions().maximumFractionDigits ?? 2
+    return format.format(amount / 10 ** digits)
+  } catch {
+    return `${amount} ${currency} (minor units)`
+  }
+}
+
+export function formatDate(iso: string | null | undefined, timezone: string): string | undefined {
+  if (!iso) return undefined
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return undefined
+  try {
+    return new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: timezone }).format(date)
+  } catch {
+    return new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' }).format(date)
+  }
+}
+
+/** "Visa ending in 4242", never more of the card; undefined when nothing is known of it. */
+export function cardText(card: EmailInput['card']): string | undefined {
+  if (!card || (!card.brand && !card.last4)) return undefined
+  const last4 = card.last4 && /^\d{4}$/.test(card.last4) ? card.last4 : null
+  const brand = card.brand ? card.brand.replace(/[^A-Za-z .-]/g, '').trim() : ''
+  if (last4) return `${brand || 'Card'} ending in ${last4}`
+  return brand || undefined
+}
+
+function parts(input: EmailInput): Parts {
+  const { storeName, facts, links } = input
+  const what = input.planName ? `your ${input.planName} subscription` : 'your subscription'
+  const amount = formatAmount(facts.amount, facts.currency)
+  const nextDate = formatDate(facts.next_charge_at, input.timezone)
+  const card = cardText(input.card)
+  const manage = { label: 'Manage your subscription', href: links.manage }
+  switch (input.template) {
+    case 'subscription_created':
+      return {
+        subject: `Your subscription with ${storeName} has started`,
+        paragraphs: [
+          `Thank you for subscribing to ${storeName}: ${what} is set up.`,
+          ...(amount && nextDate ? [`Your next charge of ${amount} is on ${nextDate}.`] : nextDate ? [`Your next charge is on ${nextDate}.`] : []),
+          'You can skip, pause, change or cancel it at any time from your account.',
+        ],
+        actions: [manage],
+      }
+    case 'renewal_upcoming':
+      return {
+        subject: `Your ${storeName} subscription renews${nextDate ? ` on ${nextDate}` : ' soon'}`,
+        paragraphs: [
+          `${what[0]!.toUpperCase()}${what.slice(1)} renews${nextDate ? ` on ${nextDate}` : ' soon'}${amount ? ` for ${amount}` : ''}.`,
+          ...(card ? [`We will charge your ${card}.`] : []),
+          'Nothing to do if that suits you. To skip this order or change anything, use the links below.',
+        ],
+        actions: [...(links.skip ? [{ label: 'Skip this order', href: links.skip }] : []), manage],
+      }
+    case 'payment_failed':
+      return {
+        subject: `Action needed: your payment to ${storeName} did not go through`,
+        paragraphs: [
+          `We could not collect ${amount ?? 'the payment'} for ${what}${card ? ` with your ${card}` : ''}.`,
+          ...(facts.next_retry_at ? [`We will try again on ${formatDate(facts.next_retry_at, input.timezone)}. Updating your payment method now keeps your subscription going.`] : ['Please update your payment method to keep your subscription going.']),
+        ],
+        actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
+      }
+    case 'past_due':
+      return {
+        subject: `Your ${storeName} subscription is past due`,
+        paragraphs: [
+          `We tried several times but could not collect the payment for ${what}, so it is past due.`,
+          'Update your payment method to bring it back; otherwise it will be cancelled.',
+        ],
+        actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
+      }
+    case 'cancelled':
+      return {
+        subject: `Your ${storeName} subscription is cancelled`,
+        paragraphs: [`${what[0]!.toUpperCase()}${what.slice(1)} with ${storeName} is cancelled: there will be no further charges.`, 'You can see its history in your account.'],
+        actions: [{ label: 'View your account', href: links.manage }],
+      }
+    case 'payment_instrument_expiring': {
+      const expiry = facts.expiry_month && facts.expiry_year ? `${String(facts.expiry_month).padStart(2, '0')}/${facts.expiry_year}` : undefined
+      return {
+        subject: `Your card for ${storeName} expires before your next renewal`,
+        paragraphs: [
+          `The ${card ?? 'card'} that pays for ${what} expires${expiry ? ` at the end of ${expiry}` : ' soon'}, before your next renewal${nextDate ? ` on ${nextDate}` : ''}.`,
+          'Choose another saved card to avoid a failed payment.',
+        ],
+        actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
+      }
+    }
+  }
+}
+
+const FOOTER = (storeName: string) => `Each link signs you in to your ${storeName} account once and works for 72 hours. You receive this email because you subscribe with ${storeName}.`
+
+/** The email for one notification. */
+export function renderEmail(input: EmailInput): Mail {
+  const { subject, paragraphs, actions } = parts(input)
+  const text = [
+    'Hello,',
+    '',
+    ...paragraphs.flatMap((paragraph) => [paragraph, '']),
+    ...actions.flatMap((action) => [`${action.label}:`, action.href, '']),
+    FOOTER(input.storeName),
+    '',
+    `${input.storeName}`,
+  ].join('\n')
+  const html = `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
+<body style="font-family: system-ui, sans-serif; line-height: 1.5; color: #1a1a1a">
+<p><strong>${escapeHtml(input.storeName)}</strong></p>
+<p>Hello,</p>
+${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('\n')}
+${actions.map((action) => `<p><a href="${escapeHtml(action.href)}">${escapeHtml(action.label)}</a></p>`).join('\n')}
+<p style="color: #555; font-size: 0.9em">${escapeHtml(FOOTER(input.storeName))}</p>
+</body></html>`
+  return { to: input.to, subject, text, html }
+}
