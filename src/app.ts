@@ -37,6 +37,7 @@ import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
+import { createRetentionService, retentionPortalRoutes } from './modules/retention/index.ts'
 import { Notification, notificationAdminRoutes } from './modules/notifications/index.ts'
 import { analyticsRoutes } from './modules/analytics/index.ts'
 import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes, platformWebhookRoutes } from './modules/platform/index.ts'
@@ -157,6 +158,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
     await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
+    await portal.register(retentionPortalRoutes, { retention: createRetentionService({ db, subscriptions }), authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})

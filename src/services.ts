@@ -73,7 +73,13 @@ export function createServices({ database, config, clock = systemClock, log }: S
     testClock: createTestClock({ db, clock, renewals }),
     publicCatalog,
     catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),
-    subscriptions: createSubscriptionService({ db, clock, instruments: storedInstruments }),
+    subscriptions: createSubscriptionService({
+      db,
+      clock,
+      instruments: storedInstruments,
+      // Order now runs the engine for that one subscription; a failure is logged and the worker charges it.
+      renewNow: (storeId, id) => renewals.runDue({ storeId, id, limit: 1 }).catch((error: unknown) => log.error({ err: error, subscriptionId: id }, 'order now: the renewal could not be run; the worker will charge it')),
+    }),
     checkouts,
     orderWebhooks,
     changeRequests: createChangeRequestService({ db, clock }),

@@ -10,6 +10,7 @@ import type { ServiceSecretsTable } from './kept-secrets.ts'
 import type { ChargesTable, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
 import type { PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
+import type { RetentionSavesTable } from '../modules/retention/retention.tables.ts'
 import type { NotificationsTable } from '../modules/notifications/notifications.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
@@ -49,6 +50,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable
   platform_connections: PlatformConnectionsTable
   platform_webhook_receipts: PlatformWebhookReceiptsTable
+  retention_saves: RetentionSavesTable
   notifications: NotificationsTable
 }
 

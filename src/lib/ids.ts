@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   webhookSubscription: 'wh',
   delivery: 'msg',
+  retentionSave: 'rsv',
   notification: 'ntf',
 } as const
 

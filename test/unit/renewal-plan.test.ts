@@ -53,6 +53,7 @@ function subscription(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow
     cancel_at_period_end: false,
     cancelled_at: null,
     cancellation_reason: null,
+    cancellation_reason_code: null,
     gift: null,
     prepaid_cycles_total: null,
     prepaid_cycles_remaining: null,

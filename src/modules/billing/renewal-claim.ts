@@ -96,13 +96,13 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
  * Claims up to `limit` due renewals. When one row's data breaks the batch, each is claimed again on
  * its own, and the rows that still fail are set aside with their reason: the rest are billed.
  */
-export async function claimDue(ctx: BillingContext, options: { limit: number; storeId?: string | undefined; token: string }, counts: ClaimCounts): Promise<Attempt[]> {
+export async function claimDue(ctx: BillingContext, options: { limit: number; storeId?: string | undefined; id?: string | undefined; token: string }, counts: ClaimCounts): Promise<Attempt[]> {
   const lease = { token: options.token, leaseMs: ctx.leaseMs }
   let due: SubscriptionRow[] = []
   try {
     const batch = emptyClaimCounts()
     const attempts = await ctx.db.transaction().execute(async (trx) => {
-      due = await lockDueForRenewal(trx, ctx.clock.now(), options.limit, { storeId: options.storeId })
+      due = await lockDueForRenewal(trx, ctx.clock.now(), options.limit, { storeId: options.storeId, ...(options.id ? { id: options.id } : {}) })
       batch.claimed = due.length
       return due.length === 0 ? [] : recordAttempts(trx, ctx, due, lease, batch)
     })

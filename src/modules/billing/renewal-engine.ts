@@ -143,11 +143,11 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
   }
 
   return {
-    /** Claims up to `limit` due renewals, charges them and settles them. */
-    async runDue({ limit = options.batchSize ?? 200, storeId }: { limit?: number; storeId?: string } = {}): Promise<RenewalCounts> {
+    /** Claims up to `limit` due renewals (of one store, or one subscription: order now), charges them and settles them. */
+    async runDue({ limit = options.batchSize ?? 200, storeId, id }: { limit?: number; storeId?: string; id?: string } = {}): Promise<RenewalCounts> {
       const token = newLeaseToken()
       const claimed = emptyClaimCounts()
-      const attempts = await claimDue(ctx, { limit, storeId, token }, claimed)
+      const attempts = await claimDue(ctx, { limit, storeId, id, token }, claimed)
       const unsettled = await chargeAndSettle(attempts, token)
       return { ...claimed, unsettled }
     },

@@ -18,6 +18,8 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.expired',
   'subscription.payment_instrument_updated',
   'subscription.gifted',
+  'subscription.rescheduled',
+  'subscription.retention_accepted',
   'prepaid.order_created',
   'shipping.address_updated',
 ] as const

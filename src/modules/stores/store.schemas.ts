@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { CancellationReasons, RetentionOffers } from '../retention/retention.schemas.ts'
 import { NotificationSettings, NotificationSettingsPatch } from '../notifications/notification-settings.ts'
 
 export const StoreMode = StringEnum(['live', 'test'] as const, { description: 'Test-mode stores charge through the test gateway and may use the test clock' })
@@ -31,6 +32,8 @@ export const Store = Type.Object(
       description: 'Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept',
     }),
     notifications: NotificationSettings,
+    cancellation_reasons: CancellationReasons,
+    retention_offers: RetentionOffers,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -47,6 +50,8 @@ export const UpdateStoreBody = Type.Object(
     renewal_reminder_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
     past_due_cancel_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
     gateway: Type.Optional(StoreGateway),
+    cancellation_reasons: Type.Optional(CancellationReasons),
+    retention_offers: Type.Optional(RetentionOffers),
     notifications: Type.Optional(NotificationSettingsPatch),
   },
   { additionalProperties: false, minProperties: 1 },

@@ -6,6 +6,7 @@ import { isCurrency } from '../../lib/money.ts'
 import { randomToken, sha256Hex } from '../../lib/secrets.ts'
 import { isTimeZone, toRfc3339 } from '../../lib/time.ts'
 import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
+import { checkRetentionSettings, retentionSettingsUpdate } from '../retention/retention-settings.ts'
 import { notificationSettingsOf } from '../notifications/notification-settings.ts'
 import * as repo from './stores.repository.ts'
 
@@ -31,6 +32,8 @@ export function presentStore(store: StoreRow): StoreView {
     past_due_cancel_days: store.past_due_cancel_days,
     gateway: store.gateway,
     billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
+    cancellation_reasons: store.cancellation_reasons,
+    retention_offers: store.retention_offers,
     notifications: notificationSettingsOf(store.notifications),
     created_at: toRfc3339(store.created_at),
     updated_at: toRfc3339(store.updated_at),
@@ -69,9 +72,11 @@ export async function createStore(db: Db, input: CreateStoreInput): Promise<Stor
 
 export async function updateStoreSettings(db: Db, store: StoreRow, input: UpdateStoreInput, now: Date): Promise<StoreView> {
   checkSettings(input, '/body')
+  checkRetentionSettings(input, '/body')
   // A live store's renewals move real money: only the platform can charge them.
   if (input.gateway === 'test' && store.mode === 'live') throw invalidField('/body/gateway', "must be 'platform' for a live store")
   const storeId = store.id
+  input = { ...input, ...retentionSettingsUpdate(input) } as UpdateStoreInput
   const { notifications, ...settings } = input
   const updated = await repo.updateStore(db, storeId, {
     ...settings,

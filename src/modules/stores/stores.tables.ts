@@ -24,9 +24,20 @@ export interface StoresTable {
   billing_stopped_at: NullableTimestamp
   /** Subscriber emails switched on or off, by template; one not named is on (src/modules/notifications). */
   notifications: ColumnType<Record<string, boolean>, Record<string, boolean> | string | undefined, Record<string, boolean> | string>
+  /** Reasons a subscriber may give when cancelling, `[{code, label}]` (src/modules/retention). */
+  cancellation_reasons: ColumnType<CancellationReasonValue[], CancellationReasonValue[] | string | undefined, CancellationReasonValue[] | string>
+  /** What the portal offers before a cancellation is confirmed (src/modules/retention). */
+  retention_offers: ColumnType<RetentionOfferValue[], RetentionOfferValue[] | string | undefined, RetentionOfferValue[] | string>
   created_at: Timestamp
   updated_at: Timestamp
 }
+
+export interface CancellationReasonValue {
+  code: string
+  label: string
+}
+
+export type RetentionOfferValue = { type: 'pause'; days: number } | { type: 'skip' } | { type: 'discount'; code: string }
 
 export interface AdminApiKeysTable {
   id: string

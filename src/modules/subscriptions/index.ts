@@ -9,6 +9,7 @@ export {
   PauseBody,
   PaymentInstrumentBody,
   QuantityBody,
+  RescheduleBody,
   ShippingAddress,
   ShippingAddressBody,
   Subscriber,
@@ -24,7 +25,7 @@ export { createCheckoutService, type CheckoutService } from './checkout.service.
 export { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
 export { processDueWork, UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind } from './due-work.ts'
 export { subscriptionAdminRoutes } from './subscriptions.routes.ts'
-export type { Actor } from './subscription-mutation.ts'
+export type { Actor, ActionMark } from './subscription-mutation.ts'
 export { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
 export { findSubscriber, findSubscriberIdByEmail, updateSubscriber } from './subscriptions.repository.ts'
 export { countRenewalsSetAside, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal-queries.ts'

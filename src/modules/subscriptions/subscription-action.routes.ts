@@ -11,6 +11,7 @@ import {
   PauseBody,
   PaymentInstrumentBody,
   QuantityBody,
+  RescheduleBody,
   ShippingAddressBody,
   Subscription,
   SwapBody,
@@ -26,7 +27,19 @@ interface SubscriptionAction {
   /** Problem statuses beyond 404 and 409. */
   problems?: number[]
   body?: TSchema
+  /** Statuses beyond 200 it answers with the subscription (run returns a `StatusReply` for them). */
+  alsoAnswers?: number[]
   run(subscriptions: SubscriptionService, store: StoreRow, id: string, actor: Actor, input: any): Promise<unknown>
+}
+
+/** An answer other than 200, still with the subscription as its body. */
+class StatusReply {
+  readonly status: number
+  readonly body: unknown
+  constructor(status: number, body: unknown) {
+    this.status = status
+    this.body = body
+  }
 }
 
 /** Every action on one subscription: the merchant and the subscriber reach the same use cases. */
@@ -51,6 +64,34 @@ const ACTIONS: SubscriptionAction[] = [
     body: PaymentInstrumentBody,
     run: (s, store, id, actor, input) => s.updatePaymentInstrument(store, id, actor, input),
   },
+  {
+    path: 'charge-now',
+    operationId: 'chargeSubscriptionNow',
+    summary: 'Order now: renew at once, the new period starting now',
+    description:
+      'Makes the next renewal due now and runs it through the renewal engine (the same claim, idempotency key, events and settlement as a scheduled renewal: ' +
+      '`subscription.charged`, then `charge.succeeded` or `charge.failed`). The billing anchor moves to now: the next renewal is one interval (or prepaid block) later. ' +
+      'A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it ' +
+      '(`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; ' +
+      'read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, ' +
+      'no prepaid cycles still to come, and a store whose billing runs.',
+    alsoAnswers: [202],
+    run: async (s, store, id, actor) => {
+      const { view, settled } = await s.chargeNow(store, id, actor)
+      return settled ? view : new StatusReply(202, view)
+    },
+  },
+  {
+    path: 'reschedule',
+    operationId: 'rescheduleSubscription',
+    summary: 'Move the next renewal to another date',
+    description:
+      "`next_charge_at` must be later than the store's current time and at most one year ahead (else 400 `validation_failed`). Nothing is charged at the old date. " +
+      'The billing anchor moves to the new date: renewals after it follow one interval apart from it, and the current period ends there. Records `subscription.rescheduled`. ' +
+      '409 `invalid_state` in the same cases as charge-now.',
+    body: RescheduleBody,
+    run: (s, store, id, actor, input) => s.reschedule(store, id, actor, input),
+  },
 ]
 
 export interface ActionRouteOptions {
@@ -74,11 +115,17 @@ export function registerSubscriptionActions(app: App, { subscriptions, audience,
         tags,
         params: Params,
         ...(action.body ? { body: action.body } : {}),
-        response: { 200: Ref(Subscription), ...problemResponses(404, 409, ...(action.problems ?? [])) },
+        response: {
+          200: Ref(Subscription),
+          ...Object.fromEntries((action.alsoAnswers ?? []).map((status) => [status, Ref(Subscription)])),
+          ...problemResponses(404, 409, ...(action.problems ?? [])),
+        },
       },
-    }, async (request) => {
+    }, async (request, reply) => {
       const { store, actor } = actorOf(request)
-      return action.run(subscriptions, store, request.params.id, actor, request.body ?? {}) as never
+      const result = await action.run(subscriptions, store, request.params.id, actor, request.body ?? {})
+      if (result instanceof StatusReply) return reply.code(result.status as 200).send(result.body as never)
+      return result as never
     })
   }
 }

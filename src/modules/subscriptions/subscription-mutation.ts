@@ -18,6 +18,22 @@ export interface Mutation {
   events: EventType[]
   /** The event time, when it is not "now" (due work happens at its due time). */
   at?: Date
+  /** Runs in the same transaction after the change and its events (e.g. a retention save recorded by its module). */
+  after?: (trx: Executor, view: SubscriptionView, at: Date) => Promise<void>
+}
+
+/**
+ * What a caller adds to an action it performs on a subscriber's behalf: more events, and work in the
+ * same transaction (a retention offer taken instead of a cancellation is recorded as a save).
+ */
+export interface ActionMark {
+  events?: EventType[]
+  after?: Mutation['after']
+}
+
+export function withMark(mutation: Mutation, mark: ActionMark | undefined): Mutation {
+  if (!mark) return mutation
+  return { ...mutation, events: [...mutation.events, ...(mark.events ?? [])], ...(mark.after ? { after: mark.after } : {}) }
 }
 
 export interface MutationContext {
@@ -45,6 +61,7 @@ export async function applyMutation(trx: Executor, store: StoreRow, subscription
   for (const eventType of mutation.events) {
     await recordEvent(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view })
   }
+  if (mutation.after) await mutation.after(trx, view, mutation.at ?? now)
   return view
 }
 

@@ -60,6 +60,22 @@ export function reanchorAtNextCharge(subscription: Pick<SubscriptionRow, 'next_c
 }
 
 /**
+ * Order now and reschedule move the billing anchor to the new renewal (docs/contract.md, Order now
+ * and reschedule): the renewal at `at` pays period 0 counted from `at`, and every later renewal
+ * follows one interval (or prepaid block) after it. The current period ends where the next begins,
+ * so a renewal moved later leaves no unpaid gap and one moved earlier shortens the current period.
+ */
+export function scheduleFrom(subscription: Pick<SubscriptionRow, 'current_period_end'>, at: Date): Pick<Schedule, 'billing_anchor_at' | 'period_index' | 'next_charge_at'> & { current_period_end?: Date; reminded_for: null } {
+  return {
+    billing_anchor_at: at,
+    period_index: -1,
+    next_charge_at: at,
+    ...(subscription.current_period_end ? { current_period_end: at } : {}),
+    reminded_for: null,
+  }
+}
+
+/**
  * A renewal that fell due while the subscription was paused is not charged for the time it was
  * paused: the billing anchor moves to the resume, and a new period is charged at once. Dunning of a
  * period abandoned by the pause ends with it.

@@ -36,6 +36,7 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     cancel_at_period_end: row.cancel_at_period_end,
     cancelled_at: toRfc3339OrNull(row.cancelled_at),
     cancellation_reason: row.cancellation_reason,
+    cancellation_reason_code: row.cancellation_reason_code,
     gift: row.gift ?? null,
     prepaid:
       row.prepaid_cycles_total !== null

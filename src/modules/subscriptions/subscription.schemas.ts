@@ -69,6 +69,7 @@ export const Subscription = Type.Object(
     cancel_at_period_end: Type.Boolean(),
     cancelled_at: Nullable(Timestamp),
     cancellation_reason: Nullable(Type.String()),
+    cancellation_reason_code: Nullable(Type.String(), { description: "The store's cancellation reason the cancellation named (`reason_code`), if any" }),
     gift: Nullable(
       Type.Object(
         { gifter_email: Type.String({ format: 'email' }), recipient_email: Type.String({ format: 'email' }), message: Nullable(Type.String()) },
@@ -210,6 +211,16 @@ export const CancelBody = Type.Object(
   {
     at_period_end: Type.Optional(Type.Boolean({ default: false, description: 'true: keep it until the paid period ends' })),
     reason: Type.Optional(Type.String({ maxLength: 500 })),
+    reason_code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "One of the store's `cancellation_reasons` codes (400 when it names none)" })),
+  },
+  { additionalProperties: false },
+)
+export const RescheduleBody = Type.Object(
+  {
+    next_charge_at: {
+      ...Timestamp,
+      description: "When the next renewal is charged: later than the store's current time, at most one year ahead on its calendar. The billing anchor moves there: later renewals follow one interval apart from it",
+    },
   },
   { additionalProperties: false },
 )

@@ -5,9 +5,10 @@ import { listPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
-import { createMutator, type Actor, type Mutation } from './subscription-mutation.ts'
+import { createMutator, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
+import { assertCanRenewNow, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
 import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
-import { reanchorAtNextCharge, scheduleAtResume } from './subscription-schedule.ts'
+import { reanchorAtNextCharge, scheduleAtResume, scheduleFrom } from './subscription-schedule.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriber, findSubscription, listSubscriptions } from './subscriptions.repository.ts'
 import { findPlanRow, isBusinessPlan } from '../catalog/index.ts'
@@ -58,11 +59,15 @@ async function payingCustomerOf(executor: Executor, subscription: Pick<Subscript
   return subscriber?.platform_customer_id ?? subscription.platform_customer_id
 }
 
-export function createSubscriptionService({ db, clock, instruments }: {
+export function createSubscriptionService({ db, clock, instruments, renewNow, renewNowWaitMs }: {
   db: Db
   clock: Clock
   /** With it, a platform store's instrument changes are checked against the customer's stored instruments (see checkout.service.ts). */
   instruments?: StoredInstruments | undefined
+  /** Runs the renewal engine for one subscription whose renewal is due (order now); without it the worker charges it. */
+  renewNow?: RenewNow | undefined
+  /** How long order now waits for the charge's outcome before answering 202 (docs/contract.md, Order now and reschedule). */
+  renewNowWaitMs?: number | undefined
 }) {
   const mutate = createMutator(db, clock)
 
@@ -121,11 +126,11 @@ export function createSubscriptionService({ db, clock, instruments }: {
       }), (row) => presentSubscription(row, store.store_hash))
     },
 
-    pause(store: StoreRow, id: string, actor: Actor, input: { resume_at?: string | null | undefined }) {
+    pause(store: StoreRow, id: string, actor: Actor, input: { resume_at?: string | null | undefined }, mark?: ActionMark) {
       return mutate(store, id, actor, ({ subscription, now }) => {
         const resumeAt = input.resume_at ? new Date(input.resume_at) : null
         if (resumeAt && resumeAt <= now) throw invalidField('/body/resume_at', 'must be in the future')
-        return { set: { status: transition(subscription.status, 'pause'), paused_at: now, resume_at: resumeAt }, events: ['subscription.paused'] }
+        return withMark({ set: { status: transition(subscription.status, 'pause'), paused_at: now, resume_at: resumeAt }, events: ['subscription.paused'] }, mark)
       })
     },
 
@@ -136,19 +141,25 @@ export function createSubscriptionService({ db, clock, instruments }: {
       }))
     },
 
-    cancel(store: StoreRow, id: string, actor: Actor, input: { at_period_end?: boolean | undefined; reason?: string | undefined }) {
+    cancel(store: StoreRow, id: string, actor: Actor, input: { at_period_end?: boolean | undefined; reason?: string | undefined; reason_code?: string | undefined }) {
+      // Only a code the store lists; checked before anything is locked or written.
+      if (input.reason_code !== undefined && !store.cancellation_reasons.some((reason) => reason.code === input.reason_code)) {
+        throw invalidField('/body/reason_code', "is not one of the store's cancellation_reasons codes")
+      }
+      const reasonCode = input.reason_code ?? null
       return mutate(store, id, actor, ({ subscription, now }) => {
         const reason = input.reason ?? null
         // Nothing paid is left to run out on a pending subscription, so it ends at once.
         if (input.at_period_end && subscription.status !== 'pending') {
           transition(subscription.status, 'cancel')
-          return { set: { cancel_at_period_end: true, cancellation_reason: reason }, events: ['subscription.updated'] }
+          return { set: { cancel_at_period_end: true, cancellation_reason: reason, cancellation_reason_code: reasonCode }, events: ['subscription.updated'] }
         }
         return {
           set: {
             status: transition(subscription.status, 'cancel'),
             cancelled_at: now,
             cancellation_reason: reason,
+            cancellation_reason_code: reasonCode,
             cancel_at_period_end: false,
             next_charge_at: null,
             resume_at: null,
@@ -158,11 +169,41 @@ export function createSubscriptionService({ db, clock, instruments }: {
       })
     },
 
-    skip(store: StoreRow, id: string, actor: Actor) {
+    skip(store: StoreRow, id: string, actor: Actor, mark?: ActionMark) {
       return change(store, id, actor, 'skip', ({ subscription }) => {
         if (subscription.skip_next) throw new AppError('invalid_state', 'the next renewal is already skipped')
         if (!subscription.next_charge_at) throw new AppError('invalid_state', 'there is no scheduled renewal to skip')
-        return { set: { skip_next: true }, events: ['subscription.skipped'] }
+        return withMark({ set: { skip_next: true }, events: ['subscription.skipped'] }, mark)
+      })
+    },
+
+    /**
+     * Order now: the next renewal becomes due at once, through the renewal engine's own claim, charge
+     * and settlement, and the new period starts now (the billing anchor moves here). Answers once the
+     * charge settled, or when `renewNowWaitMs` has passed (`settled: false`: the worker finishes it).
+     */
+    async chargeNow(store: StoreRow, id: string, actor: Actor): Promise<{ view: SubscriptionView; settled: boolean }> {
+      const view = await mutate(store, id, actor, ({ subscription, now }) => {
+        assertCanRenewNow(store, subscription, now)
+        // A skip was of the renewal this one replaces: the order now is what the subscriber asked for.
+        // No event of its own: the renewal's subscription.charged follows at once, as for any renewal.
+        return { set: { ...scheduleFrom(subscription, now), skip_next: false }, events: [] }
+      })
+      if (!renewNow) return { view, settled: false }
+      const before = view.latest_charge_id
+      const settled = await waitForRenewal(() => renewNow(store.id, id), async () => {
+        const row = await findSubscription(db, store.id, id)
+        return row !== undefined && row.pending_charge_id === null && row.latest_charge_id !== before
+      }, renewNowWaitMs)
+      return { view: presentSubscription((await findSubscription(db, store.id, id))!, store.store_hash), settled }
+    },
+
+    /** Moves the next renewal; the billing anchor moves with it (see scheduleFrom). */
+    reschedule(store: StoreRow, id: string, actor: Actor, input: { next_charge_at: string }) {
+      return mutate(store, id, actor, ({ subscription, now }) => {
+        const at = requireRescheduleTime(store, input.next_charge_at, now)
+        assertCanRenewNow(store, subscription, now, 'reschedule')
+        return { set: scheduleFrom(subscription, at), events: ['subscription.rescheduled'] }
       })
     },
 

@@ -63,6 +63,8 @@ export interface SubscriptionsTable {
   cancel_at_period_end: Generated<boolean>
   cancelled_at: NullableTimestamp
   cancellation_reason: string | null
+  /** One of the store's `cancellation_reasons` codes, when the cancellation named one. */
+  cancellation_reason_code: string | null
   gift: Json<GiftValue | null>
   prepaid_cycles_total: number | null
   prepaid_cycles_remaining: number | null

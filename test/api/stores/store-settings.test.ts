@@ -41,6 +41,8 @@ describe('GET and PATCH /api/v1/admin/store', () => {
         past_due_cancel_days: 30,
         gateway: 'test',
         billing_stopped_at: null,
+        cancellation_reasons: [],
+        retention_offers: [],
         created_at: undefined,
         updated_at: undefined,
       },

@@ -1,0 +1,71 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { StoreRow, SubscriptionRow } from '../../db/database.ts'
+import { periodBoundary } from '../../lib/calendar.ts'
+import { AppError, invalidField } from '../../lib/errors.ts'
+import { toRfc3339 } from '../../lib/time.ts'
+import { RENEWAL_FAILED } from './subscription-batch.ts'
+
+/**
+ * Order now and reschedule (docs/contract.md, Order now and reschedule): when they are allowed, and
+ * how long an order now waits for its charge. The charge itself is the renewal engine's: this module
+ * only makes the renewal due and asks the engine (through `RenewNow`, given by the composition root)
+ * to run it for this one subscription.
+ */
+
+/** Runs the renewal engine's claim, charge and settlement for one subscription of one store. */
+export type RenewNow = (storeId: string, subscriptionId: string) => Promise<unknown>
+
+/** Below the usual 30-60 s of load balancers and gateways: the request answers 202 past it, the charge goes on. */
+export const RENEW_NOW_WAIT_MS = 10_000
+const POLL_MS = 100
+
+/** 409 unless the subscription is active with nothing holding its renewal back. */
+export function assertCanRenewNow(store: StoreRow, subscription: SubscriptionRow, now: Date, action: 'order now' | 'reschedule' = 'order now'): void {
+  const refuse = (why: string) => new AppError('invalid_state', `cannot ${action}: ${why}`)
+  if (subscription.status !== 'active') throw refuse(`the subscription is ${subscription.status.replace('_', ' ')}; only an active subscription renews`)
+  if (subscription.pending_charge_id !== null) throw refuse('a charge is already in flight for this subscription')
+  if (subscription.dunning_attempts > 0) throw refuse('a failed charge is being retried (dunning); update the payment instrument instead')
+  if (subscription.billing_issue !== null && subscription.billing_issue.code !== RENEWAL_FAILED) throw refuse(`billing waits for an admin (${subscription.billing_issue.code})`)
+  if (subscription.cancel_at_period_end) throw refuse('it is set to cancel at the end of the period, so there is no next renewal')
+  if (store.billing_stopped_at !== null) throw refuse("the store's billing is stopped")
+  if (subscription.next_charge_at === null) throw refuse('there is no scheduled renewal')
+  if (subscription.prepaid_cycles_total !== null && subscription.current_period_end !== null && subscription.current_period_end < subscription.next_charge_at) {
+    throw refuse('cycles of the prepaid block already paid are still to come; the next block can move once its last cycle has begun')
+  }
+  if (action === 'order now' && subscription.current_period_start !== null && subscription.current_period_start >= now) {
+    throw refuse('the current period began at this very moment')
+  }
+}
+
+/** The new renewal time: later than now on the store's clock, at most one year ahead on its calendar; else 400. */
+export function requireRescheduleTime(store: StoreRow, text: string, now: Date): Date {
+  const at = new Date(text)
+  if (at <= now) throw invalidField('/body/next_charge_at', `must be later than the store's current time ${toRfc3339(now)}`)
+  const latest = periodBoundary(now, 'year', 1, 1, store.timezone)
+  if (at > latest) throw invalidField('/body/next_charge_at', `may be at most one year ahead, until ${toRfc3339(latest)}`)
+  return at
+}
+
+/**
+ * Runs the renewal and waits until `settled()` says its charge has an outcome, for at most `waitMs`
+ * of real time. Past it (a slow gateway, a platform outage) the answer is "not yet": the engine goes
+ * on in the background under its lease, and if this process dies the reconciler takes the charge over.
+ * An engine failure is the runner's to log; the renewal stays due and the worker charges it.
+ */
+export async function waitForRenewal(run: () => Promise<unknown>, settled: () => Promise<boolean>, waitMs = RENEW_NOW_WAIT_MS): Promise<boolean> {
+  const deadline = Date.now() + waitMs
+  const ran = run().then(() => true, () => true)
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), waitMs)
+    timer.unref()
+  })
+  await Promise.race([ran, timedOut])
+  clearTimeout(timer)
+  for (;;) {
+    if (await settled()) return true
+    const left = deadline - Date.now()
+    if (left <= 0) return false
+    await sleep(Math.min(POLL_MS, left))
+  }
+}
