@@ -5,9 +5,9 @@ import { AppError } from '../lib/errors.ts'
 import type { App } from './types.ts'
 
 /**
- * The subscriber portal's pages and the storefront widget's script, built from src/web by
+ * The subscriber portal's pages, the merchant console's and the storefront widget's script, built from src/web by
  * `npm run build:web` (run by `npm start`). Outside /api/v1: not part of the versioned contract.
- * Served by hand rather than by a static-file plugin: there are four files, each with its own
+ * Served by hand rather than by a static-file plugin: there are a handful of files, each with its own
  * headers (the portal's CSP and no-referrer, the widget's CORS), and nothing else may be served.
  */
 
@@ -31,6 +31,9 @@ const TYPES: Record<string, string> = {
 }
 
 const PORTAL_ASSETS = new Set(['app.js', 'app.js.map', 'styles.css'])
+// The merchant console's: the same CSP (its charts draw on <canvas>, styled through the CSSOM, which
+// style-src 'self' allows); the admin key it holds is sent to this origin only.
+const CONSOLE_ASSETS = new Set(['app.js', 'app.js.map', 'styles.css'])
 
 export function registerWebAssets(app: App, { outDir = WEB_OUT }: { outDir?: URL } = {}): void {
   const cache = new Map<string, Buffer>()
@@ -63,6 +66,22 @@ export function registerWebAssets(app: App, { outDir = WEB_OUT }: { outDir?: URL
       return send(reply, `portal/${name}`)
     }
     return page(request, reply)
+  })
+
+  const consolePage = async (_request: unknown, reply: FastifyReply) => {
+    reply.header('content-security-policy', PORTAL_CSP).header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').header('x-frame-options', 'DENY')
+    return send(reply, 'console/index.html')
+  }
+  app.get('/console', { schema: { hide: true } }, consolePage)
+  app.get('/console/*', { schema: { hide: true } }, async (request, reply) => {
+    const rest = (request.params as { '*': string })['*']
+    if (rest.startsWith('assets/')) {
+      const name = rest.slice('assets/'.length)
+      if (!CONSOLE_ASSETS.has(name)) throw new AppError('not_found', `no console asset ${name}`)
+      reply.header('cache-control', 'no-cache')
+      return send(reply, `console/${name}`)
+    }
+    return consolePage(request, reply)
   })
 
   app.get('/widget.js', { schema: { hide: true } }, async (_request, reply) => {

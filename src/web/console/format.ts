@@ -1,0 +1,137 @@
+import type { Interval, Store } from './types.ts'
+
+/**
+ * Numbers in the store's currency and dates in the store's time zone (not the browser's): the
+ * merchant sees what their subscribers and their books see. Set once the store is read at sign-in.
+ */
+let timeZone = 'UTC'
+let storeCurrency = 'USD'
+let dateFormat = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeZone })
+let dateTimeFormat = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone })
+
+export function useStore(store: Pick<Store, 'timezone' | 'currency'>): void {
+  try {
+    dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: store.timezone })
+    // dateStyle and timeStyle cannot be combined with timeZoneName: the parts are spelled out instead.
+    dateTimeFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone: store.timezone, timeZoneName: 'short' })
+    timeZone = store.timezone
+  } catch {
+    // An unknown zone name: keep UTC rather than fail the page.
+  }
+  storeCurrency = store.currency
+}
+
+export function currentTimeZone(): string {
+  return timeZone
+}
+
+export function currency(): string {
+  return storeCurrency
+}
+
+const fractionDigits = new Map<string, number>()
+
+export function minorDigits(code: string): number {
+  let digits = fractionDigits.get(code)
+  if (digits === undefined) {
+    try {
+      digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2
+    } catch {
+      digits = 2
+    }
+    fractionDigits.set(code, digits)
+  }
+  return digits
+}
+
+/** Minor units to money: 1500 USD is $15.00, 1500 JPY is ¥1,500. Without a currency: the store's. */
+export function money(minor: number, code: string = storeCurrency): string {
+  const digits = minorDigits(code)
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency: code }).format(minor / 10 ** digits)
+  } catch {
+    return `${(minor / 10 ** digits).toFixed(digits)} ${code}`
+  }
+}
+
+/** A typed amount ("12.50") to minor units of the currency; NaN when it is not a number. */
+export function toMinor(text: string, code: string = storeCurrency): number {
+  const value = Number(text.trim().replace(',', '.'))
+  if (!Number.isFinite(value) || text.trim() === '') return Number.NaN
+  return Math.round(value * 10 ** minorDigits(code))
+}
+
+export function number(value: number, options: Intl.NumberFormatOptions = {}): string {
+  return new Intl.NumberFormat(undefined, options).format(value)
+}
+
+export function percent(ratio: number | null | undefined): string {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return '—'
+  return new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 }).format(ratio)
+}
+
+export function date(iso: string | null | undefined): string {
+  return iso ? dateFormat.format(new Date(iso)) : '—'
+}
+
+export function dateTime(iso: string | null | undefined): string {
+  return iso ? dateTimeFormat.format(new Date(iso)) : '—'
+}
+
+const UNIT: Record<Interval, [string, string]> = { day: ['day', 'days'], week: ['week', 'weeks'], month: ['month', 'months'], year: ['year', 'years'] }
+
+export function interval(unit: Interval, count: number): string {
+  const [one, many] = UNIT[unit]
+  return count === 1 ? `every ${one}` : `every ${count} ${many}`
+}
+
+export const STATUS_LABEL: Record<string, string> = {
+  pending: 'Pending',
+  active: 'Active',
+  paused: 'Paused',
+  past_due: 'Past due',
+  cancelled: 'Cancelled',
+  expired: 'Expired',
+}
+
+export const CHARGE_STATUS_LABEL: Record<string, string> = {
+  pending: 'Pending',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  requires_review: 'Requires review',
+}
+
+/** "subscription.paused" as "Subscription paused". */
+export function eventLabel(type: string): string {
+  const text = type.replace('.', ' ').replaceAll('_', ' ')
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+/** The offset of `zone` from UTC at `at`, in milliseconds (from Intl's own reading of the zone). */
+function zoneOffsetMs(at: number, zone: string): number {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+      .formatToParts(new Date(at))
+      .map((part) => [part.type, part.value]),
+  )
+  const local = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second))
+  return local - Math.floor(at / 1000) * 1000
+}
+
+/** A wall-clock time typed in a form ("2026-05-01" or "2026-05-01T09:30") in the store's zone, as an ISO instant. */
+export function storeTimeToIso(text: string): string | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}))?$/.exec(text.trim())
+  if (!match) return null
+  const [, y, mo, d, hh = '00', mm = '00'] = match
+  const wall = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(hh), Number(mm))
+  let guess = wall - zoneOffsetMs(wall, timeZone)
+  guess = wall - zoneOffsetMs(guess, timeZone)
+  return new Date(guess).toISOString()
+}
+
+/** An instant as the store's wall clock for a datetime-local input ("2026-05-01T09:30"). */
+export function isoToStoreInput(iso: string): string {
+  const at = Date.parse(iso)
+  const local = new Date(at + zoneOffsetMs(at, timeZone))
+  return local.toISOString().slice(0, 16)
+}

@@ -1,0 +1,69 @@
+import { setUnauthorizedHandler } from './api.ts'
+import { app } from './app.ts'
+import { h, replaceChildren } from './dom.ts'
+import { onLinkClick, parseRoute, paths, startRouter } from './router.ts'
+import { currentKey } from './session.ts'
+import { errorBox } from './ui.ts'
+import { renderSignIn } from './views/sign-in.ts'
+import { renderSubscriptions } from './views/subscriptions.ts'
+import { renderSubscription } from './views/subscription.ts'
+import { renderAttention } from './views/attention.ts'
+import { renderWebhooks, renderWebhook } from './views/webhooks.ts'
+import { renderCatalogue } from './views/catalogue.ts'
+import { renderSettings } from './views/settings.ts'
+import { renderOverview } from './views/overview.ts'
+
+/** The merchant console: plain DOM modules, the admin API only, the key in sessionStorage only. */
+
+async function render(): Promise<void> {
+  const isCurrent = app.beginRender()
+  if (!currentKey()) {
+    app.renderChrome()
+    return renderSignIn(app, isCurrent, () => void render())
+  }
+  app.renderChrome()
+  try {
+    await app.loadStore()
+  } catch (error) {
+    if (!isCurrent()) return
+    replaceChildren(app.main, h('h1', null, 'The console could not start'), errorBox(error))
+    app.finishRender('Error')
+    return
+  }
+  if (!isCurrent()) return
+  const route = parseRoute(location)
+  switch (route.name) {
+    case 'overview':
+      return renderOverview(app, isCurrent)
+    case 'subscriptions':
+      return renderSubscriptions(app, isCurrent, route.params)
+    case 'subscription':
+      return renderSubscription(app, isCurrent, route.id)
+    case 'attention':
+      return renderAttention(app, isCurrent)
+    case 'webhooks':
+      return renderWebhooks(app, isCurrent)
+    case 'webhook':
+      return renderWebhook(app, isCurrent, route.id)
+    case 'catalogue':
+      return renderCatalogue(app, isCurrent)
+    case 'settings':
+      return renderSettings(app, isCurrent)
+    case 'not-found':
+      replaceChildren(app.main, h('h1', null, 'Page not found'), h('p', null, h('a', { href: paths.overview }, 'Go to the overview')))
+      app.finishRender('Page not found')
+  }
+}
+
+function start(): void {
+  setUnauthorizedHandler((error) => app.handleUnauthorized(error))
+  document.addEventListener('click', onLinkClick)
+  document.querySelector('.skip-link')?.addEventListener('click', (event) => {
+    event.preventDefault()
+    app.focusHeading()
+  })
+  startRouter(() => void render())
+  void render()
+}
+
+start()

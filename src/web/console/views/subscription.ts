@@ -1,0 +1,294 @@
+import { all, api, errorText, planById } from '../api.ts'
+import type { ConsoleApp } from '../app.ts'
+import { h, replaceChildren, type Child } from '../dom.ts'
+import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, interval, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
+import { paths } from '../router.ts'
+import type { Charge, Event, Plan, Subscription } from '../types.ts'
+import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
+import { allPlans, STATUS_TONE } from './subscriptions.ts'
+
+export const CHARGE_TONE: Record<string, string> = { succeeded: 'good', pending: 'info', failed: 'bad', requires_review: 'warn' }
+
+/** One subscription: its subscriber, plan, amounts, next charge, charges, event timeline and every admin action. */
+export async function renderSubscription(app: ConsoleApp, isCurrent: () => boolean, id: string, { focus = true }: { focus?: boolean } = {}): Promise<void> {
+  if (focus) {
+    replaceChildren(app.main, h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')), pageHeader('Subscription'), loading())
+  }
+  let subscription: Subscription
+  let charges: Charge[]
+  let events: Event[]
+  let plan: Plan | null
+  try {
+    ;[subscription, charges, events] = await Promise.all([
+      api.subscription(id),
+      all((cursor) => api.charges({ subscription_id: id, cursor, limit: 100 }), 200),
+      subscriptionEvents(id),
+    ])
+    plan = await planById(subscription.plan_id)
+  } catch (error) {
+    if (!isCurrent()) return
+    replaceChildren(app.main, h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')), pageHeader('Subscription'), errorBox(error))
+    app.finishRender('Subscription')
+    return
+  }
+  if (!isCurrent()) return
+  const s = subscription
+  const email = s.subscriber?.email ?? s.subscriber_id
+  const reload = () =>
+    renderSubscription(app, isCurrent, id, { focus: false }).then(() => {
+      if (!isCurrent()) return
+      // The form that had the focus is gone: the heading takes it, and the result is read out.
+      app.focusHeading()
+      app.announce(app.takeFlash() ?? 'Updated.')
+    })
+
+  const facts: [string, Child][] = [
+    ['Status', h('span', null, badge(STATUS_LABEL[s.status] ?? s.status, STATUS_TONE[s.status] ?? 'neutral'), s.cancel_at_period_end && s.status !== 'cancelled' ? ` cancels on ${date(s.current_period_end)}` : '', s.status === 'paused' && s.resume_at ? ` until ${date(s.resume_at)}` : '')],
+    ['Subscriber', h('span', null, s.subscriber?.name ? `${s.subscriber.name}, ` : '', h('a', { href: `mailto:${email}` }, email))],
+    ['Plan', plan ? `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})` : s.plan_id],
+    ['Quantity', String(s.quantity)],
+    ['Amount each renewal', `${money(s.amount * s.quantity, s.currency)} ${interval(s.interval, s.interval_count)}`],
+    ['Next charge', s.status === 'active' || s.status === 'past_due' ? (s.skip_next ? `${date(s.next_charge_at)} (skipped: no charge)` : dateTime(s.next_charge_at)) : '—'],
+    ['Current period', s.current_period_start ? `${date(s.current_period_start)} to ${date(s.current_period_end)}` : '—'],
+    ['Started', date(s.start_at)],
+    ['Payment method', s.payment_instrument ? `${s.payment_instrument.brand ?? 'Card'} ending in ${s.payment_instrument.last_4 ?? '?'}` : s.payment_instrument_id],
+  ]
+  if (s.discount) facts.push(['Discount', s.discount.name ?? s.discount.code ?? 'Applied'])
+  if (s.cancelled_at) facts.push(['Cancelled', `${dateTime(s.cancelled_at)}${s.cancellation_reason ? `: ${s.cancellation_reason}` : ''}`])
+  if (s.billing_issue) facts.push(['Billing issue', h('span', { class: 'issue' }, `${s.billing_issue.message} (since ${dateTime(s.billing_issue.since)})`)])
+  if (s.shipping_address) facts.push(['Ships to', [s.shipping_address.name, s.shipping_address.line1, s.shipping_address.city, s.shipping_address.postal_code, s.shipping_address.country].filter(Boolean).join(', ')])
+
+  replaceChildren(
+    app.main,
+    h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')),
+    pageHeader(`Subscription of ${email}`, h('p', { class: 'subtitle' }, h('code', null, s.id))),
+    h('div', { class: 'detail-grid' }, section('Details', definitionList(facts)), section('Actions', ...actions(app, s, reload))),
+    section('Charges', chargesTable(app, charges, reload)),
+    section('Timeline', timeline(events)),
+  )
+  if (focus) app.finishRender(`Subscription of ${email}`)
+}
+
+async function subscriptionEvents(id: string): Promise<Event[]> {
+  const page = await api.events({ entity_id: id, limit: 100 })
+  return page.data
+}
+
+function timeline(events: Event[]): HTMLElement {
+  if (events.length === 0) return h('p', null, 'No events yet.')
+  return h(
+    'ol',
+    { class: 'timeline', 'aria-label': 'Events, newest first' },
+    events.map((event) =>
+      h('li', null, h('time', { datetime: event.timestamp }, dateTime(event.timestamp)), ' ', h('span', { class: 'event-type' }, eventLabel(event.event_type)), ' ', h('code', { class: 'event-code' }, event.event_type)),
+    ),
+  )
+}
+
+function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<unknown>): HTMLElement {
+  if (charges.length === 0) return h('p', null, 'No charges yet.')
+  return table(
+    'Charges, newest first',
+    ['Date', 'Status', 'Amount', 'Period', 'Details', 'Actions'],
+    charges.map((c) => [
+      dateTime(c.created_at),
+      badge(CHARGE_STATUS_LABEL[c.status] ?? c.status, CHARGE_TONE[c.status] ?? 'neutral'),
+      `${money(c.amount, c.currency)}${c.amount_refunded ? `, ${money(c.amount_refunded, c.currency)} refunded` : ''}`,
+      `${date(c.period_start)} to ${date(c.period_end)}`,
+      [
+        c.attempt > 1 ? `Retry ${c.attempt - 1}. ` : '',
+        c.failure_code ? `${c.failure_message ?? c.failure_code}. ` : '',
+        c.next_retry_at ? `Next retry ${dateTime(c.next_retry_at)}. ` : '',
+        c.review ? `${c.review.message}` : '',
+      ].join('') || '—',
+      c.status === 'succeeded' && c.amount_refunded < c.amount ? refundForm(app, c, reload) : c.status === 'requires_review' ? resolveForms(c, reload) : '—',
+    ]),
+    { captionHidden: true },
+  )
+}
+
+export function refundForm(app: ConsoleApp, charge: Charge, reload: () => Promise<unknown>): HTMLElement {
+  const left = charge.amount - charge.amount_refunded
+  const amount = input({ type: 'text', inputmode: 'decimal', name: 'amount', autocomplete: 'off', size: 8 })
+  const reason = input({ type: 'text', name: 'reason', maxlength: 500, autocomplete: 'off' })
+  void app
+  const form = actionForm({
+    label: 'Refund',
+    className: 'compact',
+    danger: true,
+    fields: [field(`Amount (empty: all ${money(left, charge.currency)})`, amount), field('Reason (optional)', reason)],
+    confirm: () => {
+      const minor = amount.value.trim() ? toMinor(amount.value, charge.currency) : left
+      if (!Number.isInteger(minor) || minor <= 0) return 'Enter the amount to refund as a number, or leave it empty to refund all that is left.'
+      return { title: 'Refund this charge?', body: [h('p', null, `${money(minor, charge.currency)} of the charge of ${dateTime(charge.created_at)} goes back to the subscriber's payment method.`)], confirmLabel: `Refund ${money(minor, charge.currency)}`, danger: true }
+    },
+    run: async () => {
+      const minor = amount.value.trim() ? toMinor(amount.value, charge.currency) : undefined
+      const answer = await api.refund(charge.id, { ...(minor === undefined ? {} : { amount: minor }), ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) })
+      return answer.amount_refunded > charge.amount_refunded ? `Refunded: ${money(answer.amount_refunded, answer.currency)} of this charge is refunded now.` : 'The refund was sent; the gateway has not answered yet.'
+    },
+    done: reload,
+  })
+  // Folded away until asked for: a table row stays one line high.
+  return h('details', { class: 'disclosure' }, h('summary', null, 'Refund…'), form)
+}
+
+export function resolveForms(charge: Charge, reload: () => Promise<unknown>): HTMLElement {
+  const make = (outcome: 'succeeded' | 'failed') =>
+    actionForm({
+      label: outcome === 'succeeded' ? 'Resolve as paid' : 'Resolve as failed',
+      className: 'compact inline',
+      danger: outcome === 'failed',
+      confirm: () => ({
+        title: outcome === 'succeeded' ? 'Mark this charge as paid?' : 'Mark this charge as failed?',
+        body: [
+          h('p', null, `Only do this when the gateway (its dashboard, or the bank) shows that the payment of ${money(charge.amount, charge.currency)} ${outcome === 'succeeded' ? 'went through' : 'did not go through'}.`),
+          h('p', null, outcome === 'succeeded' ? 'The subscription moves on to its next period.' : 'The subscription goes into dunning: the payment is retried on the store’s schedule.'),
+        ],
+        confirmLabel: outcome === 'succeeded' ? 'Mark as paid' : 'Mark as failed',
+      }),
+      run: async () => {
+        const answer = await api.resolve(charge.id, outcome)
+        return `The charge is now ${(CHARGE_STATUS_LABEL[answer.status] ?? answer.status).toLowerCase()}.`
+      },
+      done: reload,
+    })
+  return h('div', { class: 'inline-actions' }, make('succeeded'), make('failed'))
+}
+
+function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown>): HTMLElement[] {
+  const forms: HTMLElement[] = []
+  const ended = s.status === 'cancelled' || s.status === 'expired'
+  const zone = currentTimeZone()
+  const simple = (action: string, label: string, question: string, body: string, done: string, danger = false) =>
+    actionForm({
+      label,
+      danger,
+      confirm: () => ({ title: question, body: [h('p', null, body)], confirmLabel: label }),
+      run: async () => {
+        await api.action(s.id, action)
+        return done
+      },
+      done: reload,
+    })
+
+  if (ended) return [h('p', null, 'This subscription has ended: nothing more can be changed.')]
+
+  if (s.status === 'paused') {
+    forms.push(group('Resume', simple('resume', 'Resume', 'Resume this subscription?', 'Renewals start again from now on.', 'Resumed: the subscription is active again.')))
+  } else {
+    const until = input({ type: 'date', name: 'resume_at' })
+    forms.push(
+      group(
+        'Pause',
+        actionForm({
+          label: 'Pause',
+          fields: [field(`Resume on (optional, ${zone})`, until, { hint: 'Empty: paused until resumed here or by the subscriber.' })],
+          confirm: () => {
+            if (until.value && !storeTimeToIso(until.value)) return 'Enter the date to resume on, or leave it empty.'
+            return { title: 'Pause this subscription?', body: [h('p', null, until.value ? `No renewals until ${date(storeTimeToIso(until.value))}; it resumes by itself then.` : 'No renewals until it is resumed.')], confirmLabel: 'Pause' }
+          },
+          run: async () => {
+            const resumeAt = until.value ? storeTimeToIso(until.value) : null
+            await api.action(s.id, 'pause', resumeAt ? { resume_at: resumeAt } : {})
+            return resumeAt ? `Paused until ${date(resumeAt)}.` : 'Paused: no renewals until it is resumed.'
+          },
+          done: reload,
+        }),
+      ),
+    )
+  }
+
+  if (s.status === 'active' || s.status === 'pending') {
+    forms.push(
+      group(
+        s.skip_next ? 'Undo skip' : 'Skip',
+        s.skip_next
+          ? simple('unskip', 'Undo the skip', 'Charge the next renewal after all?', `The renewal on ${date(s.next_charge_at)} is charged as usual.`, 'The next renewal will be charged.')
+          : simple('skip', 'Skip the next renewal', 'Skip the next renewal?', `The renewal on ${date(s.next_charge_at)} is not charged and the period moves on.`, 'The next renewal is skipped.'),
+      ),
+    )
+  }
+
+  const planSelect = select('plan_id', [['', 'Choose a plan']])
+  void allPlans().then((plans) => {
+    for (const plan of plans.filter((p) => p.active && p.id !== s.plan_id && p.currency === s.currency)) {
+      planSelect.append(h('option', { value: plan.id }, `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})`))
+    }
+  }, () => {})
+  forms.push(
+    group(
+      'Change plan',
+      actionForm({
+        label: 'Change plan',
+        fields: [field('New plan', planSelect, { hint: 'From the next charge.' })],
+        confirm: () => {
+          if (!planSelect.value) return 'Choose the plan to move to.'
+          const label = planSelect.selectedOptions[0]?.textContent ?? planSelect.value
+          return { title: 'Change the plan?', body: [h('p', null, `From the next charge the subscription is on ${label}.`)], confirmLabel: 'Change plan' }
+        },
+        run: async () => {
+          await api.action(s.id, 'swap', { plan_id: planSelect.value })
+          return 'The plan is changed from the next charge.'
+        },
+        done: reload,
+      }),
+    ),
+  )
+
+  const quantity = input({ type: 'number', name: 'quantity', min: 1, max: 10000, step: 1, value: s.quantity, inputmode: 'numeric' })
+  forms.push(
+    group(
+      'Quantity',
+      actionForm({
+        label: 'Change quantity',
+        fields: [field('New quantity', quantity, { hint: 'From the next charge.' })],
+        confirm: () => {
+          const value = Number(quantity.value)
+          if (!Number.isInteger(value) || value < 1) return 'Enter a whole number of at least 1.'
+          return { title: 'Change the quantity?', body: [h('p', null, `From the next charge: ${value} × ${money(s.amount, s.currency)} = ${money(value * s.amount, s.currency)} each renewal.`)], confirmLabel: 'Change quantity' }
+        },
+        run: async () => {
+          await api.action(s.id, 'quantity', { quantity: Number(quantity.value) })
+          return `The quantity is ${quantity.value} from the next charge.`
+        },
+        done: reload,
+      }),
+    ),
+  )
+
+  const reason = h('textarea', { name: 'reason', rows: 2, maxlength: 500 })
+  const atEnd = h('input', { type: 'checkbox', name: 'at_period_end' })
+  forms.push(
+    group(
+      'Cancel',
+      actionForm({
+        label: 'Cancel subscription',
+        danger: true,
+        fields: [field('Reason', reason, { hint: 'Kept with the subscription and sent in its events.' }), h('div', { class: 'field checkbox' }, atEnd, h('label', { for: (atEnd.id = `at-end-${s.id}`) }, 'At the end of the paid period'))],
+        confirm: () => {
+          if (!reason.value.trim()) return 'Give the reason for cancelling.'
+          return {
+            title: 'Cancel this subscription?',
+            body: [h('p', null, atEnd.checked ? `It stays active until ${date(s.current_period_end)} and then ends.` : 'It ends now: no more renewals.'), h('p', null, `Reason: ${reason.value.trim()}`)],
+            confirmLabel: 'Cancel subscription',
+            danger: true,
+          }
+        },
+        run: async () => {
+          await api.action(s.id, 'cancel', { reason: reason.value.trim(), at_period_end: atEnd.checked })
+          return atEnd.checked ? 'It will be cancelled at the end of the period.' : 'Cancelled.'
+        },
+        done: reload,
+      }),
+    ),
+  )
+  void app
+  return forms
+}
+
+function group(title: string, form: HTMLElement): HTMLElement {
+  return h('div', { class: 'action-group' }, h('h3', null, title), form)
+}
+
+export { errorText }
