@@ -55,3 +55,12 @@ function sequenceLength(bytes: Uint8Array, i: number): number {
   }
   return 0
 }
+
+/**
+ * A string from outside (another system's error text) as a PostgreSQL `text` or `jsonb` value
+ * accepts it: lone surrogates become U+FFFD and C0 controls other than tab, newline and carriage
+ * return become `\u0000`-style escapes (PostgreSQL refuses NUL in both).
+ */
+export function storableText(text: string): string {
+  return escapeControls(text.toWellFormed())
+}

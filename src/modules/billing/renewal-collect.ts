@@ -3,7 +3,7 @@ import { heldBy, LEASES } from '../../db/leases.ts'
 import { platformProductIdOf } from '../catalog/index.ts'
 import { renewalOrderDetails } from '../subscriptions/index.ts'
 import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
-import { markSubmitted, type BillingContext } from './renewal-context.ts'
+import { markSubmitted, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
 
 /**
  * Step 2 of a renewal: the gateway, called outside any transaction. A charge is sent again only
@@ -73,6 +73,10 @@ export function createCollector(ctx: BillingContext) {
     }
     const first = await gateway.charge(request).catch(unknownOf)
     if (first.status !== 'unknown') return first
+    if ('notSent' in first && first.notSent) {
+      if (!gateway.honoursIdempotencyKeys) await unmarkSubmitted(db, charge.id, token)
+      return first
+    }
     return lookUp(gateway, request)
   }
 

@@ -67,3 +67,18 @@ export async function markSubmitted(db: Executor, table: 'charges' | 'refunds', 
     .executeTakeFirst()
   if (Number(marked.numUpdatedRows) !== 1) throw new Error(`the ${table === 'charges' ? 'charge' : 'refund'} lease was lost before submitting; nothing was sent`)
 }
+
+/**
+ * Takes back the submission mark of a charge the gateway refused before doing anything (a 429,
+ * a connection never opened): the next pass sends it again on the same charge and order. Only while
+ * the lease is `token`'s, so a charge another worker has taken over keeps its mark.
+ */
+export async function unmarkSubmitted(db: Executor, id: string, token: string): Promise<void> {
+  await db
+    .updateTable('charges')
+    .set({ submitted_at: null })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where(heldBy(LEASES.charges, token))
+    .execute()
+}

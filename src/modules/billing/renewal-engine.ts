@@ -1,3 +1,4 @@
+import { storableText } from '../../lib/printable-text.ts'
 import { sql } from 'kysely'
 import pLimit from 'p-limit'
 import type { ChargeRow, Db, StoreRow } from '../../db/database.ts'
@@ -85,7 +86,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
           if (lost(attempt.charge.id)) return undefined
           // A bug or a database error while collecting one charge must not lose the others' answers.
           const outcome = await collector.collect(attempt.charge, token).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
-          return { attempt, outcome }
+          return { attempt, outcome: storableOutcome(outcome) }
         }),
       ),
     )
@@ -196,3 +197,19 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
 }
 
 export type RenewalEngine = ReturnType<typeof createRenewalEngine>
+
+/**
+ * A gateway's words as the database can keep them: a failure message or reason quoting another
+ * system may hold what PostgreSQL refuses (NUL), and a charge whose outcome cannot be written would
+ * stay pending with nobody told.
+ */
+function storableOutcome(outcome: ChargeOutcome): ChargeOutcome {
+  switch (outcome.status) {
+    case 'succeeded':
+      return { status: 'succeeded', gatewayChargeId: storableText(outcome.gatewayChargeId) }
+    case 'failed':
+      return { ...outcome, failureMessage: storableText(outcome.failureMessage) }
+    case 'unknown':
+      return { ...outcome, reason: storableText(outcome.reason) }
+  }
+}

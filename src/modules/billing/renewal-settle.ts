@@ -1,3 +1,4 @@
+import { storableText } from '../../lib/printable-text.ts'
 import { sql } from 'kysely'
 import type { BillingIssueCode, ChargeRow, ChargeStatus, Executor } from '../../db/database.ts'
 import { heldBy, LEASES } from '../../db/leases.ts'
@@ -142,6 +143,7 @@ export async function requireReview(
   gatewayChargeId: string | null = null,
 ): Promise<boolean> {
   const since = toRfc3339(realNow())
+  message = storableText(message)
   const mark = (flagSubscription: boolean) => ctx.db.transaction().execute(async (trx) => {
     let update = trx
       .updateTable('charges')

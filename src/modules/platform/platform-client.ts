@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, request, type Dispatcher } from 'undici'
+import { storableText } from '../../lib/printable-text.ts'
 import type { PlatformAccess } from './connections.ts'
 
 /**
@@ -61,6 +62,26 @@ const DEFAULT_RATE_LIMIT_BUDGET_MS = 30_000
 // A 429 without headers means the platform is under load (§0 "Rate limits"): back off from 1 s.
 const BACKOFF_START_MS = 1_000
 
+// Between two tries of a rate-limited request, even when the platform says the window is open again.
+const MIN_RETRY_MS = 250
+/** No answer of the endpoints used is near this (a page of order products is well under 1 MiB). */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+/** The body as text, or undefined (and the stream destroyed) once it passes `limit` bytes. */
+async function readBounded(body: AsyncIterable<Buffer> & { destroy(error?: Error): unknown }, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    size += chunk.length
+    if (size > limit) {
+      body.destroy()
+      return undefined
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 // Errors raised before a byte of the request left: the platform cannot have acted on it.
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
 
@@ -114,7 +135,8 @@ export function problemText(body: unknown): string {
   else visit(body)
   const data = (body as { data?: unknown } | null)?.data
   if (Array.isArray(data)) for (const item of data) visit(item)
-  return texts.join('; ').slice(0, 300)
+  // Another system's words: stored in charges and reviews, so nothing PostgreSQL refuses (NUL).
+  return storableText(texts.join('; ').slice(0, 300))
 }
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
@@ -149,7 +171,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       })
-      const text = await response.body.text()
+      const text = await readBounded(response.body, MAX_ANSWER_BYTES)
+      if (text === undefined) return { sent: false, neverSent: false, reason: `the answer was larger than ${MAX_ANSWER_BYTES >> 20} MiB` }
       let body: unknown
       try {
         body = text ? JSON.parse(text) : undefined
@@ -165,18 +188,20 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   return {
     async call(access, call) {
       const budget = call.rateLimitBudgetMs ?? budgetMs
-      let waited = 0
+      // The budget bounds the whole call, the attempts' own time included: a platform answering
+      // 429 slowly with a zero reset cannot stretch one call to hours.
+      const started = Date.now()
       let backoff = BACKOFF_START_MS
       for (;;) {
         const reply = await once(access, call)
-        if (!reply.sent || reply.answer.statusCode !== 429) return { ...reply, rateLimitedFor: waited }
+        const spent = Date.now() - started
+        if (!reply.sent || reply.answer.statusCode !== 429) return { ...reply, rateLimitedFor: spent }
         const asked = rateLimitWaitMs(reply.answer.headers)
-        // Never earlier than asked; a little later so the new window has begun. Without headers, back off.
-        const wait = asked === undefined ? backoff : asked + 50
+        // Never earlier than asked, nor sooner than MIN_RETRY_MS; without headers, back off.
+        const wait = asked === undefined ? backoff : Math.max(asked + 50, MIN_RETRY_MS)
         backoff = Math.min(backoff * 2, 30_000)
-        if (waited + wait > budget) return { ...reply, rateLimitedFor: waited }
+        if (spent + wait > budget) return { ...reply, rateLimitedFor: spent }
         await sleep(wait)
-        waited += wait
       }
     },
     close: async () => {

@@ -76,7 +76,12 @@ export type RefundOutcome =
 export type ChargeOutcome =
   | { status: 'succeeded'; gatewayChargeId: string }
   | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
-  | { status: 'unknown'; reason: string }
+  /**
+   * `notSent`: the gateway is certain the payment was refused before anything was done (a 429, a
+   * connection that never opened): the engine may send it again on the same charge, even on a
+   * gateway that takes no idempotency key, instead of only looking it up.
+   */
+  | { status: 'unknown'; reason: string; notSent?: boolean }
 
 /** A postal address as subscriptions keep it. */
 export interface OrderAddress {

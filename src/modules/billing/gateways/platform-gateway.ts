@@ -1,4 +1,5 @@
 import { RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformCall, type PlatformClient, type PlatformReply } from '../../platform/index.ts'
+import { storableText } from '../../../lib/printable-text.ts'
 import type { ChargeOutcome, ChargeRequest, OrderAddress, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
 import {
   currencyExponent,
@@ -46,8 +47,9 @@ const NOT_CONNECTED = 'the store is not connected to the platform (app install o
 
 type Redact = (text: string) => string
 
+/** Secrets out, and nothing a database column refuses (the text may quote the platform). */
 function redactor(secrets: string[]): Redact {
-  return (text) => secrets.reduce((out, secret) => (secret ? out.replaceAll(secret, '[redacted]') : out), text)
+  return (text) => storableText(secrets.reduce((out, secret) => (secret ? out.replaceAll(secret, '[redacted]') : out), text))
 }
 
 /** Why a reply was not a clear answer, for an outcome. */
@@ -284,10 +286,12 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
         body: { payment: { instrument: { type: 'stored_card', token: charge.paymentInstrumentId }, payment_method_id: method.methodId } },
       }
       const paid = await client.call(access, payment)
-      if (!paid.sent) {
-        if (paid.neverSent) return { status: 'failed', failureCode: 'processing_error', failureMessage: redact(replyReason('submitting the payment (nothing was sent)', paid)) }
-        return (await reconcile(access, String(orderId), redact)) ?? { status: 'unknown', reason: redact(replyReason('submitting the payment', paid)) }
+      // Refused before anything was done (rate limited past the budget, or never connected): this
+      // order is still unpaid, and the engine may send the payment again with a fresh PAT.
+      if ((paid.sent && paid.answer.statusCode === 429) || (!paid.sent && paid.neverSent)) {
+        return { status: 'unknown', notSent: true, reason: redact(replyReason('submitting the payment (refused before it was processed)', paid)) }
       }
+      if (!paid.sent) return (await reconcile(access, String(orderId), redact)) ?? { status: 'unknown', reason: redact(replyReason('submitting the payment', paid)) }
       const meaning = paymentOutcome(paid.answer, String(orderId))
       if (meaning.status === 'succeeded') return meaning
       if (meaning.status === 'failed') return { ...meaning, failureMessage: redact(meaning.failureMessage) }
