@@ -3,6 +3,7 @@ import { storableText } from '../../../lib/printable-text.ts'
 import type { ChargeOutcome, ChargeRequest, OrderAddress, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
 import {
   currencyExponent,
+  decimalToMinor,
   errorCodeOf,
   minorToDecimal,
   paymentOutcome,
@@ -143,11 +144,32 @@ export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { 
   return { body }
 }
 
+/**
+ * The order the platform holds for a renewal, checked before anything pays it: a v2 order takes no
+ * currency (the platform prices it in its store's), and the platform could recompute a price. An
+ * order in another currency, or for another total, is never paid: ¥1,200 must not become $1,200.00.
+ */
+export function orderFitsCharge(answered: unknown, order: RenewalOrder): OrderOutcome {
+  const o = answered as { id?: unknown; currency_code?: unknown; default_currency_code?: unknown; total_inc_tax?: unknown } | null
+  const id = String(o?.id)
+  const currency = typeof o?.currency_code === 'string' && o.currency_code ? o.currency_code : typeof o?.default_currency_code === 'string' ? o.default_currency_code : undefined
+  if (currency !== undefined && currency.toUpperCase() !== order.currency.toUpperCase()) {
+    return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: `the platform priced renewal order ${id} in ${currency}, the subscription is in ${order.currency}: it was not paid (a BigCommerce store charges in its own currency)` }
+  }
+  if (o?.total_inc_tax !== undefined) {
+    const total = decimalToMinor(o.total_inc_tax, currencyExponent(order.currency))
+    if (total !== order.amount) {
+      return { status: 'failed', failureCode: 'processing_error', failureMessage: `the platform's total for renewal order ${id} is ${String(o.total_inc_tax)}, not ${minorToDecimal(order.amount, currencyExponent(order.currency))}: it was not paid` }
+    }
+  }
+  return { status: 'created', orderId: id }
+}
+
 export function createPlatformGateway(options: PlatformGatewayOptions): PlatformGateway {
   const { client } = options
 
   /** The order raised for this charge key earlier, if any: lowest id first (§2.2). */
-  async function findOrder(access: PlatformAccess, key: string): Promise<{ found: string | undefined } | { error: PlatformReply }> {
+  async function findOrder(access: PlatformAccess, key: string): Promise<{ found: string; order: unknown } | { found: undefined } | { error: PlatformReply }> {
     // Whether the plain listing includes Incomplete orders is not settled (§2.2): ask both ways.
     const queries: Record<string, string | number>[] = [{ external_order_id: key }, { external_order_id: key, status_id: 0 }]
     for (const query of queries) {
@@ -157,8 +179,8 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       const body = bodyOf(reply)
       const orders = Array.isArray(body) ? (body as Array<{ id?: unknown; external_order_id?: unknown }>) : []
       // The filter's matching rule is not documented: keep only exact matches.
-      const ids = orders.filter((o) => o?.external_order_id === key && Number.isInteger(o.id)).map((o) => o.id as number)
-      if (ids.length > 0) return { found: String(Math.min(...ids)) }
+      const matches = orders.filter((o) => o?.external_order_id === key && Number.isInteger(o.id)).sort((a, b) => (a.id as number) - (b.id as number))
+      if (matches.length > 0) return { found: String(matches[0]!.id), order: matches[0] }
     }
     return { found: undefined }
   }
@@ -222,12 +244,12 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
 
       const earlier = await findOrder(access, charge.idempotencyKey)
       if ('error' in earlier) return { status: 'unknown', reason: redact(replyReason('looking for the renewal order', earlier.error)) }
-      if (earlier.found) return { status: 'created', orderId: earlier.found }
+      if (earlier.found) return orderFitsCharge(earlier.order, order)
 
       const made = await client.call(access, { method: 'POST', path: '/v2/orders', body: built.body })
       if (is2xx(made)) {
         const id = (bodyOf(made) as { id?: unknown } | null)?.id
-        if (Number.isInteger(id)) return { status: 'created', orderId: String(id) }
+        if (Number.isInteger(id)) return orderFitsCharge(bodyOf(made), order)
       }
       if (statusOf(made) >= 400 && statusOf(made) < 500 && statusOf(made) !== 429) {
         const code = isConfigurationRefusal(statusOf(made)) ? 'gateway_configuration' : 'processing_error'
@@ -236,7 +258,7 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       if (!made.sent && made.neverSent) return { status: 'unknown', reason: redact(replyReason('creating the renewal order (nothing was sent)', made)) }
       // Lost, 5xx, or a 2xx without an id: the order may exist. Look again before anything else.
       const after = await findOrder(access, charge.idempotencyKey)
-      if (!('error' in after) && after.found) return { status: 'created', orderId: after.found }
+      if (!('error' in after) && after.found) return orderFitsCharge(after.order, order)
       return { status: 'unknown', reason: redact(replyReason('creating the renewal order', made)) }
     },
 
