@@ -255,6 +255,83 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await notice().filter({ hasText: 'Refused' }).waitFor()
   })
 
+  test('needs attention: a charge the gateway never answered is resolved as paid; dunning and past due listed', async (t) => {
+    // The unknown outcome turns into requires_review after the grace period (1 s here) at the next look.
+    let reviewCharge: { id: string } | undefined
+    for (let tries = 0; tries < 60 && !reviewCharge; tries++) {
+      reviewCharge = (await admin<{ data: { id: string }[] }>('GET', `/charges?status=requires_review&subscription_id=${seeded.review}`)).data[0]
+      if (!reviewCharge) await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    assert.ok(reviewCharge, 'the unknown charge went to review')
+    await page.goto(`${server.origin}/console/attention`)
+    await heading().filter({ hasText: 'Needs attention' }).waitFor()
+    const reviewSection = page.locator('section', { has: page.getByRole('heading', { name: /Charges to review/ }) })
+    await reviewSection.locator('tbody tr').first().waitFor()
+    const dunning = page.locator('section', { has: page.getByRole('heading', { name: /Failed charges in dunning/ }) })
+    assert.match(await dunning.innerText(), new RegExp(seeded.tea), 'the declined tea is in dunning with its next retry')
+    await screenshot(t, 'attention')
+    await reviewSection.locator('tbody tr', { hasText: seeded.review }).getByRole('button', { name: 'Resolve as paid' }).click()
+    await dialog().getByRole('heading', { name: 'Mark this charge as paid?' }).waitFor()
+    await dialog().getByRole('button', { name: 'Mark as paid' }).click()
+    await notice().filter({ hasText: 'The charge is now succeeded' }).waitFor()
+    assert.equal((await admin<{ status: string }>('GET', `/charges/${reviewCharge.id}`)).status, 'succeeded')
+    await page.getByRole('heading', { name: 'Charges to review (0)' }).waitFor()
+  })
+
+  test('webhooks: add an endpoint (secret shown once), a failed delivery is replayed to the receiver, test ping, rotate', async (t) => {
+    receiver.respond(() => ({ status: 500 }))
+    await page.goto(`${server.origin}/console/webhooks`)
+    await heading().filter({ hasText: 'Webhooks' }).waitFor()
+    await page.getByLabel('Endpoint URL').fill(receiver.url)
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    await dialog().getByRole('button', { name: 'Add endpoint' }).click()
+    await notice().filter({ hasText: 'Endpoint added' }).waitFor()
+    const secret = await page.locator('.secret').innerText()
+    assert.match(secret, /^whsec_/)
+    const endpoint = (await admin<{ data: { id: string }[] }>('GET', '/webhook-subscriptions')).data[0]!
+
+    // An event the receiver refuses twice (first try and the one retry): the delivery is failed.
+    await admin('POST', `/subscriptions/${seeded.tea}/skip`)
+    let failed: { event_id: string } | undefined
+    for (let tries = 0; tries < 60 && !failed; tries++) {
+      failed = (await admin<{ data: { event_id: string }[] }>('GET', `/webhook-subscriptions/${endpoint.id}/deliveries?status=failed`)).data[0]
+      if (!failed) await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    assert.ok(failed, 'the delivery failed')
+    receiver.respond(() => ({ status: 200 }))
+    const before = receiver.withId(failed.event_id).length
+
+    await page.goto(`${server.origin}/console/webhooks`)
+    await page.getByRole('link', { name: receiver.url }).click()
+    await heading().filter({ hasText: receiver.url }).waitFor()
+    assert.equal(await focusedTag(), 'H1')
+    assert.match(await page.locator('section[aria-label="Health"]').innerText(), /0% delivered/)
+    await page.locator('section[aria-label="Recent deliveries"] tbody tr').first().waitFor()
+    await screenshot(t, 'webhook')
+    await page.getByRole('button', { name: 'Replay failures' }).click()
+    await dialog().getByRole('button', { name: 'Replay' }).click()
+    await notice().filter({ hasText: '1 failed delivery is being sent again' }).waitFor()
+    await receiver.waitFor((requests) => requests.filter((r) => r.headers['webhook-id'] === failed!.event_id).length > before, 15_000)
+    assert.equal(receiver.withId(failed.event_id).at(-1)!.answered, 200)
+    receiver.verifyAll([secret])
+
+    await page.getByRole('button', { name: 'Send a test ping' }).click()
+    await dialog().getByRole('button', { name: 'Send ping' }).click()
+    await notice().filter({ hasText: 'webhook.test event is on its way' }).waitFor()
+    await receiver.waitFor((requests) => requests.some((r) => r.body.includes('"webhook.test"')), 15_000)
+
+    await page.getByRole('button', { name: 'Rotate the secret' }).click()
+    await dialog().getByRole('button', { name: 'Rotate secret' }).click()
+    await notice().filter({ hasText: 'Secret rotated' }).waitFor()
+    const rotated = await page.locator('.secret').innerText()
+    assert.match(rotated, /^whsec_/)
+    assert.notEqual(rotated, secret)
+
+    await page.goto(`${server.origin}/console/webhooks`)
+    await page.locator('section tbody tr').first().waitFor()
+    await screenshot(t, 'webhooks')
+  })
+
   test('keyboard only: through the main pages with Tab and Enter', async () => {
     await page.goto(`${server.origin}/console`)
     await heading().filter({ hasText: 'Overview' }).waitFor()

@@ -172,3 +172,14 @@ export function errorText(error: unknown): string {
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
+
+const emailCache = new Map<string, Promise<string | null>>()
+/** The subscriber email of a subscription, read once per page load (lists answer only ids). */
+export function emailOf(subscriptionId: string): Promise<string | null> {
+  let cached = emailCache.get(subscriptionId)
+  if (!cached) {
+    cached = api.subscription(subscriptionId).then((s) => s.subscriber?.email ?? null, () => null)
+    emailCache.set(subscriptionId, cached)
+  }
+  return cached
+}

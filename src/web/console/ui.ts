@@ -68,7 +68,9 @@ export function actionForm(options: ActionFormOptions): HTMLFormElement {
         const message = await options.run(form)
         app.flashNext(message)
         if (options.done) await options.done()
-        else app.announce(message)
+        // A page that re-rendered has read the message out already; otherwise it is read out here.
+        const pending = app.takeFlash()
+        if (pending) app.announce(pending)
       } catch (error) {
         replaceChildren(status, errorBox(error))
         app.announce(`Refused: ${(status.textContent ?? '').trim()}`, { kind: 'error' })
