@@ -15,3 +15,34 @@ export interface Money {
   amount: number
   currency: string
 }
+
+/**
+ * Decimal places of a currency's major unit (USD 2, JPY 0, KWD 3), as ICU knows them. Throws a
+ * RangeError for a code that is not a currency.
+ */
+export function currencyExponent(currency: string): number {
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+}
+
+/** Integer minor units as the decimal text of major units, built from the digits (no float): 2500 USD -> "25.00". */
+export function minorToDecimal(amount: number, exponent: number): string {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amount must be a non-negative integer of minor units, got ${amount}`)
+  if (exponent === 0) return String(amount)
+  const digits = String(amount).padStart(exponent + 1, '0')
+  return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`
+}
+
+/**
+ * A decimal amount of major units (a JSON number or numeric string from the platform) in integer
+ * minor units, read from its digits; undefined when it is not a plain non-negative decimal or has
+ * more places than the currency (so it cannot be an exact amount).
+ */
+export function decimalToMinor(value: unknown, exponent: number): number | undefined {
+  const text = typeof value === 'number' ? (Number.isFinite(value) ? value.toFixed(Math.max(exponent, 0) + 4) : '') : typeof value === 'string' ? value.trim() : ''
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text)
+  if (!match) return undefined
+  const [, whole, fraction = ''] = match
+  if (/[^0]/.test(fraction.slice(exponent))) return undefined
+  const minor = Number(`${whole}${fraction.slice(0, exponent).padEnd(exponent, '0')}`)
+  return Number.isSafeInteger(minor) ? minor : undefined
+}

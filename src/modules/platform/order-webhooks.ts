@@ -4,6 +4,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Db, JobRow, StoreRow } from '../../db/database.ts'
 import { createAjv } from '../../http/ajv.ts'
 import { enqueueJob, JobGaveUp, type JobHandler } from '../../jobs/runner.ts'
+import { currencyExponent, decimalToMinor, minorToDecimal } from '../../lib/money.ts'
+import { findPlanRows, platformProductIdOf } from '../catalog/index.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, ERROR_STATUS } from '../../lib/errors.ts'
 import { findStoreByHash, findStoreById } from '../stores/index.ts'
@@ -145,14 +147,17 @@ export function addressOf(v2: unknown): CheckoutInput['billing_address'] | undef
 
 interface OrderProduct {
   id?: unknown
+  product_id?: unknown
+  price_inc_tax?: unknown
   quantity?: unknown
   variant_id?: unknown
   product_options?: unknown
 }
 
 /** The subscription lines of an order: `{plan_id, quantity, variant}`, or the reason a marked line is unusable. */
-export function subscriptionItems(products: OrderProduct[]): { items: CheckoutInput['items']; problems: string[] } {
+export function subscriptionItems(products: OrderProduct[]): { items: CheckoutInput['items']; lines: OrderProduct[]; problems: string[] } {
   const items: CheckoutInput['items'] = []
+  const lines: OrderProduct[] = []
   const problems: string[] = []
   for (const product of products) {
     const options = Array.isArray(product.product_options) ? (product.product_options as Record<string, unknown>[]) : []
@@ -170,8 +175,9 @@ export function subscriptionItems(products: OrderProduct[]): { items: CheckoutIn
     }
     const variant = Number(product.variant_id)
     items.push({ plan_id: value, quantity, ...(Number.isInteger(variant) && variant > 0 ? { platform_variant_id: variant } : {}) })
+    lines.push(product)
   }
-  return { items, problems }
+  return { items, lines, problems }
 }
 
 /** The stored instrument the shopper paid with, from the order's transactions (§4). */
@@ -219,6 +225,30 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       const given = Buffer.from(value, 'base64')
       return given.length === expected.length && timingSafeEqual(given, expected)
     })
+  }
+
+  /** Why a subscription line does not pay for the plan it names, or undefined when every line does. */
+  async function linesPayForTheirPlans(storeId: string, items: CheckoutInput['items'], lines: OrderProduct[], orderCurrency: unknown): Promise<string | undefined> {
+    const plans = await findPlanRows(db, storeId, [...new Set(items.map((item) => item.plan_id))])
+    for (const [index, item] of items.entries()) {
+      const line = lines[index]!
+      const plan = plans.find((candidate) => candidate.id === item.plan_id)
+      // An unknown plan is the checkout's to refuse, with its own words.
+      if (!plan) continue
+      const what = `order product ${String(line.id)} (plan ${plan.id})`
+      const productId = await platformProductIdOf(db, plan.product_id)
+      if (String(line.product_id) !== productId) return `${what}: the plan is for platform product ${productId}, the line is product ${String(line.product_id)}`
+      if (typeof orderCurrency === 'string' && orderCurrency && orderCurrency.toUpperCase() !== plan.currency.trim().toUpperCase()) {
+        return `${what}: the order is in ${orderCurrency}, the plan in ${plan.currency.trim()}`
+      }
+      const exponent = currencyExponent(plan.currency.trim())
+      const paid = decimalToMinor(line.price_inc_tax, exponent)
+      const owed = plan.amount * (plan.prepaid_cycles ?? 1)
+      if (paid === undefined || paid < owed) {
+        return `${what}: the line paid ${String(line.price_inc_tax)} a unit, one charge of the plan is ${minorToDecimal(owed, exponent)} (the first period must be paid at the plan's price)`
+      }
+    }
+    return undefined
   }
 
   const api = {
@@ -357,7 +387,7 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
         products.push(...rows)
         if (rows.length < PAGE_LIMIT) break
       }
-      const { items, problems } = subscriptionItems(products)
+      const { items, lines, problems } = subscriptionItems(products)
       if (items.length === 0 && problems.length === 0) return { outcome: 'plain_order' }
       const refuse = (reason: string) => {
         log.error({ storeId, orderId, reason }, 'storefront order with subscription items set aside: no subscription was created')
@@ -368,6 +398,11 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       if (!Number.isInteger(customerId) || customerId <= 0) {
         throw refuse('a guest order (customer_id 0): a stored card belongs to a customer account, so renewals could not be charged; the shopper must check out signed in')
       }
+
+      // The plan id is text the shopper's cart carried: it must be a plan of the line's own product, in
+      // the order's currency, and the line must have paid what one charge of that plan costs.
+      const mismatch = await linesPayForTheirPlans(store.id, items, lines, order.currency_code)
+      if (mismatch) throw refuse(mismatch)
 
       const transactions = await client.call(access, { method: 'GET', path: `/v3/orders/${orderId}/transactions` })
       if (!transactions.sent || (transactions.answer.statusCode !== 204 && (transactions.answer.statusCode < 200 || transactions.answer.statusCode >= 300))) {
