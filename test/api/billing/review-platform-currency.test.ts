@@ -1,4 +1,6 @@
 /**
+ * A defect a review found (now fixed; this test keeps it fixed), as the review described it:
+ *
  * Review of issue 14 (renewal orders). A v2 order takes no currency: the platform prices it in the
  * store's currency (`currency_code` is read-only, docs/platform-api.md §11 row 5). The gateway sends
  * the charge's amount as decimal major units of the *charge's* currency and never compares it with

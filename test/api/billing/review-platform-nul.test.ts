@@ -1,4 +1,6 @@
 /**
+ * A defect a review found (now fixed; this test keeps it fixed), as the review described it:
+ *
  * Review of issue 14 (a lying platform). The platform gateway copies the platform's own error text
  * (`title`, `detail`, ... through `problemText`/`replyReason`) into charge outcomes unfiltered. Text
  * with U+0000 (a JSON `\u0000`, which JSON.parse accepts) cannot be stored by PostgreSQL (text:

@@ -1,4 +1,6 @@
 /**
+ * A defect a review found (now fixed; this test keeps it fixed), as the review described it:
+ *
  * Review of issue 14 (429 on the payments host). The client's own rule: "A 429 is the platform
  * refusing the request before doing anything, so it is always safe to send again". docs/bigcommerce.md
  * promises that a renewal step rate limited past the budget "is tried again a few seconds later on

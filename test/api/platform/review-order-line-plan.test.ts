@@ -10,6 +10,8 @@ import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 
 /**
+ * A defect a review found (now fixed; this test keeps it fixed), as the review described it:
+ *
  * Review of issue 14 (order webhooks). The `Subscription plan` marker is a free-text product
  * modifier the shopper fills in (README: the storefront's add-to-cart code writes the plan id into
  * `attribute[<option id>]`), so its value is shopper-controlled. The order job never compares the

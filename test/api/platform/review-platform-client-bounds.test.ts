@@ -1,4 +1,6 @@
 /**
+ * A defect a review found (now fixed; this test keeps it fixed), as the review described it:
+ *
  * Review of issue 14 (platform client). Two waits the client does not bound:
  *
  * 1. The 429 budget counts only the sleeps between attempts, never the attempts themselves. A
