@@ -187,6 +187,26 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     assert.equal(await page.evaluate<string>('document.cookie'), '')
   })
 
+  test("overview: the figures match the analytics route for the seeded store, each with a 90-day chart", async (t) => {
+    await heading().filter({ hasText: 'Overview' }).waitFor()
+    await page.locator('[data-figure="mrr"]').waitFor()
+    const summary = await admin<{ currencies: { currency: string; mrr: number; active_subscriptions: number; new_subscriptions: number; churned_subscriptions: number; revenue: number }[] }>('GET', '/analytics/summary')
+    const usd = summary.currencies.find((c) => c.currency === 'USD')!
+    const money = (minor: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(minor / 100)
+    const figure = (id: string) => page.locator(`[data-figure="${id}"]`).innerText()
+    assert.ok(usd.mrr > 0 && usd.revenue > 0, 'the seeded store has MRR and revenue')
+    assert.equal(await figure('mrr'), money(usd.mrr))
+    assert.equal(await figure('active'), String(usd.active_subscriptions))
+    assert.equal(await figure('new'), String(usd.new_subscriptions))
+    assert.equal(await figure('churned'), String(usd.churned_subscriptions))
+    assert.equal(await figure('revenue'), money(usd.revenue))
+    const series = await admin<{ points: { date: string }[] }>('GET', '/analytics/timeseries')
+    assert.equal(series.points.length, 90)
+    assert.equal(await page.locator('.card canvas').count(), 7, 'one chart per figure')
+    assert.match((await page.locator('.card .chart').first().getAttribute('aria-label'))!, /daily from .* to .*: lowest .* highest .* latest/)
+    await screenshot(t, 'overview')
+  })
+
   test('navigation moves the focus to the heading; the current section is marked', async () => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Subscriptions' }).click()
     await heading().filter({ hasText: 'Subscriptions' }).waitFor()
@@ -347,6 +367,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
       assert.equal(await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle'), 'solid', `the focus on "${link}" is visible`)
       await page.keyboard.press('Enter')
       await heading().filter({ hasText: title }).waitFor()
+      await page.locator('.loading').first().waitFor({ state: 'detached' })
       assert.equal(await focusedTag(), 'H1', `after opening ${title} the focus is on its heading`)
     }
     // Into a subscription by keyboard: search, open, the focus on its heading.

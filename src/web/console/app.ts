@@ -61,6 +61,15 @@ class ConsoleApp {
     }
   }
 
+  /**
+   * After a page's data arrived and replaced its placeholder heading: the new heading takes the focus,
+   * unless the user has moved it elsewhere meanwhile (never steal the focus from where they are).
+   */
+  refocusHeading(): void {
+    const active = document.activeElement
+    if (!active || active === document.body || active === this.main || (active.tagName === 'H1' && this.main.contains(active)) || !document.contains(active)) this.focusHeading()
+  }
+
   /** A status message in the live region (read out by screen readers). */
   announce(text: string, { kind = 'info' }: { kind?: 'info' | 'error' } = {}): void {
     this.notice.textContent = ''

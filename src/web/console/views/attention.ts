@@ -95,5 +95,5 @@ export async function renderAttention(app: ConsoleApp, isCurrent: () => boolean,
           ),
     ),
   )
-  if (focus) app.focusHeading()
+  if (focus) app.refocusHeading()
 }

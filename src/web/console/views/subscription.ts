@@ -66,7 +66,10 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     section('Charges', chargesTable(app, charges, reload)),
     section('Timeline', timeline(events)),
   )
-  if (focus) app.finishRender(`Subscription of ${email}`)
+  if (focus) {
+    app.finishRender(`Subscription of ${email}`, { focus: false })
+    app.refocusHeading()
+  }
 }
 
 async function subscriptionEvents(id: string): Promise<Event[]> {

@@ -108,7 +108,7 @@ export async function renderWebhooks(app: ConsoleApp, isCurrent: () => boolean):
     ),
     section('Add an endpoint', form, created),
   )
-  app.focusHeading()
+  app.refocusHeading()
 }
 
 export async function renderWebhook(app: ConsoleApp, isCurrent: () => boolean, id: string, { focus = true }: { focus?: boolean } = {}): Promise<void> {
@@ -246,7 +246,7 @@ export async function renderWebhook(app: ConsoleApp, isCurrent: () => boolean, i
       h('nav', { class: 'pager', 'aria-label': 'Pages' }, next ? h('a', { class: 'button secondary', href: `${paths.webhook(id)}?${new URLSearchParams({ ...(statusFilter ? { status: statusFilter } : {}), cursor: next })}` }, 'Older deliveries') : null),
     ),
   )
-  if (focus) app.focusHeading()
+  if (focus) app.refocusHeading()
 }
 
 export { errorText }
