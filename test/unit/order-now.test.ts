@@ -89,6 +89,7 @@ describe('assertCanRenewNow', () => {
     refuses(subscription(), { ...store, billing_stopped_at: now } as StoreRow)
     // A prepaid block with cycles still to come.
     refuses(subscription({ prepaid_cycles_total: 3, next_charge_at: d('2026-04-10T09:00:00.000Z') }))
+    refuses(subscription({ gift: { gifter_email: 'a@example.com', recipient_email: 'b@example.com', message: null }, prepaid_cycles_total: 3 }), store, 'reschedule')
     // A set-aside renewal is cleared by the change itself.
     assert.doesNotThrow(() => assertCanRenewNow(store, subscription({ billing_issue: { code: 'renewal_failed', message: 'x', since: '2026-01-01T00:00:00.000Z' } }), now))
   })

@@ -1,4 +1,4 @@
-import type { Db, Executor, StoreRow } from '../../db/database.ts'
+import type { Executor, StoreRow } from '../../db/database.ts'
 import { addDays } from '../../lib/calendar.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
@@ -14,10 +14,13 @@ import type { RetentionOfferType } from './retention.schemas.ts'
  * the analytics count as saves) and the event `subscription.retention_accepted` after the action's own.
  */
 
-/** Applies a discount code to a subscription, as `POST .../subscriptions/{id}/discount` does (module discounts). */
-export type ApplyDiscount = (store: StoreRow, subscriptionId: string, actor: Actor, code: string) => Promise<SubscriptionView>
+/**
+ * Applies a discount code to a subscription as `POST .../subscriptions/{id}/discount` does (module
+ * discounts), running `mark` in its transaction.
+ */
+export type ApplyDiscount = (store: StoreRow, subscriptionId: string, actor: Actor, code: string, mark: ActionMark) => Promise<SubscriptionView>
 
-type SubscriptionState = Pick<SubscriptionView, 'status' | 'next_charge_at' | 'skip_next' | 'cancel_at_period_end'>
+type SubscriptionState = Pick<SubscriptionView, 'status' | 'next_charge_at' | 'skip_next' | 'cancel_at_period_end'> & { discount?: { code: string } | null }
 
 /** Why an offer does not apply to the subscription as it is now; null when it does. */
 export function whyNotApplicable(offer: RetentionOfferValue, subscription: SubscriptionState, discountsAvailable: boolean): string | null {
@@ -33,6 +36,7 @@ export function whyNotApplicable(offer: RetentionOfferValue, subscription: Subsc
       return null
     case 'discount':
       if (!discountsAvailable) return 'discount codes cannot be applied on this service yet'
+      if (subscription.discount?.code.toLowerCase() === offer.code.toLowerCase()) return 'the subscription already has this discount'
       return subscription.status === 'active' || subscription.status === 'paused' ? null : `a discount cannot be applied to a ${subscription.status.replace('_', ' ')} subscription`
   }
 }
@@ -54,7 +58,7 @@ export async function recordRetentionSave(trx: Executor, save: { storeId: string
     .execute()
 }
 
-export function createRetentionService({ db, subscriptions, applyDiscount }: { db: Db; subscriptions: SubscriptionService; applyDiscount?: ApplyDiscount | undefined }) {
+export function createRetentionService({ subscriptions, applyDiscount }: { subscriptions: SubscriptionService; applyDiscount?: ApplyDiscount | undefined }) {
   const discountsAvailable = applyDiscount !== undefined
 
   return {
@@ -82,12 +86,10 @@ export function createRetentionService({ db, subscriptions, applyDiscount }: { d
         }
         case 'skip':
           return subscriptions.skip(store, id, actor, mark)
-        case 'discount': {
-          // The discount is applied by its own module, in its own transaction; the save is recorded once it is.
-          const view = await applyDiscount!(store, id, actor, offer.code)
-          await db.transaction().execute((trx) => recordRetentionSave(trx, { storeId: store.id, subscriptionId: view.id, offer, actor, at: subscriptions.storeNow(store) }))
-          return view
-        }
+        case 'discount':
+          // The discounts module applies the code (its 4xx refusals stand: unknown, expired, exhausted,
+          // not applicable) and runs the mark in its transaction.
+          return applyDiscount!(store, id, actor, offer.code, mark)
       }
     },
   }

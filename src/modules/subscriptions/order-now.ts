@@ -29,6 +29,8 @@ export function assertCanRenewNow(store: StoreRow, subscription: SubscriptionRow
   if (subscription.cancel_at_period_end) throw refuse('it is set to cancel at the end of the period, so there is no next renewal')
   if (store.billing_stopped_at !== null) throw refuse("the store's billing is stopped")
   if (subscription.next_charge_at === null) throw refuse('there is no scheduled renewal')
+  // A gift's prepaid block expires instead of renewing (renewal-plan.ts): nobody agreed to pay another.
+  if (subscription.gift !== null && subscription.prepaid_cycles_total !== null) throw refuse('a gifted prepaid block ends without a renewal to charge')
   if (subscription.prepaid_cycles_total !== null && subscription.current_period_end !== null && subscription.current_period_end < subscription.next_charge_at) {
     throw refuse('cycles of the prepaid block already paid are still to come; the next block can move once its last cycle has begun')
   }

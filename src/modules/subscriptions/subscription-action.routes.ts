@@ -74,7 +74,7 @@ const ACTIONS: SubscriptionAction[] = [
       'A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it ' +
       '(`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; ' +
       'read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, ' +
-      'no prepaid cycles still to come, and a store whose billing runs.',
+      'no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs.',
     alsoAnswers: [202],
     run: async (s, store, id, actor) => {
       const { view, settled } = await s.chargeNow(store, id, actor)
