@@ -159,7 +159,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
     await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
-    await portal.register(retentionPortalRoutes, { retention: createRetentionService({ db, subscriptions }), authenticatePortal })
+    await portal.register(retentionPortalRoutes, { retention: createRetentionService({ subscriptions }), authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
