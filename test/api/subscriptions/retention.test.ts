@@ -49,6 +49,12 @@ describe('cancellation reasons and retention offers', () => {
     return { sub, portal: await signInSubscriber(t.app, t.db, shop.store.id, sub.subscriber_id) }
   }
 
+  /** Whether this build applies discount codes (the discounts module): the discount offer is shown only then. */
+  async function discountsAvailable(shop: Shop): Promise<boolean> {
+    const response = await call(t.app, { method: 'GET', url: '/api/v1/admin/discounts', headers: shop.auth })
+    return response.statusCode === 200
+  }
+
   const saves = (subscriptionId: string) =>
     t.db.selectFrom('retention_saves').selectAll().where('subscription_id', '=', subscriptionId).orderBy('occurred_at').execute()
 
@@ -122,13 +128,14 @@ describe('cancellation reasons and retention offers', () => {
     const { sub, portal } = await subscriberOf(shop)
     const listed = await offers(portal, sub.id)
     assert.equal(listed.statusCode, 200, listed.body)
-    // The discount offer waits for the discounts module (see the report): not offered while codes cannot be applied.
-    assert.deepEqual(listed.json, { data: [{ type: 'pause', days: 30 }, { type: 'skip' }] })
+    // The discount offer is shown only where discount codes can be applied (the discounts module).
+    const discount = (await discountsAvailable(shop)) ? [{ type: 'discount', code: 'STAY20' }] : []
+    assert.deepEqual(listed.json, { data: [{ type: 'pause', days: 30 }, { type: 'skip' }, ...discount] })
 
     assert.equal((await act(t.app, shop.auth, sub.id, 'skip')).statusCode, 200)
-    assert.deepEqual((await offers(portal, sub.id)).json, { data: [{ type: 'pause', days: 30 }] }, 'no skip of a renewal already skipped')
+    assert.deepEqual((await offers(portal, sub.id)).json, { data: [{ type: 'pause', days: 30 }, ...discount] }, 'no skip of a renewal already skipped')
     assert.equal((await act(t.app, shop.auth, sub.id, 'pause')).statusCode, 200)
-    assert.deepEqual((await offers(portal, sub.id)).json, { data: [] }, 'nothing for a paused subscription')
+    assert.deepEqual((await offers(portal, sub.id)).json, { data: discount }, 'neither pause nor skip for a paused subscription')
 
     const { sub: ending, portal: endingPortal } = await subscriberOf(shop)
     assert.equal((await act(t.app, shop.auth, ending.id, 'cancel', { at_period_end: true })).statusCode, 200)
@@ -184,16 +191,54 @@ describe('cancellation reasons and retention offers', () => {
     assert.equal((await getSubscription(t.app, shop.auth, sub.id)).status, 'active')
   })
 
-  test('an offer the store does not make is 404, an unknown type 404, and the discount offer 409 while codes cannot be applied', async () => {
+  test('an offer the store does not make is 404 and an unknown type 404, nothing recorded', async () => {
     const shop = await createShopWithPlan(t, { clockAt: START })
-    assert.equal((await patchStore(shop, { retention_offers: [{ type: 'skip' }, { type: 'discount', code: 'STAY20' }] })).statusCode, 200)
+    assert.equal((await patchStore(shop, { retention_offers: [{ type: 'skip' }] })).statusCode, 200)
     const { sub, portal } = await subscriberOf(shop)
     assertProblem(await accept(portal, sub.id, 'pause'), 404, 'not_found')
+    assertProblem(await accept(portal, sub.id, 'discount'), 404, 'not_found')
     assertProblem(await accept(portal, sub.id, 'refund'), 404, 'not_found')
-    const discount = await accept(portal, sub.id, 'discount')
-    assertProblem(discount, 409, 'invalid_state')
-    assert.match(discount.json.detail, /discount/)
     assert.equal((await saves(sub.id)).length, 0)
     assert.equal((await getSubscription(t.app, shop.auth, sub.id)).version, sub.version)
+  })
+
+  test('the discount offer applies its code through the discounts module, marked as a save (409 where codes cannot be applied)', async () => {
+    const shop = await createShopWithPlan(t, { clockAt: START })
+    assert.equal((await patchStore(shop, { retention_offers: [{ type: 'discount', code: 'STAY20' }] })).statusCode, 200)
+    const { sub, portal } = await subscriberOf(shop)
+    if (!(await discountsAvailable(shop))) {
+      const refused = await accept(portal, sub.id, 'discount')
+      assertProblem(refused, 409, 'invalid_state')
+      assert.match(refused.json.detail, /discount/)
+      assert.equal((await saves(sub.id)).length, 0)
+      return
+    }
+    // The code does not exist yet: the discounts module's own refusal, nothing recorded.
+    const unknown = await accept(portal, sub.id, 'discount')
+    assert.ok(unknown.statusCode >= 400 && unknown.statusCode < 500, unknown.body)
+    assert.equal(unknown.json.code, 'discount_not_found')
+    assert.equal((await saves(sub.id)).length, 0)
+
+    const created = await call(t.app, {
+      method: 'POST',
+      url: '/api/v1/admin/discounts',
+      headers: shop.auth,
+      payload: { code: 'stay20', type: 'percentage', value: 20, duration: 'repeating', duration_in_cycles: 2 },
+    })
+    assert.equal(created.statusCode, 201, created.body)
+    const response = await accept(portal, sub.id, 'discount')
+    assert.equal(response.statusCode, 200, response.body)
+    assert.equal(response.json.discount.code, 'stay20')
+    const types = (await storedEvents(t.db, sub.id)).map((event) => event.event_type)
+    assert.deepEqual(types.slice(-2), ['subscription.discount_applied', 'subscription.retention_accepted'])
+    const [save] = await saves(sub.id)
+    assert.deepEqual(save!.offer, { type: 'discount', code: 'STAY20' })
+    // Taken: it no longer applies.
+    assert.deepEqual((await offers(portal, sub.id)).json, { data: [] })
+    assertProblem(await accept(portal, sub.id, 'discount'), 409, 'invalid_state')
+    // The renewal is charged with it.
+    assert.equal((await advance(shop, '2026-02-10T09:00:00.000Z')).renewals, 1)
+    const charged = await call(t.app, { method: 'GET', url: `/api/v1/admin/charges?subscription_id=${sub.id}`, headers: shop.auth })
+    assert.equal(charged.json.data[0].amount, 1200)
   })
 })
