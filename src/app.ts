@@ -40,6 +40,8 @@ import { portalRoutes } from './modules/portal/index.ts'
 import { createRetentionService, retentionPortalRoutes } from './modules/retention/index.ts'
 import { Notification, notificationAdminRoutes } from './modules/notifications/index.ts'
 import { analyticsRoutes } from './modules/analytics/index.ts'
+import { Discount, discountAdminRoutes, discountPortalRoutes } from './modules/discounts/index.ts'
+import { onetimeAdminRoutes, onetimePortalRoutes } from './modules/onetimes/index.ts'
 import { analyticsTimeseriesRoutes } from './modules/analytics/analytics-timeseries.routes.ts'
 import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes, platformWebhookRoutes } from './modules/platform/index.ts'
 import {
@@ -64,7 +66,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument, Notification]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument, Notification, Discount]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -159,7 +161,9 @@ export async function buildApp({ database, config, services: given, clock = syst
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
     await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
-    await portal.register(retentionPortalRoutes, { retention: createRetentionService({ subscriptions }), authenticatePortal })
+    await portal.register(retentionPortalRoutes, { retention: createRetentionService({ subscriptions, applyDiscount: services.discounts.applyToSubscription }), authenticatePortal })
+    await portal.register(discountPortalRoutes, { discounts: services.discounts, authenticatePortal })
+    await portal.register(onetimePortalRoutes, { onetimes: services.onetimes, authenticatePortal })
   }, { prefix: '/api/v1/portal' })
 
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
@@ -205,6 +209,8 @@ export async function buildApp({ database, config, services: given, clock = syst
     await admin.register(testClockRoutes, { testClock })
     await admin.register(notificationAdminRoutes, { db })
     await admin.register(analyticsRoutes, { db, clock: services.clock })
+    await admin.register(discountAdminRoutes, { discounts: services.discounts })
+    await admin.register(onetimeAdminRoutes, { onetimes: services.onetimes })
     await admin.register(analyticsTimeseriesRoutes, { db, clock: services.clock })
   }, { prefix: '/api/v1/admin' })
 

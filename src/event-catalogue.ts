@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
 import { Id, Ref, Timestamp } from './http/schemas.ts'
 import { Charge } from './modules/billing/index.ts'
-import { CHANGE_REQUEST_EVENT_TYPES, CHARGE_EVENT_TYPES, eventEnvelope, EventTypeSchema, SUBSCRIPTION_EVENT_TYPES, TEST_EVENT_TYPES } from './modules/events/index.ts'
+import { CHANGE_REQUEST_EVENT_TYPES, CHARGE_EVENT_TYPES, eventEnvelope, EventTypeSchema, ONETIME_EVENT_TYPES, SUBSCRIPTION_EVENT_TYPES, TEST_EVENT_TYPES } from './modules/events/index.ts'
+import { Onetime } from './modules/onetimes/index.ts'
 import { ChangeRequest, Subscription } from './modules/subscriptions/index.ts'
 import { WebhookTest } from './modules/webhooks/index.ts'
 
@@ -12,6 +13,7 @@ import { WebhookTest } from './modules/webhooks/index.ts'
 export const SubscriptionEvent = eventEnvelope('SubscriptionEvent', SUBSCRIPTION_EVENT_TYPES, Ref(Subscription), 'Events about a subscription; data is the subscription as the API shows it')
 export const ChargeEvent = eventEnvelope('ChargeEvent', CHARGE_EVENT_TYPES, Ref(Charge), 'Events about a charge attempt; data is the charge')
 export const ChangeRequestEvent = eventEnvelope('ChangeRequestEvent', CHANGE_REQUEST_EVENT_TYPES, Ref(ChangeRequest), 'Events about a B2B change request')
+export const OnetimeEvent = eventEnvelope('OnetimeEvent', ONETIME_EVENT_TYPES, Ref(Onetime), 'Events about a one-time add-on on a subscription\'s next renewal; data is the add-on')
 export const WebhookTestEvent = eventEnvelope('WebhookTestEvent', TEST_EVENT_TYPES, Ref(WebhookTest), 'A ping sent on request to test an endpoint')
 
 export const Event = Type.Object(
@@ -21,7 +23,7 @@ export const Event = Type.Object(
     timestamp: Timestamp,
     api_version: Type.Literal('v1'),
     data: Type.Unsafe<Record<string, unknown>>({
-      oneOf: [Ref(Subscription), Ref(Charge), Ref(ChangeRequest), Ref(WebhookTest)],
+      oneOf: [Ref(Subscription), Ref(Charge), Ref(ChangeRequest), Ref(Onetime), Ref(WebhookTest)],
       description: 'The affected entity; its `object` field says which',
     }),
     sequence: Type.Integer({ minimum: 1 }),
@@ -29,9 +31,9 @@ export const Event = Type.Object(
   {
     $id: 'Event',
     title: 'Event',
-    description: 'The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent and WebhookTestEvent for which entity each type carries.',
+    description: 'The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent and WebhookTestEvent for which entity each type carries.',
     additionalProperties: false,
   },
 )
 
-export const eventSchemas = [Subscription, Charge, ChangeRequest, WebhookTest, EventTypeSchema, SubscriptionEvent, ChargeEvent, ChangeRequestEvent, WebhookTestEvent, Event]
+export const eventSchemas = [Subscription, Charge, ChangeRequest, Onetime, WebhookTest, EventTypeSchema, SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent, WebhookTestEvent, Event]

@@ -9,6 +9,8 @@ import { createOrderWebhooks, createPlatformClient, createPlatformConnections, c
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
 import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
 import { createWebhookService } from './modules/webhooks/index.ts'
+import { createDiscountService, discountColumns, redeemDiscount } from './modules/discounts/index.ts'
+import { createOnetimeService } from './modules/onetimes/index.ts'
 
 /**
  * The composition root: every service is built here, once per process, from the configuration. The
@@ -46,7 +48,13 @@ export function createServices({ database, config, clock = systemClock, log }: S
   const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
   const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
   const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
-  const checkouts = createCheckoutService({ db, clock, instruments: storedInstruments })
+  // Items' discount codes are redeemed by the discounts module, in the checkout's transaction.
+  const checkouts = createCheckoutService({
+    db,
+    clock,
+    instruments: storedInstruments,
+    redeemDiscount: async (trx, store, code, target, now) => discountColumns(await redeemDiscount(trx, store, code, target, now)),
+  })
   // Storefront orders start subscriptions: hooks registered on connection, callbacks, the order job.
   const orderWebhooks = createOrderWebhooks({
     db,
@@ -82,6 +90,8 @@ export function createServices({ database, config, clock = systemClock, log }: S
     }),
     checkouts,
     orderWebhooks,
+    discounts: createDiscountService({ db, clock }),
+    onetimes: createOnetimeService({ db, clock }),
     changeRequests: createChangeRequestService({ db, clock }),
     // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
     webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),

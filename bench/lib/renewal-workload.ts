@@ -109,6 +109,10 @@ export async function plainRenewalBatch(db: Db, store: StoreRow, batch: Subscrip
       store_id: store.id,
       subscription_id: subscription.id,
       amount: subscription.amount * subscription.quantity,
+      subtotal: subscription.amount * subscription.quantity,
+      discount_amount: 0,
+      discount_id: null,
+      line_items: [],
       currency: subscription.currency,
       status: 'succeeded',
       attempt: 1,
@@ -149,7 +153,7 @@ export async function plainRenewalBatch(db: Db, store: StoreRow, batch: Subscrip
     moves.push(sql`(${subscription.id}, ${charge.id}, ${paid.start.toISOString()}, ${paid.end.toISOString()}, ${now.toISOString()})`)
   }
   await db.transaction().execute(async (trx) => {
-    await trx.insertInto('charges').values(charges).execute()
+    await trx.insertInto('charges').values(charges.map((charge) => ({ ...charge, line_items: JSON.stringify(charge.line_items) }))).execute()
     await trx.insertInto('test_gateway_charges').values(ledger).execute()
     await trx.insertInto('events').values(events).execute()
     await sql`

@@ -12,6 +12,8 @@ import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttempts
 import type { PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
 import type { RetentionSavesTable } from '../modules/retention/retention.tables.ts'
 import type { NotificationsTable } from '../modules/notifications/notifications.tables.ts'
+import type { DiscountsTable } from '../modules/discounts/discounts.tables.ts'
+import type { OnetimesTable } from '../modules/onetimes/onetimes.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
 export type { PlanInterval, ProductsTable, PlansTable } from '../modules/catalog/catalog.tables.ts'
@@ -52,6 +54,8 @@ export interface Database {
   platform_webhook_receipts: PlatformWebhookReceiptsTable
   retention_saves: RetentionSavesTable
   notifications: NotificationsTable
+  discounts: DiscountsTable
+  onetimes: OnetimesTable
 }
 
 export type Db = Kysely<Database>
@@ -71,6 +75,8 @@ export type EventRow = Selectable<EventsTable>
 export type JobRow = Selectable<JobsTable>
 
 export type ChargeRow = Selectable<ChargesTable>
+export type DiscountRow = Selectable<DiscountsTable>
+export type OnetimeRow = Selectable<OnetimesTable>
 export type RefundRow = Selectable<RefundsTable>
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>

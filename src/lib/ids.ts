@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   delivery: 'msg',
   retentionSave: 'rsv',
   notification: 'ntf',
+  discount: 'disc',
+  onetime: 'ot',
 } as const
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]

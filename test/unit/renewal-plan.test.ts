@@ -67,6 +67,9 @@ function subscription(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow
     unpaid_period_start: null,
     past_due_at: null,
     reminded_for: null,
+    discount_id: null,
+    discount: null,
+    discount_cycles_remaining: null,
     ...overrides,
   }
 }

@@ -8,6 +8,7 @@ import * as webhooks from './0006-webhooks.ts'
 import * as moneyPath from './0007-money-path.ts'
 import * as platformConnections from './0008-platform-connections.ts'
 import * as platformOrders from './0009-platform-orders.ts'
+import * as discountsOnetimes from './0010-discounts-onetimes.ts'
 import * as retention from './0011-retention.ts'
 import * as notifications from './0012-notifications.ts'
 import * as analytics from './0013-analytics.ts'
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0007-money-path': moneyPath,
   '0008-platform-connections': platformConnections,
   '0009-platform-orders': platformOrders,
+  '0010-discounts-onetimes': discountsOnetimes,
   '0011-retention': retention,
   '0012-notifications': notifications,
   '0013-analytics': analytics,

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 import type { Timestamp, NullableTimestamp, Json } from '../../db/column-types.ts'
 import type { BillingIssue } from '../subscriptions/subscriptions.tables.ts'
 
@@ -36,6 +36,27 @@ export interface ChargesTable {
   /** Why the charge needs review, while its status is requires_review. */
   review: Json<BillingIssue | null>
   amount_refunded: Generated<number>
+  /** Price x quantity plus the add-ons, before the discount; `amount` = subtotal - discount_amount. */
+  /** Filled from amount + discount_amount by a trigger when a writer leaves it out. */
+  subtotal: ColumnType<number, number | undefined, number>
+  discount_amount: Generated<number>
+  /** The discount this charge applied (its cycle is used when it succeeds); null when none. */
+  discount_id: string | null
+  line_items: ColumnType<ChargeLineItem[], ChargeLineItem[] | string | undefined, ChargeLineItem[] | string>
+}
+
+/** One line of a charge: the subscription's own, or a one-time add-on. */
+export interface ChargeLineItem {
+  type: 'subscription' | 'onetime'
+  product_id: string
+  /** The add-on the line charges (type onetime); null for the subscription's line. */
+  onetime_id: string | null
+  quantity: number
+  unit_amount: number
+  /** unit_amount x quantity, before the discount. */
+  amount: number
+  /** The part of the charge's discount on this line (only the subscription's line is discounted). */
+  discount_amount: number
 }
 
 export type RefundStatus = 'pending' | 'succeeded' | 'failed'

@@ -1,9 +1,22 @@
 import { Type, type Static } from 'typebox'
-import { ChargeAmount, Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { BillingIssue } from '../subscriptions/subscription.schemas.ts'
 
 export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'requires_review'] as const
+
+export const ChargeLineItem = Type.Object(
+  {
+    type: StringEnum(['subscription', 'onetime'] as const),
+    product_id: Id('prod'),
+    onetime_id: Nullable(Id('ot'), { description: 'The add-on this line charges (type onetime)' }),
+    quantity: Type.Integer({ minimum: 1 }),
+    unit_amount: Type.Integer({ minimum: 0 }),
+    amount: Type.Integer({ minimum: 0, description: 'unit_amount x quantity, before the discount' }),
+    discount_amount: Type.Integer({ minimum: 0, description: "The discount on this line (the subscription's own line only)" }),
+  },
+  { additionalProperties: false },
+)
 
 /** One attempt to collect one period: it names the vault instrument by id only, never card data. */
 export const Charge = Type.Object(
@@ -11,7 +24,10 @@ export const Charge = Type.Object(
     id: Id('ch'),
     object: Type.Literal('charge'),
     subscription_id: Id('sub'),
-    amount: ChargeAmount,
+    amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: 'Integer minor units collected: `subtotal` - `discount_amount`, never below 0' }),
+    subtotal: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units before the discount: the subscription's price x quantity plus its add-ons (`line_items`)" }),
+    discount_amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units the subscription's discount took off (its own line only; a percentage rounded half up, a fixed amount capped at the line)" }),
+    line_items: Type.Array(ChargeLineItem, { description: "What the charge pays: the subscription's line first, then each one-time add-on" }),
     currency: Currency,
     status: StringEnum(CHARGE_STATUSES, {
       description: 'pending: the gateway was asked and has not answered yet; requires_review: its outcome stayed unknown past the grace period, or could not be recorded, and an admin resolves it',

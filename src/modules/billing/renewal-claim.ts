@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { ChargeRow, Executor, SubscriptionRow } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
+import { pendingAddOns } from '../onetimes/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
 import { applySubscriptionChanges, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
@@ -28,12 +29,14 @@ export const emptyClaimCounts = (): ClaimCounts => ({ claimed: 0, renewals: 0, r
 /** Records the attempts of subscriptions locked by the caller's transaction. */
 async function recordAttempts(trx: Executor, ctx: BillingContext, due: SubscriptionRow[], lease: { token: string; leaseMs: number }, counts: ClaimCounts): Promise<Attempt[]> {
   const stores = await findStoresByIds(trx, due.map((row) => row.store_id))
+  // Add-ons waiting for these renewals (a skip or an expiry leaves them for later; a charge carries them).
+  const addOns = await pendingAddOns(trx, due.map((row) => row.id))
   const attempts: Attempt[] = []
   const lifecycle: SubscriptionChange[] = []
   for (const subscription of due) {
     const store = stores.get(subscription.store_id)!
     const dueAt = subscription.next_charge_at!
-    const renewal = planRenewal(subscription, store)
+    const renewal = planRenewal(subscription, store, addOns.get(subscription.id) ?? [])
     if (renewal.kind !== 'charge') {
       lifecycle.push({ id: subscription.id, set: renewal.set, at: storeTime(ctx.clock, store, dueAt), storeId: store.id, storeHash: store.store_hash, events: renewal.events })
       if (renewal.kind === 'skip') counts.renewals++
@@ -47,6 +50,10 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
       store_id: store.id,
       subscription_id: subscription.id,
       amount: renewal.amount,
+      subtotal: renewal.subtotal,
+      discount_amount: renewal.discountAmount,
+      discount_id: renewal.discountId,
+      line_items: renewal.lineItems,
       currency: renewal.currency,
       status: 'pending',
       attempt: renewal.attempt,
@@ -74,7 +81,7 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
   }
   await applySubscriptionChanges(trx, lifecycle)
   if (attempts.length === 0) return attempts
-  await trx.insertInto('charges').values(attempts.map(({ charge }) => charge)).execute()
+  await trx.insertInto('charges').values(attempts.map(({ charge }) => ({ ...charge, line_items: JSON.stringify(charge.line_items) }))).execute()
   await applySubscriptionChanges(
     trx,
     attempts.map(({ charge }) => {

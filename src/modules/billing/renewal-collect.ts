@@ -38,11 +38,17 @@ export function createCollector(ctx: BillingContext) {
    */
   async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<OrderOutcome> {
     const details = await renewalOrderDetails(db, charge.subscription_id)
+    const addOns = []
+    for (const line of charge.line_items ?? []) {
+      if (line.type !== 'onetime') continue
+      addOns.push({ platformProductId: await platformProductIdOf(db, line.product_id), quantity: line.quantity, amount: line.amount })
+    }
     const order: RenewalOrder = {
       platformProductId: await platformProductIdOf(db, details.productId),
       platformVariantId: details.platformVariantId,
       quantity: details.quantity,
       amount: charge.amount,
+      addOns,
       currency: charge.currency.trim(),
       email: details.email,
       platformCustomerId: details.platformCustomerId,
@@ -66,6 +72,8 @@ export function createCollector(ctx: BillingContext) {
   }
 
   async function send(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<ChargeOutcome> {
+    // Nothing to collect (a discount took the whole charge): paid without asking the gateway.
+    if (charge.amount === 0) return { status: 'succeeded', gatewayChargeId: `nothing_to_collect:${charge.id}` }
     if (gateway.createOrder && !charge.platform_order_id) {
       const order = await raiseOrder(gateway, charge, request, token)
       if (order.status !== 'created') return order
@@ -93,6 +101,7 @@ export function createCollector(ctx: BillingContext) {
     collect(charge: ChargeRow, token: string): Promise<ChargeOutcome> {
       const gateway = gateways.byName(charge.gateway)
       const request = requestOf(charge, gateway, token)
+      if (charge.amount === 0) return Promise.resolve({ status: 'succeeded', gatewayChargeId: `nothing_to_collect:${charge.id}` })
       const mayMoveMoneyAgain = charge.submitted_at !== null && !gateway.honoursIdempotencyKeys
       return mayMoveMoneyAgain ? lookUp(gateway, request) : send(gateway, charge, request, token)
     },

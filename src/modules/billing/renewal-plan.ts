@@ -5,6 +5,7 @@ import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import type { EventType } from '../events/index.ts'
 import { transition } from '../subscriptions/subscription-state.ts'
 import type { FailureCode } from './gateways/index.ts'
+import type { ChargeLineItem } from './billing.tables.ts'
 
 /**
  * The renewal engine's decisions as data: what a due renewal does, and what a settled charge does to
@@ -19,7 +20,80 @@ export type Renewal =
   | { kind: 'skip'; set: SubscriptionChanges; events: EventType[] }
   /** A gift's prepaid block ran out: nobody agreed to pay the next one. */
   | { kind: 'expire'; set: SubscriptionChanges; events: EventType[] }
-  | { kind: 'charge'; attempt: number; amount: number; currency: string; period: Period; periodIndex: number }
+  | ({ kind: 'charge'; attempt: number; currency: string; period: Period; periodIndex: number } & RenewalAmounts)
+
+/** A one-time add-on waiting for the next renewal (module onetimes), as the plan needs it. */
+export interface RenewalAddOn {
+  id: string
+  product_id: string
+  quantity: number
+  unit_amount: number
+  currency: string
+}
+
+/** The terms of the discount a subscription carries, as the plan needs them. */
+export interface DiscountTerms {
+  id: string
+  type: 'percentage' | 'fixed_amount'
+  value: number
+  currency: string | null
+}
+
+/** What one renewal charge is made of (docs/contract.md, Discounts and add-ons). */
+export interface RenewalAmounts {
+  /** Price x quantity plus the add-ons. */
+  subtotal: number
+  discountAmount: number
+  /** subtotal - discountAmount: what is collected, never below 0. */
+  amount: number
+  /** The discount applied, whose cycle the charge uses when it succeeds; null when none. */
+  discountId: string | null
+  lineItems: ChargeLineItem[]
+}
+
+/**
+ * The discount on `base` minor units (the subscription's own line: price x quantity; add-ons are
+ * never discounted). A percentage is rounded half up to an integer number of minor units, once per
+ * charge (1000 at 15% is 150, 999 at 15% is 149.85 -> 150, 10 at 25% is 2.5 -> 3); a fixed amount
+ * is capped at the base, so a charge never goes below 0. A fixed amount in another currency than
+ * the charge's takes nothing off (applying one is refused, so this only guards old data).
+ */
+export function discountOn(base: number, discount: DiscountTerms | null, currency: string): number {
+  if (!discount || base <= 0) return 0
+  if (discount.type === 'percentage') {
+    const percent = Math.min(100, Math.max(0, discount.value))
+    // Integers all the way: base <= 10^11 and percent <= 100 keep base x percent far below 2^53.
+    return Math.min(base, Math.floor((base * percent + 50) / 100))
+  }
+  if (discount.currency !== null && discount.currency.trim() !== currency.trim()) return 0
+  return Math.min(base, Math.max(0, discount.value))
+}
+
+/** Subtotal, discount and lines of the next charge: the subscription's line, then each pending add-on. */
+export function renewalAmounts(
+  subscription: Pick<SubscriptionRow, 'amount' | 'quantity' | 'currency' | 'product_id' | 'discount'>,
+  addOns: readonly RenewalAddOn[] = [],
+): RenewalAmounts {
+  const currency = subscription.currency.trim()
+  const base = subscription.amount * subscription.quantity
+  const discount = subscription.discount ?? null
+  const discountAmount = discountOn(base, discount, currency)
+  const lineItems: ChargeLineItem[] = [
+    { type: 'subscription', product_id: subscription.product_id, onetime_id: null, quantity: subscription.quantity, unit_amount: subscription.amount, amount: base, discount_amount: discountAmount },
+    // Add-ons in another currency cannot be on this charge (adding one is refused); they stay pending.
+    ...addOns.filter((addOn) => addOn.currency.trim() === currency).map((addOn): ChargeLineItem => ({
+      type: 'onetime',
+      product_id: addOn.product_id,
+      onetime_id: addOn.id,
+      quantity: addOn.quantity,
+      unit_amount: addOn.unit_amount,
+      amount: addOn.unit_amount * addOn.quantity,
+      discount_amount: 0,
+    })),
+  ]
+  const subtotal = lineItems.reduce((sum, line) => sum + line.amount, 0)
+  return { subtotal, discountAmount, amount: Math.max(0, subtotal - discountAmount), discountId: discount ? discount.id : null, lineItems }
+}
 
 const MAX_CATCH_UP_PERIODS = 10_000
 
@@ -49,7 +123,7 @@ export function periodIndexStartingAt(subscription: SubscriptionRow, start: Date
 }
 
 /** What the renewal due at `next_charge_at` does. */
-export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'>): Renewal {
+export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'>, addOns: readonly RenewalAddOn[] = []): Renewal {
   const timeZone = store.timezone
   const inDunning = subscription.dunning_attempts > 0 && subscription.unpaid_period_start !== null
   const start = inDunning ? subscription.unpaid_period_start! : subscription.next_charge_at!
@@ -71,13 +145,13 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
     }
   }
   const cycles = cyclesPerCharge(subscription)
-  const amount = subscription.amount * subscription.quantity
+  const amounts = renewalAmounts(subscription, addOns)
   // Writes refuse this since the limit exists; an older row past it is set aside, never charged.
-  if (amount > MAX_RENEWAL_AMOUNT) throw new RangeError(`price x quantity (${amount}) is over the most one renewal may charge (${MAX_RENEWAL_AMOUNT})`)
+  if (amounts.subtotal > MAX_RENEWAL_AMOUNT) throw new RangeError(`price x quantity with add-ons (${amounts.subtotal}) is over the most one renewal may charge (${MAX_RENEWAL_AMOUNT})`)
   return {
     kind: 'charge',
     attempt: subscription.dunning_attempts + 1,
-    amount,
+    ...amounts,
     currency: subscription.currency.trim(),
     period: { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + cycles, timeZone) },
     periodIndex: index,
@@ -162,6 +236,19 @@ export function afterFailure(
   return { set: { ...dunning, next_charge_at: null }, events: [], nextRetryAt: null }
 }
 
+/**
+ * A succeeded charge that applied the subscription's discount uses one of its cycles: exactly once
+ * per paid period, because only the charge the subscription waits for settles it, once. Failed
+ * attempts and dunning retries use none; a `forever` discount (no count) stays; the last cycle ends
+ * the discount. A charge made under another discount (replaced meanwhile) uses nothing of the new one.
+ */
+export function discountCycleUsed(subscription: Pick<SubscriptionRow, 'discount_id' | 'discount_cycles_remaining'>, chargeDiscountId: string | null): SubscriptionChanges {
+  if (chargeDiscountId === null || subscription.discount_id !== chargeDiscountId || subscription.discount_cycles_remaining === null) return {}
+  const remaining = subscription.discount_cycles_remaining - 1
+  if (remaining > 0) return { discount_cycles_remaining: remaining }
+  return { discount_id: null, discount: null, discount_cycles_remaining: null }
+}
+
 /** The failure text a subscriber sees when the gateway gave none. */
 export const FAILURE_TEXT: Record<FailureCode, string> = {
   card_declined: 'The card was declined.',
@@ -198,7 +285,7 @@ export interface ChargeSettlement {
 export function settleCharge(
   subscription: SubscriptionRow,
   store: Pick<StoreRow, 'timezone' | 'dunning_retry_days'>,
-  charge: { id: string; attempt: number; period_start: Date },
+  charge: { id: string; attempt: number; period_start: Date; discount_id?: string | null },
   outcome: DefiniteOutcome,
   periodIndex: number,
   at: Date,
@@ -210,6 +297,8 @@ export function settleCharge(
     change = { set: { pending_charge_id: null }, events: [] }
     if (succeeded && ['active', 'past_due', 'paused'].includes(subscription.status)) {
       change = afterSuccess(subscription, store, periodIndex, at)
+      change = { set: { ...change.set, ...discountCycleUsed(subscription, charge.discount_id ?? null) }, events: [...change.events] }
+      if (change.set.discount_id === null) change.events.push('subscription.discount_removed')
     } else if (!succeeded && ['active', 'past_due'].includes(subscription.status)) {
       const failure = afterFailure(subscription, store, charge.attempt, charge.period_start, at)
       change = { set: failure.set, events: failure.events }

@@ -5,6 +5,7 @@ import { heldBy, LEASES } from '../../db/leases.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import type { NewEvent } from '../events/index.ts'
+import { markAddOnsCharged } from '../onetimes/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
 import { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, lockSubscriptionsByIds, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { presentCharge } from './charge.presenter.ts'
@@ -46,6 +47,7 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
 
   const settled: ChargeRow[] = []
   const moves: SubscriptionChange[] = []
+  const paidAddOns: { chargeId: string; onetimeIds: string[]; at: Date }[] = []
   const refunds: { id: string; store_id: string; charge_id: string; amount: number; currency: string; reason: string; automatic: boolean; status: 'pending'; idempotency_key: string; created_at: Date }[] = []
   for (const { attempt, outcome } of results) {
     const charge = chargeById.get(attempt.charge.id)
@@ -58,6 +60,10 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
     settled.push({ ...charge, ...plan.charge, settled_at: at, lease_until: null, lease_token: null, unknown_since: null, review: null })
     if (Object.keys(plan.subscription.set).length > 0) {
       moves.push({ id: subscription.id, set: plan.subscription.set, at, storeId: store.id, storeHash: store.store_hash, events: plan.subscription.events })
+    }
+    // The add-ons the charge carried are paid with the period it paid; a failure leaves them for the retry.
+    if (plan.charge.status === 'succeeded' && !plan.refund) {
+      paidAddOns.push({ chargeId: charge.id, onetimeIds: (charge.line_items ?? []).flatMap((line) => (line.onetime_id ? [line.onetime_id] : [])), at })
     }
     if (plan.refund) {
       ctx.log?.warn({ chargeId: charge.id, subscriptionId: subscription.id, status: subscription.status }, 'a renewal charge succeeded after its subscription left billing; refunding it')
@@ -91,6 +97,7 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
     data: presentCharge(charge),
   }))
   await applySubscriptionChanges(trx, moves, events)
+  await markAddOnsCharged(trx, paidAddOns)
   if (refunds.length > 0) await trx.insertInto('refunds').values(refunds).onConflict((oc) => oc.column('idempotency_key').doNothing()).execute()
   return { settled, refunds: refunds.length }
 }

@@ -20,14 +20,17 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.gifted',
   'subscription.rescheduled',
   'subscription.retention_accepted',
+  'subscription.discount_applied',
+  'subscription.discount_removed',
   'prepaid.order_created',
   'shipping.address_updated',
 ] as const
 export const CHARGE_EVENT_TYPES = ['charge.succeeded', 'charge.failed', 'charge.refunded'] as const
 export const CHANGE_REQUEST_EVENT_TYPES = ['change_request.created', 'change_request.approved', 'change_request.rejected'] as const
+export const ONETIME_EVENT_TYPES = ['onetime.created', 'onetime.removed'] as const
 export const TEST_EVENT_TYPES = ['webhook.test'] as const
 
-export const EVENT_TYPES = [...SUBSCRIPTION_EVENT_TYPES, ...CHARGE_EVENT_TYPES, ...CHANGE_REQUEST_EVENT_TYPES, ...TEST_EVENT_TYPES] as const
+export const EVENT_TYPES = [...SUBSCRIPTION_EVENT_TYPES, ...CHARGE_EVENT_TYPES, ...CHANGE_REQUEST_EVENT_TYPES, ...ONETIME_EVENT_TYPES, ...TEST_EVENT_TYPES] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 export const EventTypeSchema = StringEnum(EVENT_TYPES, { $id: 'EventType', title: 'EventType', description: 'Every event type the service emits' })

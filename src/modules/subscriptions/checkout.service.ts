@@ -22,6 +22,18 @@ export interface CheckoutOutcome {
 
 export type CheckoutService = ReturnType<typeof createCheckoutService>
 
+/**
+ * Redeems an item's `discount_code` in the checkout's transaction (module discounts, given by the
+ * composition root): answers the subscription's discount columns, or throws the code's problem.
+ */
+export type RedeemCheckoutDiscount = (
+  trx: Executor,
+  store: StoreRow,
+  code: string,
+  target: { planId: string; currency: string; path: string },
+  now: Date,
+) => Promise<{ discount_id: string; discount: string; discount_cycles_remaining: number | null }>
+
 // A start this close to now is "now": clocks of the platform and of this service differ a little.
 const START_NOW_TOLERANCE_MS = 60_000
 
@@ -70,7 +82,7 @@ export function assertPlatformCheckoutFields(input: CheckoutInput): void {
  * the row claiming the order is inserted first, so a concurrent duplicate waits on it and then
  * answers what the first one created.
  */
-export function createCheckoutService({ db, clock, instruments }: {
+export function createCheckoutService({ db, clock, instruments, redeemDiscount }: {
   db: Db
   clock: Clock
   /**
@@ -79,6 +91,8 @@ export function createCheckoutService({ db, clock, instruments }: {
    * code that builds the service without it (some tests) skips the platform's rules.
    */
   instruments?: StoredInstruments | undefined
+  /** Applies items' `discount_code`; without it (some tests) a checkout naming a code is refused. */
+  redeemDiscount?: RedeemCheckoutDiscount | undefined
 }) {
   /** The stored card a platform store's checkout pays with, asked of the platform before any transaction. */
   async function platformCard(store: StoreRow, input: CheckoutInput, orderId: string): Promise<StoredCard | undefined> {
@@ -130,6 +144,17 @@ export function createCheckoutService({ db, clock, instruments }: {
           updated_at: now,
         })
         const gift = input.gift ? { gifter_email: email, recipient_email: recipient, message: input.gift.message ?? null } : null
+        // Each item's code counts one redemption; a code that cannot be used refuses the whole order.
+        const discounts: (Awaited<ReturnType<RedeemCheckoutDiscount>> | undefined)[] = []
+        for (const [index, item] of input.items.entries()) {
+          if (item.discount_code === undefined) {
+            discounts.push(undefined)
+            continue
+          }
+          const path = `/body/items/${index}/discount_code`
+          if (!redeemDiscount) throw invalidField(path, 'cannot be applied: discounts are not available')
+          discounts.push(await redeemDiscount(trx, store, item.discount_code, { planId: plans[index]!.id, currency: plans[index]!.currency, path }, now))
+        }
 
         const rows = input.items.map((item, index) => {
           const plan = plans[index]!
@@ -163,6 +188,7 @@ export function createCheckoutService({ db, clock, instruments }: {
             trial_days: plan.trial_days,
             ...(schedule ?? {}),
             gift: gift ? JSON.stringify(gift) : null,
+            ...(discounts[index] ?? {}),
             prepaid_cycles_total: plan.prepaid_cycles,
             prepaid_cycles_remaining: schedule ? schedule.prepaid_cycles_remaining : plan.prepaid_cycles,
             created_at: now,
@@ -179,6 +205,7 @@ export function createCheckoutService({ db, clock, instruments }: {
           if (gift) eventTypes.push('subscription.gifted')
           if (view.status === 'active') eventTypes.push('subscription.activated')
           if (view.status === 'active' && view.prepaid !== null) eventTypes.push('prepaid.order_created')
+          if (view.discount !== null) eventTypes.push('subscription.discount_applied')
           for (const eventType of eventTypes) events.push({ storeId: store.id, eventType, occurredAt: now, data: view })
         }
         await recordEventsOfNewEntities(trx, events)

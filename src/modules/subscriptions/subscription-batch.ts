@@ -24,7 +24,7 @@ const COLUMN_TYPES: Partial<Record<keyof SubscriptionsTable, string>> = {
   status: 'text', pending_charge_id: 'text', latest_charge_id: 'text', period_index: 'integer', current_period_start: 'timestamptz',
   current_period_end: 'timestamptz', next_charge_at: 'timestamptz', prepaid_cycles_remaining: 'integer', dunning_attempts: 'integer',
   dunning_started_at: 'timestamptz', unpaid_period_start: 'timestamptz', past_due_at: 'timestamptz', reminded_for: 'timestamptz',
-  skip_next: 'boolean', billing_issue: 'jsonb',
+  skip_next: 'boolean', billing_issue: 'jsonb', discount_id: 'text', discount: 'jsonb', discount_cycles_remaining: 'integer',
 }
 
 function toParam(value: unknown): unknown {

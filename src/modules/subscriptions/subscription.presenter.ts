@@ -44,6 +44,9 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
         : null,
     latest_charge_id: row.latest_charge_id,
     billing_issue: row.billing_issue ?? null,
+    discount: row.discount_id !== null && row.discount
+      ? { id: row.discount.id, code: row.discount.code, type: row.discount.type, value: row.discount.value, cycles_remaining: row.discount_cycles_remaining }
+      : null,
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),
     version: row.version,

@@ -81,6 +81,19 @@ export const Subscription = Type.Object(
     ),
     latest_charge_id: Nullable(Id('ch'), { description: 'The most recent charge attempt' }),
     billing_issue: Nullable(BillingIssue, { description: 'Set while renewals are set aside for an admin; null when billing runs normally' }),
+    discount: Nullable(
+      Type.Object(
+        {
+          id: Id('disc'),
+          code: Type.String(),
+          type: StringEnum(['percentage', 'fixed_amount'] as const),
+          value: Type.Integer({ minimum: 1, description: 'Percent off, or integer minor units off (in the subscription\'s currency)' }),
+          cycles_remaining: Nullable(Type.Integer({ minimum: 1 }), { description: 'Charges it still covers; null: every charge (forever)' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The discount applied to its renewals (its terms as they were when applied); null when none' },
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
     version: Type.Integer({ minimum: 1, description: 'Grows by one with every change' }),
@@ -173,6 +186,7 @@ export const CheckoutBody = Type.Object(
           plan_id: Id('plan'),
           quantity: Type.Integer({ minimum: 1, maximum: 10_000 }),
           platform_variant_id: Type.Optional(PlatformId('The catalog variant the renewal orders carry, for a product with variants')),
+          discount_code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A discount code of the store (any case) applied to this item's subscription from its first renewal" })),
         },
         { additionalProperties: false },
       ),

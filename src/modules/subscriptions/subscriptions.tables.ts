@@ -92,6 +92,20 @@ export interface SubscriptionsTable {
   /** The card's expiry as the platform listed it (null on the test gateway): warns before a renewal it cannot pay. */
   payment_instrument_expiry_month: number | null
   payment_instrument_expiry_year: number | null
+  /** The discount it carries (module discounts), its terms as they were when applied, and the charges it still covers (null: forever). */
+  discount_id: string | null
+  discount: Json<AppliedDiscount | null>
+  discount_cycles_remaining: number | null
+}
+
+/** A discount's terms as a subscription carries them: fixed when applied, whatever the code becomes. */
+export interface AppliedDiscount {
+  id: string
+  code: string
+  type: 'percentage' | 'fixed_amount'
+  value: number
+  currency: string | null
+  duration: 'once' | 'repeating' | 'forever'
 }
 
 /** Why a renewal or a charge was set aside for a person to look at. */

@@ -95,14 +95,15 @@ describe('the OpenAPI document', () => {
       'subscription.updated', 'subscription.renewal_upcoming', 'subscription.skipped', 'subscription.unskipped',
       'subscription.swapped', 'subscription.expired', 'subscription.payment_instrument_updated', 'subscription.gifted',
       'prepaid.order_created', 'change_request.created', 'change_request.approved', 'change_request.rejected',
-      'shipping.address_updated', 'webhook.test',
+      'shipping.address_updated', 'webhook.test', 'subscription.discount_applied', 'subscription.discount_removed', 'onetime.created', 'onetime.removed',
     ]) {
       assert.ok(catalogue.includes(name), `${name} is missing from EventType`)
     }
-    const families = ['SubscriptionEvent', 'ChargeEvent', 'ChangeRequestEvent', 'WebhookTestEvent']
+    const families = ['SubscriptionEvent', 'ChargeEvent', 'ChangeRequestEvent', 'OnetimeEvent', 'WebhookTestEvent']
     const covered = families.flatMap((family) => served.components.schemas[family].properties.event_type.enum)
     assert.deepEqual([...covered].sort(), [...EVENT_TYPES].sort(), 'each event type belongs to exactly one payload family')
     assert.deepEqual(served.components.schemas.ChargeEvent.properties.data, { $ref: '#/components/schemas/Charge' })
+    assert.deepEqual(served.components.schemas.OnetimeEvent.properties.data, { $ref: '#/components/schemas/Onetime' })
   })
 
   test('the deprecated alias is marked deprecated and its successor is not', () => {

@@ -101,8 +101,10 @@ export interface RenewalOrder {
   /** The catalog variant, for a product with variants. */
   platformVariantId: string | null
   quantity: number
-  /** The whole order in integer minor units: the charge's amount. */
+  /** The whole order in integer minor units: the charge's amount (the subscription's line gets what the add-ons leave of it). */
   amount: number
+  /** One-time add-ons, extra product lines of the same order, each at its own price (never discounted). */
+  addOns?: RenewalOrderLine[]
   currency: string
   email: string
   /** The customer who owns the stored instrument; the platform refuses a card of someone else (30051). */
@@ -110,6 +112,14 @@ export interface RenewalOrder {
   /** Required by the platform's orders; the shipping address stands in when there is none. */
   billingAddress: OrderAddress | null
   shippingAddress: OrderAddress | null
+}
+
+/** A product line of a renewal order beside the subscription's own. */
+export interface RenewalOrderLine {
+  platformProductId: string
+  quantity: number
+  /** unit price x quantity, in integer minor units. */
+  amount: number
 }
 
 export type OrderOutcome =

@@ -1,3 +1,3 @@
-export { chargeIdempotencyKey, FAILURE_CODES, type ChargeOutcome, type ChargeRequest, type OrderOutcome, type RefundOutcome, type RefundRequest, type RenewalOrder, type OrderAddress, type FailureCode, type GatewayName, type PaymentGateway } from './gateway.ts'
+export { chargeIdempotencyKey, FAILURE_CODES, type ChargeOutcome, type ChargeRequest, type OrderOutcome, type RefundOutcome, type RefundRequest, type RenewalOrder, type RenewalOrderLine, type OrderAddress, type FailureCode, type GatewayName, type PaymentGateway } from './gateway.ts'
 export { createTestGateway, scriptedOutcome, type TestGateway, type TestGatewayOptions } from './test-gateway.ts'
 export { createPlatformGateway, orderAddress, renewalOrderBody, type PlatformGateway, type PlatformGatewayOptions } from './platform-gateway.ts'

@@ -118,7 +118,20 @@ export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { 
   }
   const total = minorToDecimal(order.amount, exponent)
   // A unit price with up to 4 decimals (what v2 keeps); the pinned totals carry the exact amount.
-  const unit = Math.floor((order.amount * 10_000) / order.quantity / 10 ** exponent) / 10_000
+  const unitOf = (amount: number, quantity: number) => Math.floor((amount * 10_000) / quantity / 10 ** exponent) / 10_000
+  const addOns: Record<string, unknown>[] = []
+  let addOnsTotal = 0
+  for (const [index, line] of (order.addOns ?? []).entries()) {
+    const addOnId = platformInt(line.platformProductId)
+    if (addOnId === undefined) return { problem: `add-on ${index + 1}: the product's platform id ${JSON.stringify(line.platformProductId)} is not a platform product id` }
+    const unit = unitOf(line.amount, line.quantity)
+    addOns.push({ product_id: addOnId, quantity: line.quantity, price_inc_tax: unit, price_ex_tax: unit })
+    addOnsTotal += line.amount
+  }
+  // The subscription's line takes what the add-ons leave of the charge: its price less the discount.
+  const ownAmount = order.amount - addOnsTotal
+  if (ownAmount < 0) return { problem: `the add-ons (${addOnsTotal}) come to more than the charge (${order.amount})` }
+  const unit = unitOf(ownAmount, order.quantity)
   const variantId = platformInt(order.platformVariantId)
   const product: Record<string, unknown> = {
     product_id: productId,
@@ -131,7 +144,7 @@ export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { 
     status_id: 0,
     customer_id: customerId,
     billing_address: orderAddress(billing, order.email),
-    products: [product],
+    products: [product, ...addOns],
     subtotal_ex_tax: total,
     subtotal_inc_tax: total,
     total_ex_tax: total,
