@@ -32,7 +32,7 @@ import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modul
 import { eventSchemas } from './event-catalogue.ts'
 import { eventRoutes } from './modules/events/index.ts'
 import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscriptions/index.ts'
-import { findActiveKeyByHash, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
+import { apiKeyRoutes, findActiveKeyByHash, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
@@ -200,6 +200,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     requireSecurityScheme(admin, 'adminApiKey')
     admin.addHook('onRequest', authenticateAdmin)
     await admin.register(storeRoutes, deps)
+    await admin.register(apiKeyRoutes, deps)
     await admin.register(platformConnectionRoutes, { connections: services.platformConnections })
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })

@@ -21,5 +21,6 @@ export {
 } from './stores.repository.ts'
 export { createAdminKey, createStore, ensureBootstrapStore, ensureStoreForHash, STORE_HASH_PATTERN, presentStore, revokeAdminKey, updateStoreSettings } from './stores.service.ts'
 export { storeRoutes } from './stores.routes.ts'
+export { ApiKey, apiKeyRoutes } from './api-keys.routes.ts'
 export { storeNow } from './store-clock.ts'
 export { StorefrontStore, storefrontStoreRoutes } from './storefront-store.routes.ts'

@@ -153,6 +153,18 @@ export function revokeAdminKey(db: Executor, keyId: string, at: Date): Promise<A
     .executeTakeFirst()
 }
 
+/** Revokes one of this store's active keys; undefined when it has no such key. */
+export function revokeStoreAdminKey(db: Executor, storeId: string, keyId: string, at: Date): Promise<AdminApiKeyRow | undefined> {
+  return db
+    .updateTable('admin_api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', keyId)
+    .where('store_id', '=', storeId)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst()
+}
+
 export async function touchKey(db: Executor, keyId: string, at: Date): Promise<void> {
   await db.updateTable('admin_api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute()
 }
