@@ -25,7 +25,7 @@ export type OnetimeView = Static<typeof Onetime>
 export const CreateOnetimeBody = Type.Object(
   {
     product_id: Id('prod'),
-    quantity: Type.Integer({ minimum: 1, maximum: 100, default: 1 }),
+    quantity: Type.Integer({ minimum: 1, maximum: 100 }),
   },
   { additionalProperties: false },
 )

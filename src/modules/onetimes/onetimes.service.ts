@@ -65,7 +65,7 @@ export function createOnetimeService({ db, clock }: { db: Db; clock: Clock }) {
         if (product.one_time_amount === null || product.one_time_currency === null) throw invalidField('/body/product_id', 'is a product without a one-time price: it cannot be added once')
         const currency = product.one_time_currency.trim()
         if (currency !== subscription.currency.trim()) throw invalidField('/body/product_id', `has a one-time price in ${currency}; this subscription is billed in ${subscription.currency.trim()}`)
-        const quantity = input.quantity ?? 1
+        const quantity = input.quantity
         const pending = (await pendingAddOns(trx, [subscription.id])).get(subscription.id) ?? []
         const next = subscription.amount * subscription.quantity + pending.reduce((sum, row) => sum + row.unit_amount * row.quantity, 0) + product.one_time_amount * quantity
         if (next > MAX_RENEWAL_AMOUNT) {

@@ -119,6 +119,11 @@ describe(`fuzzing every operation of the OpenAPI document (${onPostgres ? 'Postg
       payload: { url: 'http://127.0.0.1:9/hooks', event_types: ['subscription.created'] },
     })
     assert.equal(webhook.statusCode, 201, webhook.body)
+    const discount = await call(t.app, { method: 'POST', url: '/api/v1/admin/discounts', headers: shop.auth, payload: { code: 'FUZZ10', type: 'percentage', value: 10, duration: 'forever' } })
+    assert.equal(discount.statusCode, 201, discount.body)
+    const addOnProduct = await createProduct(t.app, shop.auth, { name: 'Add-on', one_time_price: { amount: 300, currency: 'USD' } })
+    const onetime = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${subscriptions[0].id}/onetimes`, headers: shop.auth, payload: { product_id: addOnProduct.id, quantity: 1 } })
+    assert.equal(onetime.statusCode, 201, onetime.body)
     const events = await call(t.app, { method: 'GET', url: '/api/v1/admin/events', headers: shop.auth })
     clockShop = await createStoreWithKey(t.db)
     const foreignProduct = await createProduct(t.app, clockShop.auth)
@@ -133,6 +138,8 @@ describe(`fuzzing every operation of the OpenAPI document (${onPostgres ? 'Postg
         evt: events.json.data.slice(0, 2).map((e: any) => e.id),
         wh: [webhook.json.id],
         cus: [subscriberId],
+        disc: [discount.json.id],
+        ot: [onetime.json.id],
       },
       strings: {
         store_hash: [shop.store.store_hash],
