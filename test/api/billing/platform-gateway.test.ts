@@ -131,7 +131,11 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
   test('an amount that does not divide by the quantity: the totals still equal the charge exactly', async () => {
     const { outcome, orderId } = await renew(gatewayWith(client), chargeRequest({ amount: 1000 }), renewalOrder({ amount: 1000, quantity: 3 }))
     assert.equal(outcome.status, 'succeeded')
-    assert.equal(sim.order(HASH, orderId)!.total_inc_tax, 100_000)
+    const order = sim.order(HASH, orderId)!
+    assert.equal(order.total_inc_tax, 100_000)
+    // Whole cents per unit, adding up exactly: 2 x 3.33 + 1 x 3.34 (a platform matches lines to the total, 30004).
+    assert.deepEqual(order.products.map((p) => [p.product_id, p.quantity, p.price_inc_tax]), [[77, 2, 33_300], [77, 1, 33_400]])
+    assert.equal(order.products.reduce((sum, p) => sum + p.quantity * p.price_inc_tax, 0), order.total_inc_tax)
   })
 
   test('a product with variants carries the subscription\'s variant', async () => {

@@ -100,8 +100,8 @@ export function orderAddress(address: OrderAddress, email?: string): Record<stri
 /**
  * The v2 order body (§2.1): Incomplete, the customer who owns the card, the product at the charge's
  * price in decimal major units (both `price_inc_tax` and `price_ex_tax`, or the platform recomputes
- * from its catalogue), and the totals pinned to the charge's amount so they equal it exactly even
- * when the amount does not divide by the quantity. No tax is computed for API orders (ORD).
+ * from its catalogue) with lines that add up to the charge exactly, and the totals pinned to it.
+ * No tax is computed for API orders (ORD).
  */
 export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { body: Record<string, unknown> } | { problem: string } {
   const productId = platformInt(order.platformProductId)
@@ -117,34 +117,40 @@ export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { 
     return { problem: `${order.currency} is not a currency` }
   }
   const total = minorToDecimal(order.amount, exponent)
-  // A unit price with up to 4 decimals (what v2 keeps); the pinned totals carry the exact amount.
-  const unitOf = (amount: number, quantity: number) => Math.floor((amount * 10_000) / quantity / 10 ** exponent) / 10_000
+  /**
+   * Lines for `amount` over `quantity` units, each priced in whole minor units so the lines add up
+   * to the amount exactly (the platform refuses lines that do not match the grand total, code
+   * 30004): an amount that does not divide is two lines of the same product, the second a minor
+   * unit dearer (1000 over 3 = 2 x 3.33 + 1 x 3.34).
+   */
+  const linesOf = (amount: number, quantity: number, fields: Record<string, unknown>): Record<string, unknown>[] => {
+    const line = (count: number, unitMinor: number) => {
+      const unit = Number(minorToDecimal(unitMinor, exponent))
+      return { ...fields, quantity: count, price_inc_tax: unit, price_ex_tax: unit }
+    }
+    const base = Math.floor(amount / quantity)
+    const dearer = amount - base * quantity
+    if (dearer === 0) return [line(quantity, base)]
+    return [line(quantity - dearer, base), line(dearer, base + 1)].filter((l) => l.quantity > 0)
+  }
   const addOns: Record<string, unknown>[] = []
   let addOnsTotal = 0
   for (const [index, line] of (order.addOns ?? []).entries()) {
     const addOnId = platformInt(line.platformProductId)
     if (addOnId === undefined) return { problem: `add-on ${index + 1}: the product's platform id ${JSON.stringify(line.platformProductId)} is not a platform product id` }
-    const unit = unitOf(line.amount, line.quantity)
-    addOns.push({ product_id: addOnId, quantity: line.quantity, price_inc_tax: unit, price_ex_tax: unit })
+    addOns.push(...linesOf(line.amount, line.quantity, { product_id: addOnId }))
     addOnsTotal += line.amount
   }
   // The subscription's line takes what the add-ons leave of the charge: its price less the discount.
   const ownAmount = order.amount - addOnsTotal
   if (ownAmount < 0) return { problem: `the add-ons (${addOnsTotal}) come to more than the charge (${order.amount})` }
-  const unit = unitOf(ownAmount, order.quantity)
   const variantId = platformInt(order.platformVariantId)
-  const product: Record<string, unknown> = {
-    product_id: productId,
-    quantity: order.quantity,
-    price_inc_tax: unit,
-    price_ex_tax: unit,
-    ...(variantId === undefined ? {} : { variant_id: variantId }),
-  }
+  const own = linesOf(ownAmount, order.quantity, { product_id: productId, ...(variantId === undefined ? {} : { variant_id: variantId }) })
   const body: Record<string, unknown> = {
     status_id: 0,
     customer_id: customerId,
     billing_address: orderAddress(billing, order.email),
-    products: [product, ...addOns],
+    products: [...own, ...addOns],
     subtotal_ex_tax: total,
     subtotal_inc_tax: total,
     total_ex_tax: total,
