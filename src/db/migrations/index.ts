@@ -12,6 +12,7 @@ import * as discountsOnetimes from './0010-discounts-onetimes.ts'
 import * as retention from './0011-retention.ts'
 import * as notifications from './0012-notifications.ts'
 import * as analytics from './0013-analytics.ts'
+import * as analyticsDiscounts from './0014-analytics-discounts.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011-retention': retention,
   '0012-notifications': notifications,
   '0013-analytics': analytics,
+  '0014-analytics-discounts': analyticsDiscounts,
 }

@@ -21,7 +21,9 @@ import {
   type ChangeRequestService,
   type SubscriptionService,
 } from '../subscriptions/index.ts'
-import { PageOnlyQuery, PortalSubscriptionListQuery, ProfileUpdateBody } from './portal.schemas.ts'
+import { PageOnlyQuery, PortalStore, PortalSubscriptionListQuery, ProfileUpdateBody, type PortalStoreView } from './portal.schemas.ts'
+import { storeNow } from '../stores/index.ts'
+import { toRfc3339 } from '../../lib/time.ts'
 import { createPortalService } from './portal.service.ts'
 
 export interface PortalRouteDeps {
@@ -58,6 +60,28 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
     const row = await findSubscriber(db, store.id, actor.subscriberId)
     if (!row) throw notFound('subscriber', actor.subscriberId)
     return presentSubscriber(row, store.store_hash)
+  })
+
+  app.get('/store', {
+    schema: {
+      operationId: 'getPortalStore',
+      summary: "The subscriber's store: name, time zone and clock, past-due cancellation days, cancellation reasons",
+      description:
+        "What the portal pages read about the signed-in subscriber's store: `now` is the store's clock (its test clock on a test store), so a date picker's tomorrow and one year ahead are the store's; `past_due_cancel_days` after a subscription's `past_due_at` it is cancelled; `cancellation_reasons` are the codes a cancellation may name as `reason_code`.",
+      tags: ['Portal'],
+      response: { 200: PortalStore },
+    },
+  }, async (request): Promise<PortalStoreView> => {
+    const { store } = portalActor(request)
+    return {
+      object: 'portal_store',
+      store_hash: store.store_hash,
+      name: store.name,
+      timezone: store.timezone,
+      now: toRfc3339(storeNow(store, clock)),
+      past_due_cancel_days: store.past_due_cancel_days,
+      cancellation_reasons: store.cancellation_reasons,
+    }
   })
 
   app.patch('/me', {

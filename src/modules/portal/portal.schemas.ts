@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { Nullable, PageQuery, StringEnum } from '../../http/schemas.ts'
+import { Nullable, PageQuery, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { CancellationReasons } from '../retention/index.ts'
 import { ShippingAddress, SUBSCRIPTION_STATUSES } from '../subscriptions/index.ts'
 
 export const ProfileUpdateBody = Type.Object(
@@ -23,3 +24,22 @@ export const PortalSubscriptionListQuery = Type.Object(
 
 export const PageOnlyQuery = Type.Object({ ...PageQuery }, { additionalProperties: false })
 export type PageOnlyInput = Static<typeof PageOnlyQuery>
+
+/**
+ * What the portal pages need to know about the subscriber's store: its name, its calendar and clock
+ * (a date picker's "tomorrow" and "a year ahead" are the store's, its test clock included), how long
+ * a past_due subscription waits before it is cancelled, and the reasons a cancellation may name.
+ */
+export const PortalStore = Type.Object(
+  {
+    object: Type.Literal('portal_store'),
+    store_hash: Type.String(),
+    name: Type.String({ description: "The store's name, as the portal shows it" }),
+    timezone: Type.String({ description: 'IANA time zone; renewal dates follow its calendar', example: 'America/New_York' }),
+    now: Timestamp,
+    past_due_cancel_days: Type.Integer({ minimum: 1, maximum: 365, description: 'Days in past_due before a subscription is cancelled (from its `past_due_at`)' }),
+    cancellation_reasons: CancellationReasons,
+  },
+  { additionalProperties: false, description: 'The store as the portal sees it' },
+)
+export type PortalStoreView = Static<typeof PortalStore>

@@ -32,6 +32,7 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     next_charge_at: toRfc3339OrNull(row.next_charge_at),
     skip_next: row.skip_next,
     paused_at: toRfc3339OrNull(row.paused_at),
+    past_due_at: row.status === 'past_due' ? toRfc3339OrNull(row.past_due_at) : null,
     resume_at: toRfc3339OrNull(row.resume_at),
     cancel_at_period_end: row.cancel_at_period_end,
     cancelled_at: toRfc3339OrNull(row.cancelled_at),

@@ -65,6 +65,7 @@ export const Subscription = Type.Object(
     next_charge_at: Nullable(Timestamp),
     skip_next: Type.Boolean(),
     paused_at: Nullable(Timestamp),
+    past_due_at: Type.Optional(Nullable(Timestamp, { description: 'When it became past_due (its dunning retries used up); null unless past_due. The store cancels it `past_due_cancel_days` later. Absent in events recorded before this field existed' })),
     resume_at: Nullable(Timestamp),
     cancel_at_period_end: Type.Boolean(),
     cancelled_at: Nullable(Timestamp),
