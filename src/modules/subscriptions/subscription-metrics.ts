@@ -44,7 +44,13 @@ export function metricWindows(windows: readonly MetricWindow[]): RawBuilder<unkn
   return sql`unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) WITH ORDINALITY AS w(start_at, end_at, i)`
 }
 
-const yearlyAmount = sql`h.amount * h.quantity * (CASE h.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END)`
+// After a recurring discount, as the renewal computes it (billing/renewal-plan.ts discountOn): a
+// percentage of price x quantity rounded half up, a fixed amount capped at it.
+const discountedAmount = sql`(h.amount * h.quantity - CASE h.discount_type
+    WHEN 'percentage' THEN (h.amount * h.quantity * h.discount_value + 50) / 100
+    WHEN 'fixed_amount' THEN least(h.discount_value, h.amount * h.quantity)
+    ELSE 0 END)`
+const yearlyAmount = sql`${discountedAmount} * (CASE h.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END)`
 
 interface Row {
   kind: 'state' | 'created' | 'churned'
