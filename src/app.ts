@@ -7,6 +7,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { createAdminAuthenticator, registerAdminContext } from './http/admin-auth.ts'
+import { createConsoleSessions, looksLikeJwt, resolveConsoleSessionSecret } from './modules/console-auth/console-sessions.ts'
 import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
@@ -32,7 +33,7 @@ import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modul
 import { eventSchemas } from './event-catalogue.ts'
 import { eventRoutes } from './modules/events/index.ts'
 import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscriptions/index.ts'
-import { apiKeyRoutes, findActiveKeyByHash, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
+import { apiKeyRoutes, findActiveKeyByHash, findStoreById, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
@@ -157,6 +158,12 @@ export async function buildApp({ database, config, services: given, clock = syst
     clock: services.clock,
   })
   const authenticatePortal = createPortalAuthenticator({ db, sessions })
+  // The merchant console's sessions from the platform's load callback: a key of their own, never the portal's.
+  const consoleSessions = createConsoleSessions({
+    secret: () => resolveConsoleSessionSecret({ engine: database.engine, dataDir: database.location === 'memory' ? 'memory://' : config.dataDir, db }),
+    issuer: config.jwtIssuer,
+    clock: services.clock,
+  })
 
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
@@ -186,6 +193,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     db,
     clock: services.clock,
     connections: services.platformConnections,
+    consoleSessions,
     settings: { ...config.platform, publicUrl: config.publicUrl, timeoutMs: config.billing.platformTimeoutMs },
   })
 
@@ -195,6 +203,10 @@ export async function buildApp({ database, config, services: given, clock = syst
   const authenticateAdmin = createAdminAuthenticator({
     findActiveKey: (keyHash) => findActiveKeyByHash(db, keyHash),
     recordUse: (keyId, at) => touchKey(db, keyId, at),
+  }, {
+    looksLikeSession: looksLikeJwt,
+    verify: (token) => consoleSessions.verify(token),
+    findStore: (storeId) => findStoreById(db, storeId),
   })
   await app.register(async (admin) => {
     requireSecurityScheme(admin, 'adminApiKey')

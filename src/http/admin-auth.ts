@@ -4,8 +4,11 @@ import { AppError } from '../lib/errors.ts'
 import { sha256Hex } from '../lib/secrets.ts'
 
 export interface AdminContext {
+  /** The admin API key's id; for a console session, `console_session:{jti}` (no key row has it). */
   keyId: string
   store: StoreRow
+  /** How the request signed in: an admin API key, or a console session from the platform's load callback. */
+  via: 'api_key' | 'console_session'
 }
 
 declare module 'fastify' {
@@ -15,8 +18,18 @@ declare module 'fastify' {
 }
 
 export interface AdminKeyLookup {
-  findActiveKey(keyHash: string): Promise<AdminContext | undefined>
+  findActiveKey(keyHash: string): Promise<Omit<AdminContext, 'via'> | undefined>
   recordUse(keyId: string, at: Date): Promise<void>
+}
+
+/**
+ * Console sessions (src/modules/console-auth): a JWT-shaped Bearer is verified as one (HS256, its own
+ * key, aud console, at most an hour) and names the store by id; anything else is looked up as a key.
+ */
+export interface ConsoleSessionLookup {
+  looksLikeSession(token: string): boolean
+  verify(token: string): Promise<{ sub: string; jti: string }>
+  findStore(storeId: string): Promise<StoreRow | undefined>
 }
 
 // Recording last use on every request would turn each read into a write; once a minute per key tells enough.
@@ -31,15 +44,22 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /** Admin API keys: the key names its store, and every admin route sees that store only. */
-export function createAdminAuthenticator(keys: AdminKeyLookup) {
+export function createAdminAuthenticator(keys: AdminKeyLookup, consoleSessions?: ConsoleSessionLookup) {
   const lastTouched = new Map<string, number>()
 
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request)
     if (!token) throw new AppError('unauthenticated', 'this route needs an admin API key: Authorization: Bearer <key>')
+    if (consoleSessions?.looksLikeSession(token)) {
+      const claims = await consoleSessions.verify(token)
+      const store = await consoleSessions.findStore(claims.sub)
+      if (!store) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
+      request.admin = { keyId: `console_session:${claims.jti}`, store, via: 'console_session' }
+      return
+    }
     const found = await keys.findActiveKey(sha256Hex(token))
     if (!found) throw new AppError('unauthenticated', 'the admin API key is not valid or was revoked')
-    request.admin = found
+    request.admin = { ...found, via: 'api_key' }
     const now = Date.now()
     if ((lastTouched.get(found.keyId) ?? 0) + TOUCH_INTERVAL_MS < now) {
       lastTouched.set(found.keyId, now)

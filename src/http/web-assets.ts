@@ -23,6 +23,11 @@ const PORTAL_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
+// The console's: the portal's, except that BigCommerce's control panel may frame it (the app's load
+// callback, src/modules/platform/platform-app.routes.ts, leads there and allows the same origins).
+export const CONSOLE_FRAME_ANCESTORS = 'https://*.bigcommerce.com https://*.mybigcommerce.com'
+const CONSOLE_CSP = PORTAL_CSP.replace("frame-ancestors 'none'", `frame-ancestors ${CONSOLE_FRAME_ANCESTORS}`)
+
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -69,7 +74,9 @@ export function registerWebAssets(app: App, { outDir = WEB_OUT }: { outDir?: URL
   })
 
   const consolePage = async (_request: unknown, reply: FastifyReply) => {
-    reply.header('content-security-policy', PORTAL_CSP).header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').header('x-frame-options', 'DENY')
+    // Framed by BigCommerce's control panel when opened from the app (the load callback's origins), by nothing else.
+    reply.removeHeader('x-frame-options')
+    reply.header('content-security-policy', CONSOLE_CSP).header('referrer-policy', 'no-referrer').header('cache-control', 'no-store')
     return send(reply, 'console/index.html')
   }
   app.get('/console', { schema: { hide: true } }, consolePage)

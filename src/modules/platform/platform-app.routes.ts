@@ -4,6 +4,7 @@ import type { App } from '../../http/types.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Db } from '../../db/database.ts'
 import { ensureStoreForHash, findStoreByHash } from '../stores/index.ts'
+import type { ConsoleSessions } from '../console-auth/console-sessions.ts'
 import type { PlatformConnections } from './connections.ts'
 import { assertAppConfigured, exchangeCode, verifySignedPayload, type PlatformAppSettings } from './platform-app.ts'
 
@@ -59,9 +60,11 @@ export interface PlatformAppRoutesOptions {
   clock: Clock
   settings: PlatformAppSettings
   connections: PlatformConnections
+  /** Signs the merchant into the console from the load callback; without it, load answers a page. */
+  consoleSessions?: ConsoleSessions
 }
 
-export async function platformAppRoutes(app: App, { db, clock, settings, connections }: PlatformAppRoutesOptions): Promise<void> {
+export async function platformAppRoutes(app: App, { db, clock, settings, connections, consoleSessions }: PlatformAppRoutesOptions): Promise<void> {
   // Not configured is 503 before the query is even looked at: the operator learns what to set.
   app.addHook('onRequest', async () => assertAppConfigured(settings))
 
@@ -91,9 +94,21 @@ export async function platformAppRoutes(app: App, { db, clock, settings, connect
     const { storeHash } = await verifySignedPayload(settings, request.query.signed_payload_jwt, clock.now())
     const store = await findStoreByHash(db, storeHash)
     const connected = store ? (await connections.status(store.id)).connected : false
-    return connected
-      ? page(reply, 'Subscription Billing', `Store ${storeHash} is connected.`)
-      : page(reply, 'Subscription Billing', `Store ${storeHash} is not connected: install the app again from the control panel.`)
+    if (!store || !connected) return page(reply, 'Subscription Billing', `Store ${storeHash} is not connected: install the app again from the control panel.`)
+    if (!consoleSessions) return page(reply, 'Subscription Billing', `Store ${storeHash} is connected.`)
+    // Into the console, signed in as this store: a one-hour console session in the address's fragment,
+    // which the browser never sends to any server (a query string would be logged); the console moves
+    // it to sessionStorage and takes it out of the address at once. 303: the next request is a GET.
+    const { token } = await consoleSessions.issue(store.id)
+    request.log.info({ storeId: store.id, storeHash }, 'console session issued by the load callback')
+    reply.removeHeader('x-frame-options')
+    return reply
+      .code(303)
+      .header('location', `/console#console_session=${token}`)
+      .header('content-security-policy', APP_PAGE_CSP)
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-store')
+      .send()
   })
 
   app.get('/platform/uninstall', { schema: { hide: true, querystring: SignedPayloadQuery } }, async (request, reply) => {

@@ -163,9 +163,9 @@ describe('connecting a store to BigCommerce', () => {
     await install(shop.store.store_hash)
     const sub = `stores/${shop.store.store_hash}`
     const ok = await load(await jwt({ aud: CLIENT_ID, iss: 'bc', sub }))
-    assert.equal(ok.statusCode, 200, ok.body)
-    assert.match(String(ok.headers['content-type']), /^text\/html/)
-    assert.match(ok.body, /connected/i)
+    // A connected store goes on into the console, signed in (test/api/console/console-session.test.ts).
+    assert.equal(ok.statusCode, 303, ok.body)
+    assert.match(String(ok.headers.location), /^\/console#console_session=[\w-]+\.[\w-]+\.[\w-]+$/)
     assert.match(String(ok.headers['content-security-policy']), /default-src 'none'/)
     assert.equal(ok.headers['referrer-policy'], 'no-referrer')
     assert.equal(ok.headers['cache-control'], 'no-store')
