@@ -46,3 +46,28 @@ export function decimalToMinor(value: unknown, exponent: number): number | undef
   const minor = Number(`${whole}${fraction.slice(0, exponent).padEnd(exponent, '0')}`)
   return Number.isSafeInteger(minor) ? minor : undefined
 }
+
+/** A discount's rate: a percentage (1-100) or a fixed amount of minor units in `currency`. */
+export interface DiscountRate {
+  type: 'percentage' | 'fixed_amount'
+  value: number
+  currency: string | null
+}
+
+/**
+ * The discount on `base` minor units (the subscription's own line: price x quantity; add-ons are
+ * never discounted). A percentage is rounded half up to an integer number of minor units, once per
+ * charge (1000 at 15% is 150, 999 at 15% is 149.85 -> 150, 10 at 25% is 2.5 -> 3); a fixed amount
+ * is capped at the base, so a charge never goes below 0. A fixed amount in another currency than
+ * the charge's takes nothing off (applying one is refused, so this only guards old data).
+ */
+export function discountOn(base: number, discount: DiscountRate | null, currency: string): number {
+  if (!discount || base <= 0) return 0
+  if (discount.type === 'percentage') {
+    const percent = Math.min(100, Math.max(0, discount.value))
+    // Integers all the way: base <= 10^11 and percent <= 100 keep base x percent far below 2^53.
+    return Math.min(base, Math.floor((base * percent + 50) / 100))
+  }
+  if (discount.currency !== null && discount.currency.trim() !== currency.trim()) return 0
+  return Math.min(base, Math.max(0, discount.value))
+}

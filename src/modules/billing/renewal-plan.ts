@@ -1,7 +1,7 @@
 import type { Updateable } from 'kysely'
 import type { StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
 import { addDays, periodBoundary, type Period } from '../../lib/calendar.ts'
-import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
+import { discountOn, MAX_RENEWAL_AMOUNT, type DiscountRate } from '../../lib/money.ts'
 import type { EventType } from '../events/index.ts'
 import { transition } from '../subscriptions/subscription-state.ts'
 import type { FailureCode } from './gateways/index.ts'
@@ -32,11 +32,8 @@ export interface RenewalAddOn {
 }
 
 /** The terms of the discount a subscription carries, as the plan needs them. */
-export interface DiscountTerms {
+export interface DiscountTerms extends DiscountRate {
   id: string
-  type: 'percentage' | 'fixed_amount'
-  value: number
-  currency: string | null
 }
 
 /** What one renewal charge is made of (docs/contract.md, Discounts and add-ons). */
@@ -51,23 +48,7 @@ export interface RenewalAmounts {
   lineItems: ChargeLineItem[]
 }
 
-/**
- * The discount on `base` minor units (the subscription's own line: price x quantity; add-ons are
- * never discounted). A percentage is rounded half up to an integer number of minor units, once per
- * charge (1000 at 15% is 150, 999 at 15% is 149.85 -> 150, 10 at 25% is 2.5 -> 3); a fixed amount
- * is capped at the base, so a charge never goes below 0. A fixed amount in another currency than
- * the charge's takes nothing off (applying one is refused, so this only guards old data).
- */
-export function discountOn(base: number, discount: DiscountTerms | null, currency: string): number {
-  if (!discount || base <= 0) return 0
-  if (discount.type === 'percentage') {
-    const percent = Math.min(100, Math.max(0, discount.value))
-    // Integers all the way: base <= 10^11 and percent <= 100 keep base x percent far below 2^53.
-    return Math.min(base, Math.floor((base * percent + 50) / 100))
-  }
-  if (discount.currency !== null && discount.currency.trim() !== currency.trim()) return 0
-  return Math.min(base, Math.max(0, discount.value))
-}
+export { discountOn }
 
 /** Subtotal, discount and lines of the next charge: the subscription's line, then each pending add-on. */
 export function renewalAmounts(

@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/database.ts'
 import { enqueueJobs, type NewJob } from '../../jobs/runner.ts'
+import { discountOn, type DiscountRate } from '../../lib/money.ts'
 import type { NotificationTemplate } from './notification-settings.ts'
 
 /**
@@ -68,7 +69,13 @@ function factsOf(template: NotificationTemplate, data: Record<string, unknown>):
     default: {
       const amount = integer(data.amount)
       const quantity = integer(data.quantity) ?? 1
-      return { amount: amount === undefined ? undefined : amount * quantity, currency: text(data.currency), next_charge_at: text(data.next_charge_at) ?? null }
+      const currency = text(data.currency)
+      // The next charge as the renewal will compute it: price x quantity less the discount it carries
+      // (one-time add-ons are not in the subscription's data: the email names the subscription's own line).
+      const base = amount === undefined ? undefined : amount * quantity
+      const discount = data.discount as DiscountRate | null | undefined
+      const next = base === undefined || !currency ? base : base - discountOn(base, discount && typeof discount === 'object' ? { type: discount.type, value: discount.value, currency: discount.currency ?? null } : null, currency)
+      return { amount: next, currency, next_charge_at: text(data.next_charge_at) ?? null }
     }
   }
 }

@@ -155,6 +155,19 @@ describe('subscriber emails through the lifecycle (test gateway, test clock)', (
     await h?.close()
   })
 
+  test('the renewal reminder names the amount the renewal will charge: after the subscription\'s discount', async () => {
+    const email = nextEmail('discounted')
+    const made = await call(h.t.app, { method: 'POST', url: '/api/v1/admin/discounts', headers: h.shop.auth, payload: { code: 'REMIND20', type: 'percentage', value: 20, duration: 'forever' } })
+    assert.equal(made.statusCode, 201, made.body)
+    const [subscription] = await checkout(h.t.app, h.shop.auth, checkoutBody(h.planId, { email, items: [{ plan_id: h.planId, quantity: 1, discount_code: 'REMIND20' }] }))
+    await h.sink.waitForMessage(email, WAIT_MS)
+    const renewal = new Date(subscription.next_charge_at)
+    await advance(h, new Date(renewal.getTime() - 2 * DAY))
+    const upcoming = await h.sink.waitForMessage(email, WAIT_MS)
+    assertEmail(upcoming, email, /renews on/)
+    assert.match(String(upcoming.parsed.text), /for \$12\.00/, '$15.00 less 20%')
+  })
+
   test('created, renewal upcoming, payment failed, past due and cancelled: each once, with single-use sign-in links', async () => {
     const email = nextEmail('lifecycle')
     const [subscription] = await checkout(h.t.app, h.shop.auth, checkoutBody(h.planId, { email, payment_instrument_id: 'instr_card_declined' }))
