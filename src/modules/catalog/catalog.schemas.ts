@@ -3,7 +3,7 @@ import { Amount, Currency, Id, Nullable, PageOf, PageQuery, Ref, StringEnum, Tim
 
 export const PLAN_INTERVALS = ['day', 'week', 'month', 'year'] as const
 
-const StoreHash = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: "The commerce platform's store hash", example: 'abc123' })
+const StoreHash = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: "The commerce platform's store hash", example: 'demo-store' })
 
 const PlatformProductIdText = Type.String({
   minLength: 1,

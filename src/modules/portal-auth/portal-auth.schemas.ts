@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 export const RequestLinkBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 254, example: 'ada@example.com' }),
-    store_hash: Type.String({ minLength: 1, maxLength: 64, example: 'abc123' }),
+    store_hash: Type.String({ minLength: 1, maxLength: 64, example: 'demo-store' }),
   },
   { additionalProperties: false },
 )

@@ -2,9 +2,11 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
+import { DEMO_STORE_HASH } from '../../../src/demo/demo-data.ts'
 import { EVENT_TYPES } from '../../../src/modules/events/index.ts'
 import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
 
+const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 
 describe('the OpenAPI document', () => {
@@ -116,5 +118,38 @@ describe('the OpenAPI document', () => {
     const html = page.statusCode === 302 ? await call(t.app, { method: 'GET', url: String(page.headers.location) }) : page
     assert.equal(html.statusCode, 200)
     assert.match(html.body, /swagger-ui/i)
+    // The service's own page: its name and version, the versioned document, nothing inline under a strict CSP.
+    assert.match(html.body, new RegExp(`<title>Subscription Billing API ${PACKAGE.version.replaceAll('.', '\\.')} `))
+    assert.match(html.body, /data-openapi-url="\/api\/v1\/openapi\.json"/)
+    assert.doesNotMatch(html.body, /<script>|<style|\sstyle=|\son[a-z]+=/i)
+    const csp = String(html.headers['content-security-policy'])
+    assert.match(csp, /script-src 'self'(;|$)/)
+    assert.match(csp, /style-src 'self'(;|$)/)
+    for (const asset of html.body.matchAll(/(?:href|src)="(\/docs\/assets\/[^"]+)"/g)) {
+      const response = await call(t.app, { method: 'GET', url: asset[1]! })
+      assert.equal(response.statusCode, 200, asset[1])
+    }
+    assert.equal((await call(t.app, { method: 'GET', url: '/docs/assets/index.html' })).statusCode, 404)
+  })
+
+  test("info carries the service's own name and version from package.json", () => {
+    assert.equal(served.info.title, 'Subscription Billing API')
+    assert.equal(served.info.version, PACKAGE.version)
+    assert.match(served.info.description, new RegExp(`\`${PACKAGE.name}\``))
+  })
+
+  test('every store_hash example names the demo store npm start seeds', () => {
+    const examples: string[] = []
+    const walk = (node: unknown, key?: string): void => {
+      if (Array.isArray(node)) return node.forEach((item) => walk(item))
+      if (!node || typeof node !== 'object') return
+      const record = node as Record<string, any>
+      if (key === 'store_hash' && 'example' in record) examples.push(record.example)
+      if (record.name === 'store_hash' && record.schema?.example !== undefined) examples.push(record.schema.example)
+      for (const [name, value] of Object.entries(record)) walk(value, name)
+    }
+    walk(served)
+    assert.ok(examples.length >= 3, `found ${examples.length} store_hash examples`)
+    assert.deepEqual([...new Set(examples)], [DEMO_STORE_HASH])
   })
 })
