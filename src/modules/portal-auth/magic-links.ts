@@ -62,6 +62,8 @@ export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { d
       .execute()
     const link = new URL('login', withTrailingSlash(portalUrl()))
     link.searchParams.set('token', token)
+    // The page the link opens shows the store's name before the subscriber signs in.
+    link.searchParams.set('store', store.store_hash)
     await mailer.send(magicLinkEmail({ to: email, storeName: store.name, link: link.toString(), validMinutes: MAGIC_LINK_TTL_MS / 60_000 }))
   }
 }

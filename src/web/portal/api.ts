@@ -2,10 +2,13 @@ import { currentSession } from './session.ts'
 import type {
   ChangeRequest,
   Charge,
+  Onetime,
   Page,
   PaymentInstrumentList,
   Plan,
+  PortalStore,
   Product,
+  RetentionOffer,
   SessionAnswer,
   StorefrontStore,
   Subscriber,
@@ -119,6 +122,17 @@ export const api = {
   action: (id: string, action: string, body?: unknown) =>
     call<Subscription>('POST', `/portal/subscriptions/${enc(id)}/${action}`, { body: body ?? undefined, idempotent: true }),
 
+  portalStore: () => call<PortalStore>('GET', '/portal/store'),
+  applyDiscount: (id: string, code: string) => call<Subscription>('POST', `/portal/subscriptions/${enc(id)}/discount`, { body: { code }, idempotent: true }),
+  removeDiscount: (id: string) => call<Subscription>('DELETE', `/portal/subscriptions/${enc(id)}/discount`),
+  onetimes: (id: string) => call<Page<Onetime>>('GET', `/portal/subscriptions/${enc(id)}/onetimes${query({ limit: 100, status: 'pending' })}`),
+  addOnetime: (id: string, body: { product_id: string; quantity: number }) =>
+    call<Onetime>('POST', `/portal/subscriptions/${enc(id)}/onetimes`, { body, idempotent: true }),
+  removeOnetime: (id: string, onetimeId: string) => call<Onetime>('DELETE', `/portal/subscriptions/${enc(id)}/onetimes/${enc(onetimeId)}`),
+  retentionOffers: (id: string) => call<{ data: RetentionOffer[] }>('GET', `/portal/subscriptions/${enc(id)}/retention-offers`),
+  acceptOffer: (id: string, type: RetentionOffer['type']) =>
+    call<Subscription>('POST', `/portal/subscriptions/${enc(id)}/retention-offers/${enc(type)}/accept`, { idempotent: true }),
+
   changeRequests: (subscriptionId?: string, cursor?: string | null) =>
     call<Page<ChangeRequest>>('GET', `/portal/change-requests${query({ limit: 50, subscription_id: subscriptionId, cursor })}`),
   createChangeRequest: (subscriptionId: string, body: { changes: ChangeRequest['changes']; note?: string }) =>
@@ -127,6 +141,20 @@ export const api = {
   // Public catalogue reads: the names behind a subscription's plan and product ids.
   plan: (id: string) => call<Plan>('GET', `/plans/${enc(id)}`, { auth: false }),
   product: (id: string) => call<Product>('GET', `/products/${enc(id)}`, { auth: false }),
+  products: (storeHash: string, cursor?: string | null) => call<Page<Product>>('GET', `/products${query({ store_hash: storeHash, limit: 100, cursor })}`, { auth: false }),
+}
+
+/** Every product of the store's public catalogue (pages of 100, at most 20 pages). */
+export async function allProducts(storeHash: string): Promise<Product[]> {
+  const products: Product[] = []
+  let cursor: string | null = null
+  for (let pages = 0; pages < 20; pages++) {
+    const page: Page<Product> = await api.products(storeHash, cursor)
+    products.push(...page.data)
+    cursor = page.next_cursor
+    if (!cursor) break
+  }
+  return products
 }
 
 const planCache = new Map<string, Promise<Plan | null>>()

@@ -2,7 +2,7 @@ import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from './dom.ts'
 import { navigate, ROOT, signInPath } from './router.ts'
 import { clearSession, currentSession, type Session } from './session.ts'
-import type { Subscriber } from './types.ts'
+import type { PortalStore, Subscriber } from './types.ts'
 
 /** What the sign-in page says on arrival (why the session ended, or that sign-out worked). */
 export interface SignInMessage {
@@ -21,6 +21,7 @@ class PortalApp {
   private noticeTimer: ReturnType<typeof setTimeout> | undefined
   private expiryTimer: ReturnType<typeof setTimeout> | undefined
   private profile: Promise<Subscriber> | null = null
+  private store: Promise<PortalStore | null> | null = null
   private subscriber: Subscriber | null = null
   private storeTitle = 'Subscriptions'
   private storeFor: string | null = null
@@ -121,6 +122,17 @@ class PortalApp {
     return this.profile
   }
 
+  /** The subscriber's store (clock, time zone, past-due days, cancellation reasons), read once per session; null when it cannot be read. */
+  portalStore(): Promise<PortalStore | null> {
+    if (!this.store) {
+      this.store = api.portalStore().catch(() => {
+        this.store = null
+        return null
+      })
+    }
+    return this.store
+  }
+
   /** The header's account area: who is signed in, and the way out. */
   renderAccount(): void {
     const subscriber = this.subscriber
@@ -143,6 +155,7 @@ class PortalApp {
   /** After verify: the session is in sessionStorage and ends by itself when the token does. */
   startSession(session: Session): void {
     this.profile = null
+    this.store = null
     this.subscriber = null
     this.scheduleExpiry(session)
   }
@@ -163,6 +176,7 @@ class PortalApp {
     clearSession()
     sessionStorage.clear()
     this.profile = null
+    this.store = null
     this.subscriber = null
     this.signInMessage = message
     navigate(signInPath(this.storeHash), { replace: true })
@@ -190,6 +204,7 @@ class PortalApp {
     clearTimeout(this.expiryTimer)
     sessionStorage.clear()
     this.profile = null
+    this.store = null
     this.subscriber = null
     this.signInMessage = { text: 'You have signed out.', kind: 'info' }
     navigate(signInPath(this.storeHash))

@@ -1,3 +1,4 @@
+import { planPriceText } from '../shared/plan-format.ts'
 import type { ChangeRequest, Charge, Interval, Plan, Subscription, SubscriptionStatus } from './types.ts'
 
 const fractionDigits = new Map<string, number>()
@@ -51,8 +52,35 @@ export function formatInterval(interval: Interval, count: number): string {
   return count === 1 ? `every ${one}` : `every ${count} ${many}`
 }
 
-export function formatPlanPrice(plan: Plan): string {
-  return `${formatMoney(plan.amount, plan.currency)} ${formatInterval(plan.interval, plan.interval_count)}`
+/** Like the storefront widget: "$18.00 every month"; a prepaid plan "$20.40 every month, $61.20 per charge". */
+export function formatPlanPrice(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, quantity = 1): string {
+  return planPriceText(plan, undefined, quantity)
+}
+
+/** What the subscription costs, in the plan's words: "$36.00 every month", prepaid per cycle and per charge. */
+export function subscriptionPriceText(s: Subscription): string {
+  return formatPlanPrice({ amount: s.amount, currency: s.currency, interval: s.interval, interval_count: s.interval_count, prepaid_cycles: s.prepaid?.cycles_total ?? null }, s.quantity)
+}
+
+/** `iso` moved by `count` intervals on the calendar (day of month kept where it exists, else the month's last). */
+export function addIntervals(iso: string, interval: Interval, count: number): string {
+  const date = new Date(iso)
+  if (interval === 'day' || interval === 'week') {
+    date.setUTCDate(date.getUTCDate() + count * (interval === 'week' ? 7 : 1))
+    return date.toISOString()
+  }
+  const months = interval === 'year' ? count * 12 : count
+  const day = date.getUTCDate()
+  date.setUTCDate(1)
+  date.setUTCMonth(date.getUTCMonth() + months)
+  const last = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 0)).getUTCDate()
+  date.setUTCDate(Math.min(day, last))
+  return date.toISOString()
+}
+
+/** The renewal after the next one: one interval (a prepaid block) later. */
+export function renewalAfter(s: Subscription, iso: string): string {
+  return addIntervals(iso, s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1))
 }
 
 const STATUS_LABEL: Record<SubscriptionStatus, string> = {
@@ -77,11 +105,12 @@ export function statusText(subscription: Subscription): string {
 /** When the next charge is due, in words ("Not scheduled" when nothing is). */
 export function nextChargeText(subscription: Subscription): string {
   if (subscription.status === 'cancelled' || subscription.status === 'expired') return 'None: it has ended'
-  if (subscription.status === 'paused') return subscription.resume_at ? `None while paused (resumes ${formatDate(subscription.resume_at)})` : 'None while paused'
+  if (subscription.status === 'paused') return 'None while paused'
   if (subscription.cancel_at_period_end) return 'None: it cancels at the end of this period'
   if (!subscription.next_charge_at) return 'Not scheduled'
   const date = formatDate(subscription.next_charge_at)
-  return subscription.skip_next ? `${date} (this renewal will be skipped)` : date
+  // A skipped renewal is not a charge: the next one is the renewal after it.
+  return subscription.skip_next ? `${formatDate(renewalAfter(subscription, subscription.next_charge_at))} (the ${date} renewal is skipped)` : date
 }
 
 const FAILURE_WORDS: Record<string, string> = {

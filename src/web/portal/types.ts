@@ -4,7 +4,9 @@
  */
 import type { ChargeView } from '../../modules/billing/charge.schemas.ts'
 import type { PlanView, ProductView } from '../../modules/catalog/catalog.schemas.ts'
+import type { OnetimeView } from '../../modules/onetimes/onetime.schemas.ts'
 import type { PaymentInstrumentListView } from '../../modules/platform/platform.schemas.ts'
+import type { RetentionOfferInput } from '../../modules/retention/retention.schemas.ts'
 import type { ChangeRequestView, SubscriberView, SubscriptionView } from '../../modules/subscriptions/subscription.schemas.ts'
 
 export type Subscription = SubscriptionView
@@ -13,6 +15,8 @@ export type Plan = PlanView
 export type Product = ProductView
 export type ChangeRequest = ChangeRequestView
 export type Subscriber = SubscriberView
+export type Onetime = OnetimeView
+export type RetentionOffer = RetentionOfferInput
 export type PaymentInstrumentList = PaymentInstrumentListView
 export type PaymentInstrument = PaymentInstrumentList['data'][number]
 export type Interval = Subscription['interval']
@@ -33,4 +37,15 @@ export interface SessionAnswer {
 export interface StorefrontStore {
   store_hash: string
   name: string
+}
+
+/** GET /portal/store (the `getPortalStore` answer of openapi.json). */
+export interface PortalStore {
+  object: 'portal_store'
+  store_hash: string
+  name: string
+  timezone: string
+  now: string
+  past_due_cancel_days: number
+  cancellation_reasons: { code: string; label: string }[]
 }

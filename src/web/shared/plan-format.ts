@@ -1,3 +1,8 @@
+/**
+ * How a plan's price is put in words, shared by the storefront widget and the subscriber portal (so a
+ * prepaid plan reads "$20.40 every month, $61.20 per charge" in both). No DOM, no dependencies.
+ */
+
 /** The plan fields the widget reads (the `Plan` schema of openapi.json; more fields arrive and pass through). */
 export interface Plan {
   id: string
@@ -70,4 +75,13 @@ export function planNotes(plan: Plan, locale?: string): string[] {
     notes.push(`${span(plan.prepaid_cycles * plan.interval_count, plan.interval)} prepaid: ${formatMoney(plan.amount, plan.currency, locale)} per charge`)
   }
   return notes
+}
+
+/**
+ * A plan's price in one line: "$18.00 every month"; a prepaid plan per cycle and per charge,
+ * "$20.40 every month, $61.20 per charge". `quantity` multiplies both.
+ */
+export function planPriceText(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string, quantity = 1): string {
+  const each = `${formatMoney((plan.amount * quantity) / (plan.prepaid_cycles ?? 1), plan.currency, locale)} ${intervalText(plan as Plan)}`
+  return plan.prepaid_cycles ? `${each}, ${formatMoney(plan.amount * quantity, plan.currency, locale)} per charge` : each
 }

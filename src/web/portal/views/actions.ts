@@ -2,8 +2,9 @@ import { api, ApiError, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { confirmAction, type Confirmation } from '../confirm.ts'
 import { checkboxField, field, h, uid, type Child } from '../dom.ts'
-import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText } from '../format.ts'
-import type { Address, ChangeRequest, Interval, PaymentInstrumentList, Plan, Product, Subscription } from '../types.ts'
+import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText, renewalAfter } from '../format.ts'
+import { shiftDay, zonedDay, zonedInstant, zonedTime } from '../zoned.ts'
+import type { Address, ChangeRequest, Interval, Onetime, PaymentInstrumentList, Plan, PortalStore, Product, RetentionOffer, Subscription } from '../types.ts'
 
 export interface ActionContext {
   app: PortalApp
@@ -16,6 +17,12 @@ export interface ActionContext {
    * not be read, null when not asked (nothing left to change).
    */
   instruments: PaymentInstrumentList | Error | null
+  /** The store's clock, time zone and cancellation reasons (GET /portal/store); null when it could not be read. */
+  store: PortalStore | null
+  /** The add-ons waiting for the next renewal; an Error when they could not be read. */
+  onetimes: Onetime[] | Error | null
+  /** Active products with a one-time price in the subscription's currency (the public catalogue); an Error when it could not be read. */
+  addOnProducts: Product[] | Error | null
   /** Shows the page again with fresh data and says what happened. */
   reload: (message: string) => Promise<void>
 }
@@ -123,6 +130,24 @@ function planLabel(option: { plan: Plan; product: Product | null }, currentProdu
   return `${name} (${formatPlanPrice(option.plan)})`
 }
 
+/** What the next renewal charges: the subscription's line less its discount, plus the add-ons waiting for it. */
+export function nextChargeEstimate(s: Subscription, onetimes: Onetime[] | Error | null): { line: number; discount: number; addOns: number; total: number } {
+  const line = s.amount * s.quantity
+  let discount = 0
+  if (s.discount) discount = s.discount.type === 'percentage' ? Math.floor((line * s.discount.value + 50) / 100) : Math.min(s.discount.value, line)
+  const addOns = Array.isArray(onetimes) ? onetimes.reduce((sum, item) => sum + item.unit_amount * item.quantity, 0) : 0
+  return { line, discount, addOns, total: line - discount + addOns }
+}
+
+/** The estimate in words: "$36.00 − $7.20 (code SAVE20) + $12.00 of add-ons = $40.80". */
+function estimateText(s: Subscription, onetimes: Onetime[] | Error | null): string {
+  const e = nextChargeEstimate(s, onetimes)
+  const parts = [formatMoney(e.line, s.currency)]
+  if (e.discount) parts.push(`− ${formatMoney(e.discount, s.currency)} (code ${s.discount!.code})`)
+  if (e.addOns) parts.push(`+ ${formatMoney(e.addOns, s.currency)} of add-ons`)
+  return parts.length > 1 ? `${formatMoney(e.total, s.currency)} (${parts.join(' ')})` : formatMoney(e.total, s.currency)
+}
+
 /** The "Manage" section: the changes this subscription's status allows, each confirmed first. */
 export function actionsSection(ctx: ActionContext): HTMLElement {
   const { subscription: s, plan } = ctx
@@ -176,8 +201,24 @@ export function actionsSection(ctx: ActionContext): HTMLElement {
       success: () => 'The next renewal is no longer skipped.',
     })
   }
+  if (s.status === 'active' && !s.cancel_at_period_end) {
+    quickButton('Order now', 'secondary', {
+      confirm: () => ({
+        title: 'Order now?',
+        body: [
+          h('p', null, `${estimateText(s, ctx.onetimes)} is charged now to ${paymentMethodText(s)}, and the order ships as a normal renewal.`),
+          h('p', null, `The next renewal then follows ${formatInterval(s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1)).replace('every ', '')} after today, instead of on ${formatDate(s.next_charge_at)}.`),
+        ],
+        confirmLabel: 'Order and pay now',
+      }),
+      perform: () => api.action(s.id, 'charge-now'),
+      success: () => 'Your order is placed: the next renewal was charged now.',
+    })
+  }
   if (quick.childElementCount > 0) section.append(quick, quickError)
 
+  if (s.status === 'active' && !s.cancel_at_period_end && s.next_charge_at) section.appendChild(reschedulePanel(ctx))
+  if (s.status === 'active' || s.status === 'paused' || s.status === 'past_due') section.append(discountPanel(ctx), addOnPanel(ctx))
   if (s.status === 'active') section.appendChild(pausePanel(ctx))
   if (!b2b) section.append(swapPanel(ctx), quantityPanel(ctx), intervalPanel(ctx))
   else section.appendChild(changeRequestPanel(ctx))
@@ -208,29 +249,244 @@ function pausePanel(ctx: ActionContext): HTMLDetailsElement {
   })
 }
 
+/** Plans grouped by product (this subscription's product first), each group sorted by price per cycle, then name. */
+function groupedPlans(options: { plan: Plan; product: Product | null }[], currentProductId: string): { name: string; options: { plan: Plan; product: Product | null }[] }[] {
+  const groups = new Map<string, { name: string; options: { plan: Plan; product: Product | null }[] }>()
+  for (const option of options) {
+    const key = option.plan.product_id
+    if (!groups.has(key)) groups.set(key, { name: option.product?.name ?? 'Other plans', options: [] })
+    groups.get(key)!.options.push(option)
+  }
+  const perCycle = (plan: Plan) => plan.amount / (plan.prepaid_cycles ?? 1)
+  const list = [...groups.entries()].map(([key, group]) => ({
+    key,
+    ...group,
+    options: group.options.sort((a, b) => perCycle(a.plan) - perCycle(b.plan) || a.plan.name.localeCompare(b.plan.name)),
+  }))
+  return list.sort((a, b) => (a.key === currentProductId ? -1 : b.key === currentProductId ? 1 : a.name.localeCompare(b.name)))
+}
+
 function swapPanel(ctx: ActionContext): HTMLDetailsElement {
   const { subscription: s } = ctx
   const options = ctx.swapOptions ?? []
-  const select = h('select', { name: 'plan_id', required: true }) as HTMLSelectElement
-  select.appendChild(h('option', { value: '' }, options.length ? 'Choose a plan' : 'No other plans available'))
-  for (const option of options) select.appendChild(h('option', { value: option.plan.id }, planLabel(option, s.product_id)))
-  const chosen = () => options.find((option) => option.plan.id === select.value)
+  const name = uid('plan')
+  const radios: { option: { plan: Plan; product: Product | null }; radio: HTMLInputElement }[] = []
+  const groups = groupedPlans(options, s.product_id).map((group) =>
+    h(
+      'fieldset',
+      { class: 'plan-group' },
+      h('legend', null, group.name),
+      group.options.map((option) => {
+        const radio = h('input', { type: 'radio', name, value: option.plan.id }) as HTMLInputElement
+        radios.push({ option, radio })
+        if (!radio.id) radio.id = uid('field')
+        return h(
+          'div',
+          { class: 'field checkbox plan-choice' },
+          radio,
+          h('label', { for: radio.id }, h('span', { class: 'plan-choice-name' }, option.plan.name), h('span', { class: 'plan-choice-price' }, formatPlanPrice(option.plan))),
+        )
+      }),
+    ),
+  )
+  const chosen = () => radios.find((entry) => entry.radio.checked)?.option
+  const from = () => (s.next_charge_at && s.status === 'active' ? formatDate(s.skip_next ? renewalAfter(s, s.next_charge_at) : s.next_charge_at) : null)
   return panel({
     reload: ctx.reload,
     summary: 'Change plan',
-    intro: 'The new plan applies from your next renewal.',
-    fields: [field('New plan', select)],
+    intro: options.length ? 'The new plan applies from your next renewal.' : 'There are no other plans to change to.',
+    fields: options.length ? [h('div', { class: 'plan-groups', role: 'group', 'aria-label': 'New plan' }, groups)] : [],
     submitLabel: 'Change plan',
-    validate: () => (select.value ? null : options.length ? 'Choose a plan first.' : 'There are no other plans to change to.'),
+    validate: () => (chosen() ? null : options.length ? 'Choose a plan first.' : 'There are no other plans to change to.'),
+    action: {
+      confirm: () => {
+        const option = chosen()!
+        const total = formatPlanPrice(option.plan, s.quantity)
+        return {
+          title: 'Change your plan?',
+          body: [
+            h('p', null, `${from() ? `From ${from()}` : 'From the next renewal'}: ${planLabel(option, s.product_id)}.`),
+            h('p', null, `New total: ${total}${s.quantity > 1 ? ` for ${s.quantity}` : ''}.`),
+          ],
+          confirmLabel: 'Change plan',
+        }
+      },
+      perform: () => api.action(s.id, 'swap', { plan_id: chosen()!.plan.id }),
+      success: () => `Your plan changes to ${chosen()?.plan.name ?? 'the new plan'} from ${from() ?? 'the next renewal'}.`,
+      fieldNames: { plan_id: 'The plan' },
+    },
+  })
+}
+
+/** Moves the next renewal to a day on the store's calendar: from tomorrow to one year ahead. */
+function reschedulePanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s, store } = ctx
+  const zone = store?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
+  const now = store ? new Date(store.now) : new Date()
+  const today = zonedDay(now, zone)
+  const min = shiftDay(today, { days: 1 })
+  const max = shiftDay(today, { years: 1 })
+  const date = h('input', { type: 'date', name: 'next_charge_at', min, max, required: true }) as HTMLInputElement
+  // The renewal keeps its time of day; on the last allowed day no later than now's (one year exactly).
+  const at = (): string => {
+    const time = zonedTime(new Date(s.next_charge_at!), zone)
+    const instant = zonedInstant(date.value, time, zone)
+    const limit = zonedInstant(max, zonedTime(now, zone), zone)
+    return (instant > limit ? limit : instant).toISOString()
+  }
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change the next order date',
+    intro: `Now ${formatDate(s.next_charge_at)}. Pick a day from tomorrow to one year ahead; later renewals follow on from it.`,
+    fields: [field('Next order on', date, { hint: `Between ${formatDate(`${min}T12:00:00Z`)} and ${formatDate(`${max}T12:00:00Z`)}.` })],
+    submitLabel: 'Move next order',
+    validate: () => {
+      if (!date.value) return 'Choose a date.'
+      if (date.value < min || date.value > max) return `Choose a date between ${formatDate(`${min}T12:00:00Z`)} and ${formatDate(`${max}T12:00:00Z`)}.`
+      return null
+    },
     action: {
       confirm: () => ({
-        title: 'Change your plan?',
-        body: [h('p', null, `From the next renewal: ${chosen() ? planLabel(chosen()!, s.product_id) : 'the new plan'}${s.quantity > 1 ? `, quantity ${s.quantity}` : ''}.`)],
-        confirmLabel: 'Change plan',
+        title: 'Move your next order?',
+        body: [h('p', null, `The next renewal moves from ${formatDate(s.next_charge_at)} to ${formatDate(at())}, charging ${estimateText(s, ctx.onetimes)} then. Nothing is charged on ${formatDate(s.next_charge_at)}.`)],
+        confirmLabel: 'Move next order',
       }),
-      perform: () => api.action(s.id, 'swap', { plan_id: select.value }),
-      success: () => `Your plan changes to ${chosen()?.plan.name ?? 'the new plan'} from the next renewal.`,
-      fieldNames: { plan_id: 'The plan' },
+      perform: () => api.action(s.id, 'reschedule', { next_charge_at: at() }),
+      success: () => `Your next order is now on ${formatDate(at())}.`,
+      fieldNames: { next_charge_at: 'The date' },
+    },
+  })
+}
+
+function discountText(discount: NonNullable<Subscription['discount']>, currency: string): string {
+  const off = discount.type === 'percentage' ? `${discount.value}% off` : `${formatMoney(discount.value, currency)} off`
+  const cycles = discount.cycles_remaining === null ? 'every renewal' : discount.cycles_remaining === 1 ? 'the next renewal' : `the next ${discount.cycles_remaining} renewals`
+  return `${discount.code}: ${off} ${cycles}`
+}
+
+/** A small button that asks first, runs, and shows a refusal in `error`. */
+function inlineButton(label: string, error: HTMLElement, ctx: ActionContext, action: Omit<Run, 'error' | 'reload'>, accessibleName?: string): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'button secondary small', 'aria-label': accessibleName ?? null }, label)
+  button.addEventListener('click', () => void run(button, { ...action, error, reload: ctx.reload }))
+  return button
+}
+
+function discountPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s } = ctx
+  const input = h('input', { type: 'text', name: 'code', required: true, maxlength: 64, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'characters' }) as HTMLInputElement
+  const removeError = alertBox()
+  const current = s.discount
+    ? h(
+        'div',
+        { class: 'current-discount' },
+        h('p', null, h('strong', null, 'Applied: '), discountText(s.discount, s.currency), ' '),
+        inlineButton('Remove code', removeError, ctx, {
+          confirm: () => ({
+            title: 'Remove the discount code?',
+            body: [h('p', null, `${s.discount!.code} no longer applies to your renewals. It may not be possible to add it again.`)],
+            confirmLabel: 'Remove code',
+            danger: true,
+          }),
+          perform: () => api.removeDiscount(s.id),
+          success: () => `The code ${s.discount!.code} is removed.`,
+        }),
+        removeError,
+      )
+    : null
+  return panel({
+    reload: ctx.reload,
+    summary: s.discount ? `Discount code: ${s.discount.code}` : 'Apply a discount code',
+    intro: s.discount ? 'A new code replaces the one applied.' : 'A code applies to your next renewals (not to add-ons).',
+    fields: [current, field('Discount code', input)],
+    submitLabel: 'Apply code',
+    validate: () => (input.value.trim() ? null : 'Enter a discount code.'),
+    action: {
+      confirm: () => ({
+        title: 'Apply this code?',
+        body: [h('p', null, `The code ${input.value.trim()} applies from your next renewal${s.discount ? `, replacing ${s.discount.code}` : ''}.`)],
+        confirmLabel: 'Apply code',
+      }),
+      perform: () => api.applyDiscount(s.id, input.value.trim()),
+      success: () => `The code ${input.value.trim().toUpperCase()} is applied.`,
+      fieldNames: { code: 'The code' },
+    },
+  })
+}
+
+function addOnPanel(ctx: ActionContext): HTMLDetailsElement {
+  const { subscription: s, onetimes, addOnProducts } = ctx
+  const summary = 'Add something to the next order'
+  const listError = alertBox()
+  const pending = Array.isArray(onetimes) ? onetimes : []
+  const names = new Map((Array.isArray(addOnProducts) ? addOnProducts : []).map((product) => [product.id, product.name]))
+  const list = pending.length
+    ? h(
+        'ul',
+        { class: 'addon-list', 'aria-label': 'Added to the next order' },
+        pending.map((item) => {
+          const name = names.get(item.product_id) ?? 'Add-on'
+          return h(
+            'li',
+            null,
+            h('span', null, `${item.quantity} × ${name}, ${formatMoney(item.unit_amount * item.quantity, item.currency)}`),
+            inlineButton('Remove', listError, ctx, {
+              confirm: () => ({
+                title: `Remove ${name}?`,
+                body: [h('p', null, `${item.quantity} × ${name} is taken off your next order.`)],
+                confirmLabel: 'Remove',
+                danger: true,
+              }),
+              perform: () => api.removeOnetime(s.id, item.id),
+              success: () => `${name} is removed from your next order.`,
+            }, `Remove ${name}`),
+          )
+        }),
+      )
+    : null
+  const loadProblem = onetimes instanceof Error ? h('p', { class: 'alert error', role: 'alert' }, 'The add-ons could not be loaded: ', errorText(onetimes)) : null
+  if (addOnProducts instanceof Error || !addOnProducts || addOnProducts.length === 0) {
+    return h(
+      'details',
+      { class: 'action' },
+      h('summary', null, summary),
+      loadProblem,
+      list,
+      listError,
+      h('p', { class: 'hint' }, addOnProducts instanceof Error ? `The products could not be loaded: ${errorText(addOnProducts)}` : `${ctx.app.storeDisplayName === 'the store' ? 'The store' : ctx.app.storeDisplayName} has no products to add to an order right now.`),
+    )
+  }
+  const select = h('select', { name: 'product_id', required: true }) as HTMLSelectElement
+  select.appendChild(h('option', { value: '' }, 'Choose a product'))
+  for (const product of [...addOnProducts].sort((a, b) => a.name.localeCompare(b.name))) {
+    select.appendChild(h('option', { value: product.id }, `${product.name}, ${formatMoney(product.one_time_price!.amount, product.one_time_price!.currency)}`))
+  }
+  const quantity = h('input', { type: 'number', name: 'quantity', min: 1, max: 100, step: 1, required: true, inputmode: 'numeric' }) as HTMLInputElement
+  quantity.value = '1'
+  const product = () => addOnProducts.find((item) => item.id === select.value)
+  return panel({
+    reload: ctx.reload,
+    summary,
+    intro: `Charged once with your next renewal${s.next_charge_at && s.status === 'active' ? ` on ${formatDate(s.skip_next ? renewalAfter(s, s.next_charge_at) : s.next_charge_at)}` : ''} and shipped in the same order.`,
+    fields: [loadProblem, list, listError, field('Product', select), field('Quantity', quantity, { hint: 'From 1 to 100.', className: 'narrow' })],
+    submitLabel: 'Add to next order',
+    validate: () => {
+      if (!select.value) return 'Choose a product.'
+      const n = Number(quantity.value)
+      return Number.isInteger(n) && n >= 1 && n <= 100 ? null : 'Enter a whole number from 1 to 100.'
+    },
+    action: {
+      confirm: () => {
+        const item = product()!
+        const n = Number(quantity.value)
+        return {
+          title: 'Add to your next order?',
+          body: [h('p', null, `${n} × ${item.name} for ${formatMoney(item.one_time_price!.amount * n, item.one_time_price!.currency)}, charged once with your next renewal.`)],
+          confirmLabel: 'Add to next order',
+        }
+      },
+      perform: () => api.addOnetime(s.id, { product_id: select.value, quantity: Number(quantity.value) }),
+      success: () => `${product()?.name ?? 'The product'} is added to your next order.`,
+      fieldNames: { product_id: 'The product', quantity: 'The quantity' },
     },
   })
 }
@@ -506,19 +762,49 @@ export function describeChanges(changes: ChangeRequest['changes'], plans: { plan
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
+const OFFER_WORDS: Record<RetentionOffer['type'], (offer: RetentionOffer) => { title: string; text: string; button: string; success: string }> = {
+  pause: (offer) => ({
+    title: `Take a break for ${offer.type === 'pause' ? offer.days : ''} days`,
+    text: 'Nothing is charged or shipped meanwhile; it resumes by itself.',
+    button: `Pause for ${offer.type === 'pause' ? offer.days : ''} days instead`,
+    success: `Your subscription is paused for ${offer.type === 'pause' ? offer.days : ''} days instead of cancelled.`,
+  }),
+  skip: () => ({
+    title: 'Skip the next order',
+    text: 'Nothing is charged for the next renewal; the one after it goes ahead.',
+    button: 'Skip the next order instead',
+    success: 'The next renewal will be skipped, and your subscription stays.',
+  }),
+  discount: (offer) => ({
+    title: 'Stay for less',
+    text: `The code ${offer.type === 'discount' ? offer.code : ''} is applied to your next renewals.`,
+    button: `Apply ${offer.type === 'discount' ? offer.code : 'the code'} instead`,
+    success: `The code ${offer.type === 'discount' ? offer.code : ''} is applied, and your subscription stays.`,
+  }),
+}
+
+/**
+ * Cancelling: first the store's offers (GET retention-offers); taking one performs it. Declining goes
+ * on to the cancellation, with a reason picked from the store's list and optional words.
+ */
 function cancelPanel(ctx: ActionContext): HTMLDetailsElement {
   const { subscription: s } = ctx
+  const reasons = ctx.store?.cancellation_reasons ?? []
+  const reasonCode = h('select', { name: 'reason_code' }) as HTMLSelectElement
+  reasonCode.appendChild(h('option', { value: '' }, 'Choose a reason (optional)'))
+  for (const reason of reasons) reasonCode.appendChild(h('option', { value: reason.code }, reason.label))
   const reason = h('textarea', { name: 'reason', rows: 3, maxlength: 500 }) as HTMLTextAreaElement
   const canWait = Boolean(s.current_period_end) && !s.cancel_at_period_end && s.status !== 'pending'
   const atPeriodEnd = h('input', { type: 'checkbox', name: 'at_period_end' }) as HTMLInputElement
   const later = () => canWait && atPeriodEnd.checked
-  return panel({
+  const details = panel({
     reload: ctx.reload,
     summary: s.cancel_at_period_end ? 'Cancel now instead' : 'Cancel subscription',
     danger: true,
     intro: s.cancel_at_period_end ? `It already cancels on ${formatDate(s.current_period_end)}. You can end it now instead.` : undefined,
     fields: [
-      field('Reason (optional)', reason, { hint: 'Tell the store why you are cancelling.' }),
+      reasons.length ? field('Why are you cancelling?', reasonCode) : null,
+      field(reasons.length ? 'Anything else? (optional)' : 'Reason (optional)', reason, { hint: 'Tell the store why you are cancelling.' }),
       canWait ? checkboxField(`Keep it until the paid period ends (${formatDate(s.current_period_end)})`, atPeriodEnd) : null,
     ],
     submitLabel: 'Cancel subscription',
@@ -527,15 +813,88 @@ function cancelPanel(ctx: ActionContext): HTMLDetailsElement {
         title: 'Cancel this subscription?',
         body: [
           h('p', null, later() ? `It stays active until ${formatDate(s.current_period_end)} and is not renewed after that.` : 'It ends now and is not renewed.'),
+          reasonCode.value ? h('p', null, `Reason: ${reasons.find((item) => item.code === reasonCode.value)?.label ?? reasonCode.value}.`) : null,
           h('p', null, 'A cancelled subscription cannot be restarted.'),
         ],
         confirmLabel: 'Yes, cancel it',
         backLabel: 'Keep subscription',
         danger: true,
       }),
-      perform: () => api.action(s.id, 'cancel', { at_period_end: later(), ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) }),
+      perform: () =>
+        api.action(s.id, 'cancel', {
+          at_period_end: later(),
+          ...(reasonCode.value ? { reason_code: reasonCode.value } : {}),
+          ...(reason.value.trim() ? { reason: reason.value.trim() } : {}),
+        }),
       success: () => (later() ? `Your subscription will end on ${formatDate(s.current_period_end)}.` : 'Your subscription is cancelled.'),
-      fieldNames: { reason: 'The reason' },
+      fieldNames: { reason: 'The reason', reason_code: 'The reason' },
     },
   })
+  if (s.cancel_at_period_end) return details
+  // The retention step comes first: the form shows once the subscriber declines the offers (or there are none).
+  const form = details.querySelector('form')!
+  const step = h('div', { class: 'retention' })
+  form.hidden = true
+  details.insertBefore(step, form)
+  let loaded = false
+  details.addEventListener('toggle', () => {
+    if (!details.open || loaded) return
+    loaded = true
+    void showOffers()
+  })
+  const goOn = () => {
+    step.hidden = true
+    form.hidden = false
+    ;(form.querySelector('select, textarea') as HTMLElement | null)?.focus()
+  }
+  async function showOffers(): Promise<void> {
+    step.replaceChildren(h('p', { class: 'loading-inline' }, 'Loading…'))
+    let offers: RetentionOffer[]
+    try {
+      offers = (await api.retentionOffers(s.id)).data
+    } catch (failure) {
+      if (failure instanceof ApiError && failure.status === 401) return
+      offers = []
+    }
+    if (offers.length === 0) {
+      step.replaceChildren()
+      goOn()
+      return
+    }
+    const error = alertBox()
+    const headingId = uid('offers')
+    step.replaceChildren(
+      h('h3', { id: headingId, tabindex: '-1' }, 'Before you go'),
+      h('p', null, `${ctx.app.storeDisplayName === 'the store' ? 'The store' : ctx.app.storeDisplayName} would like to keep you. Would one of these help?`),
+      h(
+        'ul',
+        { class: 'offer-list', 'aria-labelledby': headingId },
+        offers.map((offer) => {
+          const words = OFFER_WORDS[offer.type](offer)
+          const button = h('button', { type: 'button', class: 'button primary' }, words.button)
+          button.addEventListener('click', async () => {
+            if (busy.has(button)) return
+            busy.add(button)
+            button.setAttribute('aria-busy', 'true')
+            error.replaceChildren()
+            try {
+              await api.acceptOffer(s.id, offer.type)
+            } catch (failure) {
+              busy.delete(button)
+              button.removeAttribute('aria-busy')
+              if (failure instanceof ApiError && failure.status === 401) return
+              error.replaceChildren(h('p', null, h('strong', null, 'Not changed: '), errorText(failure)))
+              return
+            }
+            await ctx.reload(words.success)
+          })
+          return h('li', { class: 'offer' }, h('p', { class: 'offer-title' }, words.title), h('p', { class: 'hint' }, words.text), button)
+        }),
+      ),
+      error,
+      h('div', { class: 'button-row' }, h('button', { type: 'button', class: 'button secondary', onclick: goOn }, 'No thanks, continue to cancel')),
+    )
+    ;(step.querySelector('h3') as HTMLElement).focus()
+  }
+  return details
 }

@@ -1,4 +1,4 @@
-import { api, ApiError, errorText, productById } from '../api.ts'
+import { allProducts, api, ApiError, errorText, productById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { h, replaceChildren, uid } from '../dom.ts'
 import {
@@ -8,17 +8,17 @@ import {
   formatAddress,
   formatDate,
   formatDateTime,
-  formatInterval,
   formatMoney,
   isoDate,
   nextChargeText,
   paymentMethodText,
   statusText,
+  subscriptionPriceText,
 } from '../format.ts'
 import { ROOT } from '../router.ts'
-import type { ChangeRequest, Charge, Page, Plan, Product, Subscription } from '../types.ts'
+import type { ChangeRequest, Charge, Onetime, Page, Plan, PortalStore, Product, Subscription } from '../types.ts'
 import { actionsSection, describeChanges } from './actions.ts'
-import { capitalize, productName, withNames } from './subscriptions.ts'
+import { productName, subscriptionTag, withNames } from './subscriptions.ts'
 
 /** One subscription: what it is, what it costs, every change it allows, and its charges. */
 export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id: string, after?: string): Promise<void> {
@@ -43,12 +43,16 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
   void app.me().catch(() => {})
   const { subscription: s, plan } = named
   const live = ['pending', 'active', 'paused', 'past_due'].includes(s.status)
-  const [charges, swapOptions, changeRequests, instruments] = await Promise.all([
+  const canAddOns = ['active', 'paused', 'past_due'].includes(s.status)
+  const [charges, swapOptions, changeRequests, instruments, store, onetimes, addOnProducts] = await Promise.all([
     api.charges(s.id).catch((failure: unknown) => failure),
     live ? loadSwapOptions(s.id) : Promise.resolve(null),
     plan?.b2b ? api.changeRequests(s.id).catch((failure: unknown) => failure) : Promise.resolve(null),
     // The saved cards the payment method can change to (a platform store); an error is shown in that panel.
     live ? api.paymentInstruments().catch((failure: unknown) => (failure instanceof Error ? failure : new Error('The saved cards could not be read.'))) : Promise.resolve(null),
+    app.portalStore(),
+    canAddOns ? api.onetimes(s.id).then((page) => page.data, (failure: unknown) => asError(failure)) : Promise.resolve(null),
+    canAddOns ? loadAddOnProducts(s) : Promise.resolve(null),
   ])
   if (!isCurrent()) return
 
@@ -59,9 +63,10 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     await renderDetail(app, current, id, message)
   }
   const title = productName(named)
-  const total = formatMoney(s.amount * s.quantity, s.currency)
+  const price = subscriptionPriceText(s)
 
   const summaryId = uid('summary')
+  // The badge in the heading says the status, the price says how often: neither is repeated here.
   const summary = h(
     'section',
     { class: 'card summary', 'aria-labelledby': summaryId },
@@ -69,20 +74,21 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     h(
       'dl',
       { class: 'facts' },
-      fact('Status', statusText(s)),
       fact('Plan', plan?.name ?? s.plan_id),
-      fact('Price', [total, s.quantity > 1 ? h('span', { class: 'muted' }, ` (${s.quantity} × ${formatMoney(s.amount, s.currency)})`) : null]),
-      fact('Renews', capitalize(formatInterval(s.interval, s.interval_count))),
+      fact('Price', [price, s.quantity > 1 ? h('span', { class: 'muted' }, ` (${s.quantity} × ${formatMoney(s.amount, s.currency)})`) : null]),
       fact('Quantity', String(s.quantity)),
       fact('Next charge', nextChargeText(s)),
+      s.discount ? fact('Discount', `${s.discount.code}: ${s.discount.type === 'percentage' ? `${s.discount.value}%` : formatMoney(s.discount.value, s.currency)} off${s.discount.cycles_remaining === null ? '' : `, ${s.discount.cycles_remaining} more ${s.discount.cycles_remaining === 1 ? 'renewal' : 'renewals'}`}`) : null,
       s.current_period_start && s.current_period_end && live ? fact('Current period', `${formatDate(s.current_period_start)} to ${formatDate(s.current_period_end)}`) : null,
       s.prepaid ? fact('Prepaid', `${s.prepaid.cycles_remaining} of ${s.prepaid.cycles_total} periods left`) : null,
       s.gift ? fact('Gift', `From ${s.gift.gifter_email}${s.gift.message ? `: “${s.gift.message}”` : ''}`) : null,
       fact('Payment method', paymentMethodText(s)),
       fact('Ships to', h('span', { class: 'address' }, formatAddress(s.shipping_address).flatMap((line, index) => (index === 0 ? [line] : [h('br'), line])))),
       s.cancelled_at ? fact('Cancelled', formatDateTime(s.cancelled_at)) : null,
-      s.cancellation_reason ? fact('Reason given', s.cancellation_reason) : null,
+      s.cancellation_reason_code ? fact('Reason given', store?.cancellation_reasons.find((item) => item.code === s.cancellation_reason_code)?.label ?? s.cancellation_reason_code) : null,
+      s.cancellation_reason ? fact(s.cancellation_reason_code ? 'Your words' : 'Reason given', s.cancellation_reason) : null,
       fact('Started', formatDate(s.start_at)),
+      fact('Reference', s.id),
     ),
   )
 
@@ -95,14 +101,16 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
       h('h1', null, title),
       h('span', { class: `badge status-${s.status}` }, statusText(s)),
     ),
-    paymentCallout(s, charges),
-    // Source order is reading and focus order on every width: details, what can be done, history.
+    h('p', { class: 'detail-lead' }, [plan?.name, price, s.quantity > 1 ? `quantity ${s.quantity}` : null, subscriptionTag(s)].filter(Boolean).join(' · ')),
+    paymentCallout(s, charges, store),
+    // Reading and focus order on every width: what can be done first (on a phone it comes before the
+    // long list of details), then the details, then the history. Wide screens put the actions beside.
     h(
       'div',
       { class: plan?.b2b ? 'detail-grid with-requests' : 'detail-grid' },
+      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, instruments, store, onetimes, addOnProducts, reload })),
       summary,
-      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, instruments, reload })),
-      chargesSection(app, s.id, charges),
+      chargesSection(app, s, charges),
       plan?.b2b ? changeRequestsSection(changeRequests, swapOptions ?? []) : null,
     ),
   )
@@ -114,10 +122,17 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
   }
 }
 
-/** Says so when the last payment failed, and what happens next. */
-function paymentCallout(s: Subscription, charges: Page<Charge> | unknown): HTMLElement | null {
+/** Says so when the last payment failed, and what happens next (for an overdue one: when it is cancelled). */
+function paymentCallout(s: Subscription, charges: Page<Charge> | unknown, store: PortalStore | null): HTMLElement | null {
   if (s.status === 'past_due') {
-    return h('p', { class: 'alert error callout' }, 'Payment overdue: the last payments failed. Update the payment method under “Manage subscription” so the store can charge it again.')
+    const cancelAt = s.past_due_at && store ? new Date(Date.parse(s.past_due_at) + store.past_due_cancel_days * 86_400_000).toISOString() : null
+    return h(
+      'p',
+      { class: 'alert error callout' },
+      'Payment overdue: the last payments failed. ',
+      cancelAt ? h('strong', null, `Unless it is paid, the subscription will be cancelled on ${formatDate(cancelAt)}. `) : 'Unless it is paid, the store will cancel the subscription. ',
+      'Update the payment method under “Manage subscription” so the store can charge it again.',
+    )
   }
   const latest = charges && typeof charges === 'object' && 'data' in charges ? (charges as Page<Charge>).data[0] : undefined
   if (s.status === 'active' && latest?.status === 'failed') {
@@ -130,6 +145,20 @@ function paymentCallout(s: Subscription, charges: Page<Charge> | unknown): HTMLE
     )
   }
   return null
+}
+
+function asError(failure: unknown): Error {
+  return failure instanceof Error ? failure : new Error('It could not be read.')
+}
+
+/** The store's active products with a one-time price in the subscription's currency: what can be added to an order. */
+async function loadAddOnProducts(s: Subscription): Promise<Product[] | Error> {
+  try {
+    const products = await allProducts(s.store_hash)
+    return products.filter((product) => product.active && product.one_time_price && product.one_time_price.currency === s.currency)
+  } catch (failure) {
+    return asError(failure)
+  }
 }
 
 async function loadSwapOptions(id: string): Promise<{ plan: Plan; product: Product | null }[] | null> {
@@ -145,13 +174,27 @@ function fact(term: string, value: string | Node | (Node | string | null)[]): HT
   return h('div', null, h('dt', null, term), h('dd', null, value))
 }
 
-function chargeRow(charge: Charge): HTMLTableRowElement {
+/** Attempts of one renewal (the same period), newest first: retries are shown under their renewal. */
+function groupByRenewal(charges: Charge[]): Charge[][] {
+  const groups: Charge[][] = []
+  for (const charge of charges) {
+    const last = groups[groups.length - 1]
+    const key = (c: Charge) => c.period_start ?? c.id
+    if (last && key(last[0]!) === key(charge)) last.push(charge)
+    else groups.push([charge])
+  }
+  return groups
+}
+
+function chargeDetails(charge: Charge): (string | Node)[] {
   const details: (string | Node)[] = []
   if (charge.status === 'failed') {
     details.push(failureReason(charge))
     if (charge.next_retry_at) details.push(h('br'), `We'll try again on ${formatDate(charge.next_retry_at)}.`)
   } else if (charge.status === 'succeeded') {
     details.push(charge.period_start && charge.period_end ? `For ${formatDate(charge.period_start)} to ${formatDate(charge.period_end)}` : 'Paid')
+    if (charge.discount_amount > 0) details.push(h('br'), h('span', { class: 'muted' }, `${formatMoney(charge.discount_amount, charge.currency)} discount`))
+    if (charge.line_items.length > 1) details.push(h('br'), h('span', { class: 'muted' }, `${charge.line_items.length - 1} add-on${charge.line_items.length > 2 ? 's' : ''} included`))
     if (charge.amount_refunded > 0) {
       details.push(h('br'), charge.amount_refunded >= charge.amount ? 'Refunded in full.' : `${formatMoney(charge.amount_refunded, charge.currency)} refunded.`)
     }
@@ -160,10 +203,32 @@ function chargeRow(charge: Charge): HTMLTableRowElement {
   } else {
     details.push('The payment is being processed.')
   }
-  if (charge.attempt > 1) details.push(h('br'), h('span', { class: 'muted' }, `Attempt ${charge.attempt}`))
+  return details
+}
+
+/** One renewal: its latest attempt, with the earlier failed attempts listed under it. */
+function renewalRow(attempts: Charge[]): HTMLTableRowElement {
+  const [charge, ...earlier] = attempts as [Charge, ...Charge[]]
+  const details = chargeDetails(charge)
+  if (earlier.length > 0) {
+    details.push(
+      h(
+        'details',
+        { class: 'attempts' },
+        h('summary', null, `${earlier.length} earlier ${earlier.length === 1 ? 'attempt' : 'attempts'} for this renewal`),
+        h(
+          'ul',
+          null,
+          earlier.map((attempt) =>
+            h('li', null, h('time', { datetime: isoDate(attempt.created_at) }, formatDate(attempt.created_at)), `: ${CHARGE_STATUS_LABEL[attempt.status]}, ${attempt.status === 'failed' ? failureReason(attempt) : formatMoney(attempt.amount, attempt.currency)}`),
+          ),
+        ),
+      ),
+    )
+  }
   return h(
     'tr',
-    { class: `charge charge-${charge.status}` },
+    { class: `charge charge-${charge.status}`, 'data-attempts': attempts.length },
     h('td', { 'data-label': 'Date' }, h('time', { datetime: isoDate(charge.created_at) }, formatDate(charge.created_at))),
     h('td', { 'data-label': 'Amount' }, formatMoney(charge.amount, charge.currency)),
     h('td', { 'data-label': 'Status' }, h('span', { class: `badge charge-status-${charge.status}` }, CHARGE_STATUS_LABEL[charge.status])),
@@ -171,7 +236,23 @@ function chargeRow(charge: Charge): HTMLTableRowElement {
   )
 }
 
-function chargesSection(app: PortalApp, id: string, charges: Page<Charge> | unknown): HTMLElement {
+/**
+ * The checkout's own payment: the first order was paid at the store's checkout, not by this service,
+ * which keeps its order number and date but not its amount (the checkout tells it neither total nor tax).
+ */
+function checkoutRow(s: Subscription): HTMLTableRowElement {
+  return h(
+    'tr',
+    { class: 'charge charge-checkout' },
+    h('td', { 'data-label': 'Date' }, h('time', { datetime: isoDate(s.created_at) }, formatDate(s.created_at))),
+    h('td', { 'data-label': 'Amount' }, h('span', { class: 'muted' }, 'See your order')),
+    h('td', { 'data-label': 'Status' }, h('span', { class: 'badge charge-status-succeeded' }, 'Paid at checkout')),
+    h('td', { 'data-label': 'Details' }, `First order${s.platform_order_id ? ` #${s.platform_order_id}` : ''}, paid at the store's checkout. Its amount is on the store's order confirmation.`),
+  )
+}
+
+function chargesSection(app: PortalApp, s: Subscription, charges: Page<Charge> | unknown): HTMLElement {
+  const id = s.id
   const headingId = uid('charges')
   const section = h('section', { class: 'card history', 'aria-labelledby': headingId }, h('h2', { id: headingId }, 'Charge history'))
   if (!charges || typeof charges !== 'object' || !('data' in charges)) {
@@ -179,16 +260,18 @@ function chargesSection(app: PortalApp, id: string, charges: Page<Charge> | unkn
     return section
   }
   const page = charges as Page<Charge>
-  if (page.data.length === 0) {
-    section.appendChild(h('p', null, 'No renewal charges yet. The first period was paid at checkout.'))
-    return section
-  }
   const body = h('tbody')
-  for (const charge of page.data) body.appendChild(chargeRow(charge))
+  // Attempts arrive newest first; a renewal whose attempts straddle two pages is regrouped as they come.
+  const shown: Charge[] = []
+  const redraw = (done: boolean) => {
+    body.replaceChildren(...groupByRenewal(shown).map(renewalRow), ...(done ? [checkoutRow(s)] : []))
+  }
+  shown.push(...page.data)
+  redraw(!page.next_cursor)
   const table = h(
     'table',
     { class: 'charges' },
-    h('caption', { class: 'visually-hidden' }, 'Charges, newest first'),
+    h('caption', { class: 'visually-hidden' }, 'Charges, newest first; retries under their renewal'),
     h('thead', null, h('tr', null, ...['Date', 'Amount', 'Status', 'Details'].map((label) => h('th', { scope: 'col' }, label)))),
     body,
   )
@@ -201,8 +284,9 @@ function chargesSection(app: PortalApp, id: string, charges: Page<Charge> | unkn
       more.setAttribute('aria-busy', 'true')
       try {
         const next = await api.charges(id, cursor)
-        for (const charge of next.data) body.appendChild(chargeRow(charge))
+        shown.push(...next.data)
         cursor = next.next_cursor
+        redraw(!cursor)
         app.announce(`${next.data.length} older charges shown.`)
         if (!cursor) more.remove()
       } catch (failure) {

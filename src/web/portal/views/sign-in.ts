@@ -8,6 +8,11 @@ export async function renderSignIn(app: PortalApp, isCurrent: () => boolean, sto
   if (!isCurrent()) return
   const message = app.signInMessage
   app.signInMessage = null
+  if (!storeHash) {
+    showWhichStore(app, message)
+    app.finishRender('Sign in')
+    return
+  }
   showForm(app, storeHash, storeName, message, '')
   app.finishRender('Sign in')
 }
@@ -57,6 +62,30 @@ function showForm(app: PortalApp, storeHash: string | null, storeName: string | 
     message ? h('p', { class: `alert ${message.kind}`, role: message.kind === 'error' ? 'alert' : 'status' }, message.text) : null,
     h('p', { class: 'lead' }, `Manage your subscriptions${storeName ? ` with ${storeName}` : ''}. We'll email you a link that signs you in; no password needed.`),
     form,
+  )
+}
+
+/**
+ * Opened without `?store=`: the page cannot know which store's subscriptions to look in, and a
+ * subscriber does not know a store's internal id. The way in is the store's own link.
+ */
+function showWhichStore(app: PortalApp, message: { text: string; kind: 'info' | 'error' } | null): void {
+  replaceChildren(
+    app.main,
+    h('h1', null, 'Sign in'),
+    message ? h('p', { class: `alert ${message.kind}`, role: message.kind === 'error' ? 'alert' : 'status' }, message.text) : null,
+    h(
+      'div',
+      { class: 'card form-card which-store' },
+      h('p', { class: 'lead' }, 'To manage your subscriptions, open this page from the store you subscribed with.'),
+      h(
+        'ul',
+        null,
+        h('li', null, 'On the store’s website, follow the “Manage subscriptions” link (often in your account or the site’s footer).'),
+        h('li', null, 'Or use the link in any email the store sent about your subscription.'),
+      ),
+      h('p', { class: 'hint' }, 'Those links say which store you are signing in to, so we can email you a sign-in link.'),
+    ),
   )
 }
 

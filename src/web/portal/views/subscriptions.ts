@@ -1,7 +1,7 @@
 import { api, errorText, planById, productById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { h, replaceChildren } from '../dom.ts'
-import { formatInterval, formatMoney, isoDate, nextChargeText, statusText } from '../format.ts'
+import { formatDate, formatMoney, isoDate, nextChargeText, statusText, subscriptionPriceText } from '../format.ts'
 import { subscriptionPath } from '../router.ts'
 import type { Plan, Product, Subscription } from '../types.ts'
 
@@ -19,6 +19,11 @@ export async function withNames(subscription: Subscription): Promise<Named> {
 
 export function productName(named: Named): string {
   return named.product?.name ?? named.plan?.name ?? 'Subscription'
+}
+
+/** What tells two subscriptions of the same product apart: when it started and the end of its reference. */
+export function subscriptionTag(s: Subscription): string {
+  return `started ${formatDate(s.start_at)} · ref …${s.id.slice(-6)}`
 }
 
 /** The subscriber's subscriptions, newest first, each linking to its page. */
@@ -72,7 +77,7 @@ export async function renderSubscriptions(app: PortalApp, isCurrent: () => boole
 function card(entry: Named): HTMLLIElement {
   const { subscription, plan } = entry
   const titleId = `sub-title-${subscription.id}`
-  const total = formatMoney(subscription.amount * subscription.quantity, subscription.currency)
+  // The badge says the status and the price says how often: each once.
   return h(
     'li',
     { class: 'card subscription-card', 'data-subscription-id': subscription.id },
@@ -82,20 +87,23 @@ function card(entry: Named): HTMLLIElement {
       h(
         'div',
         { class: 'card-head' },
-        h('h2', { id: titleId }, h('a', { href: subscriptionPath(subscription.id) }, productName(entry))),
+        h(
+          'h2',
+          { id: titleId },
+          h('a', { href: subscriptionPath(subscription.id) }, productName(entry), h('span', { class: 'title-tag' }, ` ×${subscription.quantity}, since ${formatDate(subscription.start_at)}`)),
+        ),
         h('span', { class: `badge status-${subscription.status}` }, statusText(subscription)),
       ),
-      plan ? h('p', { class: 'plan-name' }, plan.name) : null,
+      h('p', { class: 'plan-name' }, [plan?.name, `ref …${subscription.id.slice(-6)}`].filter(Boolean).join(' · ')),
       h(
         'dl',
         { class: 'facts' },
-        h('div', null, h('dt', null, 'Price'), h('dd', null, total, subscription.quantity > 1 ? h('span', { class: 'muted' }, ` (${subscription.quantity} × ${formatMoney(subscription.amount, subscription.currency)})`) : null)),
-        h('div', null, h('dt', null, 'Renews'), h('dd', null, capitalize(formatInterval(subscription.interval, subscription.interval_count)))),
+        h('div', null, h('dt', null, 'Price'), h('dd', null, subscriptionPriceText(subscription), subscription.quantity > 1 ? h('span', { class: 'muted' }, ` (${subscription.quantity} × ${formatMoney(subscription.amount, subscription.currency)})`) : null)),
         h(
           'div',
           null,
           h('dt', null, 'Next charge'),
-          h('dd', null, subscription.next_charge_at && ['active', 'pending', 'past_due'].includes(subscription.status) && !subscription.cancel_at_period_end
+          h('dd', null, subscription.next_charge_at && ['active', 'pending', 'past_due'].includes(subscription.status) && !subscription.cancel_at_period_end && !subscription.skip_next
             ? h('time', { datetime: isoDate(subscription.next_charge_at) }, nextChargeText(subscription))
             : nextChargeText(subscription)),
         ),
