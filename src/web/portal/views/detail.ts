@@ -245,7 +245,7 @@ function checkoutRow(s: Subscription): HTMLTableRowElement {
     'tr',
     { class: 'charge charge-checkout' },
     h('td', { 'data-label': 'Date' }, h('time', { datetime: isoDate(s.created_at) }, formatDate(s.created_at))),
-    h('td', { 'data-label': 'Amount' }, h('span', { class: 'muted' }, 'See your order')),
+    h('td', { 'data-label': 'Amount' }, h('span', { 'aria-hidden': 'true' }, '—'), h('span', { class: 'visually-hidden' }, 'Not recorded here')),
     h('td', { 'data-label': 'Status' }, h('span', { class: 'badge charge-status-succeeded' }, 'Paid at checkout')),
     h('td', { 'data-label': 'Details' }, `First order${s.platform_order_id ? ` #${s.platform_order_id}` : ''}, paid at the store's checkout. Its amount is on the store's order confirmation.`),
   )
