@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { SignJWT } from 'jose'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 import { buildWebForTest, launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
@@ -18,13 +19,15 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
  * docs/screenshots/console-*.png.
  */
 
-const STORE_HASH = 'northwind-console'
+const STORE_HASH = 'northwindconsole'
 const STORE_NAME = 'Northwind Coffee Roasters'
 const ADMIN_KEY = 'sk_test_console_browser_0123456789abcdef'
 const ADA = 'ada@example.com'
 const GRACE = 'grace@example.com'
 const ARTEFACTS = new URL('../../test-results/console/', import.meta.url)
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
+const CLIENT_ID = 'console-browser-client'
+const CLIENT_SECRET = 'console-browser-client-secret-0123456789'
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 
 interface Seeded {
@@ -68,6 +71,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     const monthly = await plan(beans.id, { name: 'Monthly bag', amount: 1800, interval: 'month' })
     const fortnightly = await plan(beans.id, { name: 'Fortnightly bag', amount: 1000, interval: 'week', interval_count: 2 })
     const teaPlan = await plan(tea.id, { name: 'Tin every month', amount: 1250, interval: 'month' })
+    await admin('POST', '/products', { platform_product_id: 'gift-wrap', name: 'Gift wrap', one_time_price: { amount: 350, currency: 'USD' } })
     const checkout = async (order: string, email: string, instrument: string, planId: string, quantity = 1) => {
       const result = await admin<{ data: { id: string; next_charge_at: string }[] }>('POST', '/checkouts', {
         platform_order_id: order,
@@ -110,6 +114,9 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
       BILLING_UNKNOWN_GRACE_MS: '1000',
       WEBHOOK_RETRY_SCHEDULE: '1s',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      // The BigCommerce app's load callback signs the merchant into the console.
+      PLATFORM_CLIENT_ID: CLIENT_ID,
+      PLATFORM_CLIENT_SECRET: CLIENT_SECRET,
       LOG_LEVEL: 'error',
     })
     seeded = await seed()
@@ -381,6 +388,163 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await screenshot(t, 'settings')
   })
 
+  test('discounts: create one (confirmed), a taken code is refused in words, deactivate and activate, delete', async (t) => {
+    await page.goto(`${server.origin}/console/discounts`)
+    await heading().filter({ hasText: 'Discounts' }).waitFor()
+    await page.locator('.loading').first().waitFor({ state: 'detached' })
+    const create = async (code: string, value: string, duration: string, cycles?: string) => {
+      await page.getByLabel('Code', { exact: true }).fill(code)
+      await page.getByLabel('Percent or amount off').fill(value)
+      await page.getByLabel('Duration').selectOption(duration)
+      if (cycles) await page.getByLabel('Charges (a number of charges only)').fill(cycles)
+      await page.getByRole('button', { name: 'Create discount' }).click()
+      await dialog().getByRole('button', { name: 'Create discount' }).click()
+    }
+    await create('WELCOME10', '10', 'repeating', '3')
+    await notice().filter({ hasText: 'Discount WELCOME10 created.' }).waitFor()
+    await create('welcome10', '15', 'once')
+    await page.locator('main [role="alert"]').filter({ hasText: 'The discount code welcome10 is taken in this store' }).waitFor()
+    await page.getByLabel('Kind').selectOption('fixed_amount')
+    await create('SPRING5', '5.00', 'once')
+    await notice().filter({ hasText: 'Discount SPRING5 created.' }).waitFor()
+    const row = (code: string) => page.locator('tbody tr', { hasText: code })
+    assert.match(await row('WELCOME10').innerText(), /10% off, 3 charges/)
+    assert.match(await row('SPRING5').innerText(), /\$5\.00 off, the next charge/)
+
+    await row('SPRING5').getByRole('button', { name: 'Deactivate' }).click()
+    await dialog().getByRole('button', { name: 'Deactivate' }).click()
+    await notice().filter({ hasText: 'SPRING5 is deactivated.' }).waitFor()
+    await row('SPRING5').getByRole('button', { name: 'Activate' }).click()
+    await dialog().getByRole('button', { name: 'Activate' }).click()
+    await notice().filter({ hasText: 'SPRING5 is active.' }).waitFor()
+    await row('SPRING5').getByRole('button', { name: 'Delete' }).click()
+    await dialog().getByRole('button', { name: 'Delete' }).click()
+    await notice().filter({ hasText: 'SPRING5 is deleted.' }).waitFor()
+    const left = await admin<{ data: { code: string }[] }>('GET', '/discounts')
+    assert.deepEqual(left.data.map((d) => d.code), ['WELCOME10'])
+    await screenshot(t, 'discounts')
+  })
+
+  test('settings: cancellation reasons (a bad code refused in the API words), retention offers, notification switches, the notifications log, admin keys created once and revoked', async (t) => {
+    await page.goto(`${server.origin}/console/settings`)
+    await heading().filter({ hasText: 'Settings' }).waitFor()
+    const reasons = page.getByLabel('Reasons, one a line')
+    await reasons.fill('Too Expensive: It costs too much')
+    await page.getByRole('button', { name: 'Save reasons' }).click()
+    await dialog().getByRole('button', { name: 'Save' }).click()
+    await page.locator('section[aria-label="Cancellation reasons"] [role="alert"]').waitFor()
+    await reasons.fill('too_expensive: It costs too much\nnot_needed: I do not need it any more')
+    await page.getByRole('button', { name: 'Save reasons' }).click()
+    await dialog().getByRole('button', { name: 'Save' }).click()
+    await notice().filter({ hasText: 'Cancellation reasons saved.' }).waitFor()
+
+    await page.getByLabel('Offer a pause of (days)').fill('30')
+    await page.getByLabel('Offer to skip the next renewal').check()
+    await page.getByLabel('Offer a discount code').selectOption('WELCOME10')
+    await page.getByRole('button', { name: 'Save offers' }).click()
+    await dialog().getByText('Offered before cancelling: a 30-day pause, skipping the next renewal, the code WELCOME10.').waitFor()
+    await dialog().getByRole('button', { name: 'Save' }).click()
+    await notice().filter({ hasText: 'Retention offers saved.' }).waitFor()
+
+    await page.getByLabel('Renewal reminder', { exact: true }).uncheck()
+    await page.getByRole('button', { name: 'Save notifications' }).click()
+    await dialog().getByText('Not sent from now on: Renewal reminder.').waitFor()
+    await dialog().getByRole('button', { name: 'Save' }).click()
+    await notice().filter({ hasText: 'Notification settings saved.' }).waitFor()
+    const store = await admin<{ cancellation_reasons: unknown; retention_offers: unknown; notifications: Record<string, boolean> }>('GET', '/store')
+    assert.deepEqual(store.cancellation_reasons, [{ code: 'too_expensive', label: 'It costs too much' }, { code: 'not_needed', label: 'I do not need it any more' }])
+    assert.deepEqual(store.retention_offers, [{ type: 'pause', days: 30 }, { type: 'skip' }, { type: 'discount', code: 'WELCOME10' }])
+    assert.equal(store.notifications.renewal_upcoming, false)
+    assert.equal(store.notifications.payment_failed, true)
+    await page.locator('.notification-log [role="status"]').filter({ hasText: /emails shown|No emails sent yet/ }).waitFor()
+
+    await page.getByLabel('Name of the new key').fill('ERP sync')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    await dialog().getByRole('button', { name: 'Create key' }).click()
+    await notice().filter({ hasText: 'Key ERP sync created' }).waitFor()
+    const newKey = (await page.locator('[data-new-key]').innerText()).trim()
+    assert.match(newKey, /^sk_/)
+    const withNewKey = () => fetch(`${server.origin}/api/v1/admin/store`, { headers: { authorization: `Bearer ${newKey}` } })
+    assert.equal((await withNewKey()).status, 200)
+    await screenshot(t, 'settings')
+    await page.locator('tbody tr', { hasText: 'ERP sync' }).getByRole('button', { name: 'Revoke' }).click()
+    await dialog().getByRole('button', { name: 'Revoke key' }).click()
+    await notice().filter({ hasText: 'The key ERP sync is revoked.' }).waitFor()
+    assert.equal(await page.locator('[data-new-key]').count(), 0, 'the new key is shown once only')
+    assert.equal((await withNewKey()).status, 401)
+  })
+
+  test('subscription detail: apply and remove a discount, add and remove an add-on, reschedule, order now, cancel with a reason code', async (t) => {
+    // A fresh subscription with a card that pays (the seeded ones are paused, cancelled or in dunning by now).
+    const MARY = 'mary@example.com'
+    const fresh = await admin<{ data: { id: string }[] }>('POST', '/checkouts', {
+      platform_order_id: 'order-4001', email: MARY, name: 'Mary Somerville', shipping_address: { ...ADDRESS, name: 'Mary Somerville' }, payment_instrument_id: 'pi_visa_ok', items: [{ plan_id: seeded.monthly, quantity: 1 }],
+    })
+    const id = fresh.data[0]!.id
+    await page.goto(`${server.origin}/console/subscriptions/${id}`)
+    await heading().filter({ hasText: `Subscription of ${MARY}` }).waitFor()
+    const details = () => page.locator('section[aria-label="Details"]').innerText()
+
+    await page.locator('select[name="discount_code"] option[value="WELCOME10"]').waitFor({ state: 'attached' })
+    await page.getByLabel('Discount code').selectOption('WELCOME10')
+    await page.getByRole('button', { name: 'Apply discount' }).click()
+    await dialog().getByRole('button', { name: 'Apply discount' }).click()
+    await notice().filter({ hasText: 'WELCOME10 is applied from the next charge.' }).waitFor()
+    assert.match(await details(), /WELCOME10: 10% off, 3 more charges/)
+    await page.locator('section[aria-label="Timeline"]').getByText('subscription.discount_applied').waitFor()
+
+    await page.locator('select[name="product_id"] option', { hasText: 'Gift wrap' }).waitFor({ state: 'attached' })
+    await page.getByLabel('Add-on product').selectOption({ label: 'Gift wrap ($3.50)' })
+    await page.getByLabel('Add-on quantity').fill('2')
+    await page.getByRole('button', { name: 'Add to the next renewal' }).click()
+    await dialog().getByText(/Gift wrap × 2 = \$7\.00/).waitFor()
+    await dialog().getByRole('button', { name: 'Add' }).click()
+    await notice().filter({ hasText: 'Added to the next renewal.' }).waitFor()
+    const addOns = page.locator('section[aria-label="One-time add-ons"]')
+    await addOns.locator('tbody tr', { hasText: 'Gift wrap' }).waitFor()
+    await screenshot(t, 'subscription-actions')
+    await addOns.getByRole('button', { name: 'Remove' }).click()
+    await dialog().getByRole('button', { name: 'Remove add-on' }).click()
+    await notice().filter({ hasText: 'The add-on is removed.' }).waitFor()
+    await page.getByRole('button', { name: 'Remove discount' }).click()
+    await dialog().getByRole('button', { name: 'Remove discount' }).click()
+    await notice().filter({ hasText: 'WELCOME10 is removed.' }).waitFor()
+
+    // Reschedule three days later, typed in the store's zone (Europe/Berlin) whatever the browser's.
+    const before = await admin<{ next_charge_at: string }>('GET', `/subscriptions/${id}`)
+    const picker = page.getByLabel('Next charge on (Europe/Berlin)')
+    const shown = await picker.inputValue()
+    const later = new Date(Date.parse(`${shown}:00Z`) + 3 * 86_400_000).toISOString().slice(0, 16)
+    await picker.fill(later)
+    await page.getByRole('button', { name: 'Reschedule' }).click()
+    await dialog().getByRole('button', { name: 'Reschedule' }).click()
+    await notice().filter({ hasText: 'The next charge is on' }).waitFor()
+    const after = await admin<{ next_charge_at: string }>('GET', `/subscriptions/${id}`)
+    // The picker holds minutes: the new time is three days later to the minute.
+    assert.ok(Math.abs(Date.parse(after.next_charge_at) - Date.parse(before.next_charge_at) - 3 * 86_400_000) < 60_000, `${before.next_charge_at} → ${after.next_charge_at}`)
+    await page.locator('section[aria-label="Timeline"]').getByText('subscription.rescheduled').waitFor()
+
+    // The test clock stands still: a day on, so the period did not begin "at this very moment".
+    const clockNow = Date.parse((await admin<{ now: string }>('GET', '/test-clock')).now)
+    await admin('POST', '/test-clock/advance', { to: new Date(clockNow + 86_400_000).toISOString() })
+    const chargesBefore = (await admin<{ data: unknown[] }>('GET', `/charges?subscription_id=${id}`)).data.length
+    await page.getByRole('button', { name: 'Charge the renewal now' }).click()
+    await dialog().getByRole('button', { name: 'Charge the renewal now' }).click()
+    await notice().filter({ hasText: 'The renewal was charged now' }).waitFor({ timeout: 15_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${await page.locator('main [role="alert"]').allInnerTexts()} / ${await notice().innerText()}`)
+    })
+    assert.equal((await admin<{ data: unknown[] }>('GET', `/charges?subscription_id=${id}`)).data.length, chargesBefore + 1)
+
+    await page.getByLabel('Reason', { exact: true }).selectOption({ label: 'It costs too much' })
+    await page.getByRole('button', { name: 'Cancel subscription' }).click()
+    await dialog().getByText('Reason: It costs too much').waitFor()
+    await dialog().getByRole('button', { name: 'Cancel subscription' }).click()
+    await notice().filter({ hasText: 'Cancelled.' }).waitFor()
+    const cancelled = await admin<{ status: string; cancellation_reason_code: string }>('GET', `/subscriptions/${id}`)
+    assert.deepEqual([cancelled.status, cancelled.cancellation_reason_code], ['cancelled', 'too_expensive'])
+    assert.match(await details(), /It costs too much/)
+  })
+
   test('keyboard only: through the main pages with Tab and Enter', async () => {
     await page.goto(`${server.origin}/console`)
     await heading().filter({ hasText: 'Overview' }).waitFor()
@@ -391,7 +555,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
       }
       assert.fail(`Tab never reached "${text}"`)
     }
-    for (const [link, title] of [['Subscriptions', 'Subscriptions'], ['Needs attention', 'Needs attention'], ['Catalogue', 'Catalogue'], ['Webhooks', 'Webhooks'], ['Settings', 'Settings'], ['Overview', 'Overview']] as const) {
+    for (const [link, title] of [['Subscriptions', 'Subscriptions'], ['Needs attention', 'Needs attention'], ['Catalogue', 'Catalogue'], ['Discounts', 'Discounts'], ['Webhooks', 'Webhooks'], ['Settings', 'Settings'], ['Overview', 'Overview']] as const) {
       await tabTo(link)
       assert.equal(await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle'), 'solid', `the focus on "${link}" is visible`)
       await page.keyboard.press('Enter')
@@ -411,6 +575,42 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await page.keyboard.press('Enter')
     await heading().filter({ hasText: `Subscription of ${GRACE}` }).waitFor()
     assert.equal(await focusedTag(), 'H1')
+  })
+
+  test('opened from the BigCommerce control panel: the load callback signs in without a key and ends on the overview', async () => {
+    await admin('PUT', '/platform-connection', { access_token: 'store-api-token-console-browser' })
+    // Signed for the service's clock (the test clock moved a month ahead in the seed).
+    const now = Math.floor(Date.parse((await admin<{ now: string }>('GET', '/test-clock')).now) / 1000)
+    const payload = await new SignJWT({ user: { id: 1, email: 'owner@example.com' }, owner: { id: 1, email: 'owner@example.com' }, url: '/' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setAudience(CLIENT_ID)
+      .setIssuer('bc')
+      .setSubject(`stores/${STORE_HASH}`)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3600)
+      .sign(new TextEncoder().encode(CLIENT_SECRET))
+    const fresh = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' })
+    try {
+      const tab = await fresh.newPage()
+      await tab.goto(`${server.origin}/platform/load?signed_payload_jwt=${encodeURIComponent(payload)}`)
+      await tab.getByRole('heading', { level: 1 }).filter({ hasText: 'Overview' }).waitFor({ timeout: 10_000 }).catch(async (error: Error) => {
+        throw new Error(`${error.message}\nat ${tab.url()}: ${(await tab.locator('body').innerText()).slice(0, 500)}`)
+      })
+      await tab.locator('[data-figure="mrr"]').waitFor()
+      assert.equal(new URL(tab.url()).pathname, '/console')
+      assert.equal(new URL(tab.url()).hash, '', 'the session is taken out of the address')
+      assert.equal(await tab.locator('#store-name').textContent(), STORE_NAME)
+      assert.equal(await tab.evaluate<string | null>("sessionStorage.getItem('console.via')"), 'platform')
+      const token = await tab.evaluate<string | null>("sessionStorage.getItem('console.admin_key')")
+      assert.match(token ?? '', /^[\w-]+\.[\w-]+\.[\w-]+$/, 'a console session, not a key')
+      assert.equal(await tab.evaluate<number>('localStorage.length'), 0)
+      // The page may be framed by the control panel, and by nothing else.
+      const consolePage = await fetch(`${server.origin}/console`)
+      assert.match(consolePage.headers.get('content-security-policy') ?? '', /frame-ancestors https:\/\/\*\.bigcommerce\.com https:\/\/\*\.mybigcommerce\.com/)
+      assert.equal(consolePage.headers.get('x-frame-options'), null)
+    } finally {
+      await fresh.close()
+    }
   })
 
   test('no request left the service origin; no script errors or CSP refusals', () => {

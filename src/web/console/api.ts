@@ -1,5 +1,5 @@
 import { currentKey } from './session.ts'
-import type { Charge, Delivery, Event, Page, Plan, PlatformConnection, Product, Store, Subscription, WebhookEndpoint } from './types.ts'
+import type { ApiKey, Charge, Delivery, Discount, Event, Notification, Onetime, Page, Plan, PlatformConnection, Product, Store, Subscription, WebhookEndpoint } from './types.ts'
 
 /** A refused or failed call, with the service's own words (`detail`) and stable `code`. */
 export class ApiError extends Error {
@@ -120,6 +120,24 @@ export const api = {
   replay: (id: string, since: string) => call<{ replayed?: number } & Record<string, unknown>>('POST', `/webhook-subscriptions/${enc(id)}/replay`, { body: { since } }),
   rotate: (id: string) => call<{ secret: string } & Record<string, unknown>>('POST', `/webhook-subscriptions/${enc(id)}/rotate-secret`, { body: {} }),
   ping: (id: string) => call<Record<string, unknown>>('POST', `/webhook-subscriptions/${enc(id)}/test`, { body: {} }),
+
+  discounts: (filter: { active?: boolean; cursor?: string | null } = {}) => call<Page<Discount>>('GET', `/discounts${query({ limit: 100, active: filter.active, cursor: filter.cursor })}`),
+  createDiscount: (body: Record<string, unknown>) => call<Discount>('POST', '/discounts', { body }),
+  updateDiscount: (id: string, body: Record<string, unknown>) => call<Discount>('PATCH', `/discounts/${enc(id)}`, { body }),
+  deleteDiscount: (id: string) => call<void>('DELETE', `/discounts/${enc(id)}`),
+  applyDiscount: (subscriptionId: string, code: string) => call<Subscription>('POST', `/subscriptions/${enc(subscriptionId)}/discount`, { body: { code } }),
+  removeDiscount: (subscriptionId: string) => call<Subscription>('DELETE', `/subscriptions/${enc(subscriptionId)}/discount`),
+
+  onetimes: (subscriptionId: string) => call<Page<Onetime>>('GET', `/subscriptions/${enc(subscriptionId)}/onetimes${query({ limit: 100 })}`),
+  addOnetime: (subscriptionId: string, body: { product_id: string; quantity: number }) => call<Onetime>('POST', `/subscriptions/${enc(subscriptionId)}/onetimes`, { body }),
+  removeOnetime: (subscriptionId: string, onetimeId: string) => call<Onetime>('DELETE', `/subscriptions/${enc(subscriptionId)}/onetimes/${enc(onetimeId)}`),
+
+  notifications: (filter: { status?: string; template?: string; cursor?: string | null; limit?: number } = {}) =>
+    call<Page<Notification>>('GET', `/notifications${query({ limit: filter.limit ?? 20, status: filter.status, template: filter.template, cursor: filter.cursor })}`),
+
+  apiKeys: () => call<{ data: ApiKey[] }>('GET', '/api-keys'),
+  createApiKey: (name: string) => call<ApiKey & { key: string }>('POST', '/api-keys', { body: { name } }),
+  revokeApiKey: (id: string) => call<ApiKey>('DELETE', `/api-keys/${enc(id)}`),
 
   platformConnection: () => call<PlatformConnection>('GET', '/platform-connection'),
   connectPlatform: (accessToken: string) => call<PlatformConnection>('PUT', '/platform-connection', { body: { access_token: accessToken } }),

@@ -2,7 +2,7 @@ import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from './dom.ts'
 import { useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
-import { clearKey, currentKey } from './session.ts'
+import { clearKey, currentKey, signedInVia } from './session.ts'
 import type { Store } from './types.ts'
 
 export interface SignInMessage {
@@ -15,6 +15,7 @@ const NAV: { href: string; label: string; match: (path: string) => boolean }[] =
   { href: paths.subscriptions(), label: 'Subscriptions', match: (p) => p.startsWith(`${ROOT}/subscriptions`) },
   { href: paths.attention, label: 'Needs attention', match: (p) => p.startsWith(paths.attention) },
   { href: paths.catalogue, label: 'Catalogue', match: (p) => p.startsWith(paths.catalogue) },
+  { href: paths.discounts, label: 'Discounts', match: (p) => p.startsWith(paths.discounts) },
   { href: paths.webhooks, label: 'Webhooks', match: (p) => p.startsWith(paths.webhooks) },
   { href: paths.settings, label: 'Settings', match: (p) => p.startsWith(paths.settings) },
 ]
@@ -150,7 +151,11 @@ class ConsoleApp {
   }
 
   handleUnauthorized(_error: ApiError): void {
-    this.endSession({ text: 'The admin API key is no longer accepted (it may have been revoked). Sign in with a valid key.', kind: 'error' })
+    this.endSession(
+      signedInVia() === 'platform'
+        ? { text: 'The session from the BigCommerce control panel has ended (it lasts an hour). Open the app again from the control panel, or sign in with an admin API key.', kind: 'error' }
+        : { text: 'The admin API key is no longer accepted (it may have been revoked). Sign in with a valid key.', kind: 'error' },
+    )
   }
 
   signOut(): void {
@@ -158,7 +163,7 @@ class ConsoleApp {
     sessionStorage.clear()
     this.store = null
     this.storePromise = null
-    this.signInMessage = { text: 'You have signed out. The key was removed from this tab.', kind: 'info' }
+    this.signInMessage = { text: 'You have signed out. The credential was removed from this tab.', kind: 'info' }
     navigate(ROOT)
   }
 }

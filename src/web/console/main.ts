@@ -2,7 +2,7 @@ import { setUnauthorizedHandler } from './api.ts'
 import { app } from './app.ts'
 import { h, replaceChildren } from './dom.ts'
 import { onLinkClick, parseRoute, paths, startRouter } from './router.ts'
-import { currentKey } from './session.ts'
+import { currentKey, takeSessionFromFragment } from './session.ts'
 import { errorBox } from './ui.ts'
 import { renderSignIn } from './views/sign-in.ts'
 import { renderSubscriptions } from './views/subscriptions.ts'
@@ -12,6 +12,7 @@ import { renderWebhooks, renderWebhook } from './views/webhooks.ts'
 import { renderCatalogue } from './views/catalogue.ts'
 import { renderSettings } from './views/settings.ts'
 import { renderOverview } from './views/overview.ts'
+import { renderDiscounts } from './views/discounts.ts'
 
 /** The merchant console: plain DOM modules, the admin API only, the key in sessionStorage only. */
 
@@ -47,6 +48,8 @@ async function render(): Promise<void> {
       return renderWebhook(app, isCurrent, route.id)
     case 'catalogue':
       return renderCatalogue(app, isCurrent)
+    case 'discounts':
+      return renderDiscounts(app, isCurrent)
     case 'settings':
       return renderSettings(app, isCurrent)
     case 'not-found':
@@ -56,6 +59,8 @@ async function render(): Promise<void> {
 }
 
 function start(): void {
+  // Opened from the BigCommerce control panel: the load callback handed over a console session.
+  if (takeSessionFromFragment()) app.flashNext('Signed in from the BigCommerce control panel.')
   setUnauthorizedHandler((error) => app.handleUnauthorized(error))
   document.addEventListener('click', onLinkClick)
   document.querySelector('.skip-link')?.addEventListener('click', (event) => {

@@ -8,6 +8,7 @@ export type Route =
   | { name: 'webhooks' }
   | { name: 'webhook'; id: string }
   | { name: 'catalogue' }
+  | { name: 'discounts' }
   | { name: 'settings' }
   | { name: 'not-found' }
 
@@ -30,6 +31,8 @@ export function parseRoute(location: Location | URL): Route {
       return second ? { name: 'webhook', id: decodeURIComponent(second) } : { name: 'webhooks' }
     case 'catalogue':
       return second ? { name: 'not-found' } : { name: 'catalogue' }
+    case 'discounts':
+      return second ? { name: 'not-found' } : { name: 'discounts' }
     case 'settings':
       return second ? { name: 'not-found' } : { name: 'settings' }
     default:
@@ -50,6 +53,7 @@ export const paths = {
   webhooks: `${ROOT}/webhooks`,
   webhook: (id: string) => `${ROOT}/webhooks/${encodeURIComponent(id)}`,
   catalogue: `${ROOT}/catalogue`,
+  discounts: `${ROOT}/discounts`,
   settings: `${ROOT}/settings`,
 }
 

@@ -20,6 +20,63 @@ export interface Store {
   past_due_cancel_days: number
   gateway: string
   billing_stopped_at: string | null
+  notifications: Record<NotificationTemplate, boolean>
+  cancellation_reasons: { code: string; label: string }[]
+  retention_offers: RetentionOffer[]
+}
+
+export type NotificationTemplate = 'subscription_created' | 'renewal_upcoming' | 'payment_failed' | 'past_due' | 'cancelled' | 'payment_instrument_expiring'
+export type RetentionOffer = { type: 'pause'; days: number } | { type: 'skip' } | { type: 'discount'; code: string }
+
+export interface Discount {
+  id: string
+  code: string
+  type: 'percentage' | 'fixed_amount'
+  value: number
+  currency: string | null
+  duration: 'once' | 'repeating' | 'forever'
+  duration_in_cycles: number | null
+  applies_to_plan_ids: string[]
+  max_redemptions: number | null
+  times_redeemed: number
+  starts_at: string | null
+  ends_at: string | null
+  active: boolean
+  created_at: string
+}
+
+export interface Onetime {
+  id: string
+  subscription_id: string
+  product_id: string
+  quantity: number
+  unit_amount: number
+  currency: string
+  status: 'pending' | 'charged' | 'removed'
+  charge_id: string | null
+  created_at: string
+}
+
+export interface Notification {
+  id: string
+  template: string
+  recipient: string
+  subscription_id: string | null
+  status: string
+  attempts: number
+  error: string | null
+  sent_at: string | null
+  created_at: string
+}
+
+export interface ApiKey {
+  id: string
+  name: string
+  prefix: string
+  current: boolean
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
 }
 
 export interface Address {
@@ -68,7 +125,8 @@ export interface Subscription {
   created_at: string
   version: number
   subscriber?: Subscriber
-  discount?: { code?: string; name?: string } | null
+  discount?: { id: string; code: string; type: 'percentage' | 'fixed_amount'; value: number; cycles_remaining: number | null } | null
+  cancellation_reason_code?: string | null
 }
 
 export interface Charge {
@@ -102,7 +160,7 @@ export interface Product {
   platform_product_id: string
   name: string
   description: string | null
-  one_time_price: number | null
+  one_time_price: { amount: number; currency: string } | null
   active: boolean
 }
 

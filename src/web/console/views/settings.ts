@@ -1,9 +1,24 @@
-import { api } from '../api.ts'
+import { all, api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../dom.ts'
 import { dateTime } from '../format.ts'
-import type { PlatformConnection, Store } from '../types.ts'
-import { actionForm, definitionList, errorBox, field, input, loading, pageHeader, section } from '../ui.ts'
+import { signedInVia } from '../session.ts'
+import type { ApiKey, Discount, Notification, NotificationTemplate, PlatformConnection, RetentionOffer, Store } from '../types.ts'
+import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
+
+const TEMPLATES: [NotificationTemplate, string, string][] = [
+  ['subscription_created', 'Subscription started', 'When a checkout starts a subscription.'],
+  ['renewal_upcoming', 'Renewal reminder', 'The reminder days before a renewal, with links to skip or manage.'],
+  ['payment_failed', 'Payment failed', 'With each failed charge: a link to change the payment method.'],
+  ['past_due', 'Past due', 'When dunning gave up.'],
+  ['cancelled', 'Cancelled', 'When a subscription is cancelled.'],
+  ['payment_instrument_expiring', 'Card expiring', 'When the card on file expires before the next renewal.'],
+]
+const TEMPLATE_LABEL = Object.fromEntries(TEMPLATES.map(([code, label]) => [code, label]))
+const NOTIFICATION_TONE: Record<string, string> = { sent: 'good', pending: 'info', failed: 'bad' }
+
+/** A new admin key, shown once on the page after it is created, then forgotten. */
+let createdKey: { name: string; key: string } | null = null
 
 /** Store settings (PATCH /admin/store), the platform connection, and where admin keys come from. */
 export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, { focus = true }: { focus?: boolean } = {}): Promise<void> {
@@ -11,9 +26,14 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     replaceChildren(app.main, pageHeader('Settings'), loading())
     app.finishRender('Settings')
   }
-  let store: Store, connection: PlatformConnection | null
+  let store: Store, connection: PlatformConnection | null, keys: ApiKey[], discounts: Discount[]
   try {
-    ;[store, connection] = await Promise.all([api.store(), api.platformConnection().catch(() => null)])
+    ;[store, connection, keys, discounts] = await Promise.all([
+      api.store(),
+      api.platformConnection().catch(() => null),
+      api.apiKeys().then((list) => list.data),
+      all((cursor) => api.discounts({ active: true, cursor })).catch(() => []),
+    ])
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, pageHeader('Settings'), errorBox(error))
@@ -90,7 +110,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     h(
       'div',
       { class: 'detail-grid' },
-      section('Store', storeForm),
+      h('div', null, section('Store', storeForm), section('Notifications', notificationsForm(app, store, reload))),
       h(
         'div',
         null,
@@ -104,13 +124,220 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
           ]),
           connectionForm,
         ),
-        section(
-          'Admin API keys',
-          h('p', null, 'The admin API has no key routes yet: create and revoke keys with the command line, where a new key is shown once.'),
-          h('p', null, h('code', null, 'npm run cli -- key create'), ' · ', h('code', null, 'npm run cli -- key revoke')),
-        ),
+        keysSection(app, keys, reload),
       ),
     ),
   )
+  // Below the grid: the longer forms and the notifications log (filled in after the page shows).
+  const log = h('div', { class: 'notification-log' }, loading('Loading the notifications…'))
+  app.main.append(
+    h('div', { class: 'detail-grid' }, section('Cancellation reasons', reasonsForm(app, store, reload)), section('Retention offers', offersForm(app, store, discounts, reload))),
+    section('Notifications sent', log),
+  )
+  void renderNotificationLog(log, isCurrent)
   if (focus) app.refocusHeading()
+}
+
+function notificationsForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
+  const boxes = TEMPLATES.map(([code, label, hint]) => {
+    const box = h('input', { type: 'checkbox', name: code, id: `notify-${code}`, checked: store.notifications?.[code] !== false, 'aria-describedby': `notify-${code}-hint` })
+    return { code, box, row: h('div', { class: 'field checkbox' }, box, h('label', { for: box.id }, label), h('p', { class: 'hint', id: `notify-${code}-hint` }, hint)) }
+  })
+  return actionForm({
+    label: 'Save notifications',
+    fields: [h('fieldset', { class: 'switches' }, h('legend', null, 'Emails to subscribers'), boxes.map((b) => b.row))],
+    confirm: () => {
+      const off = boxes.filter((b) => !b.box.checked).map((b) => TEMPLATE_LABEL[b.code])
+      return { title: 'Save the subscriber emails?', body: [h('p', null, off.length ? `Not sent from now on: ${off.join(', ')}.` : 'Every email is sent.')], confirmLabel: 'Save' }
+    },
+    run: async () => {
+      const updated = await api.updateStore({ notifications: Object.fromEntries(boxes.map((b) => [b.code, b.box.checked])) as Store['notifications'] })
+      app.useStore(updated)
+      return 'Notification settings saved.'
+    },
+    done: reload,
+  })
+}
+
+/** "code: label" per line, as typed in the reasons box. */
+function parseReasons(text: string): { code: string; label: string }[] | string {
+  const reasons: { code: string; label: string }[] = []
+  for (const [index, line] of text.split('\n').entries()) {
+    if (!line.trim()) continue
+    const colon = line.indexOf(':')
+    if (colon < 1) return `Line ${index + 1}: write the code, a colon, then what the subscriber reads (too_expensive: It costs too much).`
+    reasons.push({ code: line.slice(0, colon).trim(), label: line.slice(colon + 1).trim() })
+  }
+  return reasons
+}
+
+function reasonsForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
+  const text = h('textarea', { name: 'cancellation_reasons', rows: 6, spellcheck: 'false' }, (store.cancellation_reasons ?? []).map((r) => `${r.code}: ${r.label}`).join('\n'))
+  return actionForm({
+    label: 'Save reasons',
+    fields: [field('Reasons, one a line', text, { hint: 'code: what the subscriber reads, such as too_expensive: It costs too much. Codes are lower-case letters, digits, _ and -; at most 20; none: only free text.' })],
+    confirm: () => {
+      const reasons = parseReasons(text.value)
+      if (typeof reasons === 'string') return reasons
+      return { title: 'Save the cancellation reasons?', body: [h('p', null, reasons.length ? `${reasons.length} reasons, in this order: ${reasons.map((r) => r.label).join('; ')}.` : 'No reasons: subscribers and staff give theirs in words.')], confirmLabel: 'Save' }
+    },
+    run: async () => {
+      const updated = await api.updateStore({ cancellation_reasons: parseReasons(text.value) as Store['cancellation_reasons'] })
+      app.useStore(updated)
+      return 'Cancellation reasons saved.'
+    },
+    done: reload,
+  })
+}
+
+function offersForm(app: ConsoleApp, store: Store, discounts: Discount[], reload: () => Promise<unknown>): HTMLElement {
+  const offers = store.retention_offers ?? []
+  const pause = offers.find((o): o is Extract<RetentionOffer, { type: 'pause' }> => o.type === 'pause')
+  const discount = offers.find((o): o is Extract<RetentionOffer, { type: 'discount' }> => o.type === 'discount')
+  const pauseDays = input({ type: 'number', name: 'pause_days', min: 1, max: 365, step: 1, value: pause?.days ?? '', inputmode: 'numeric' })
+  const skip = h('input', { type: 'checkbox', name: 'offer_skip', id: 'offer-skip', checked: offers.some((o) => o.type === 'skip') })
+  const codes = new Set(discounts.map((d) => d.code))
+  if (discount) codes.add(discount.code)
+  const code = select('offer_discount', [['', 'No discount offer'], ...[...codes].map((c) => [c, c] as [string, string])], discount?.code ?? '')
+  const chosen = (): RetentionOffer[] => [
+    ...(pauseDays.value ? [{ type: 'pause' as const, days: Number(pauseDays.value) }] : []),
+    ...(skip.checked ? [{ type: 'skip' as const }] : []),
+    ...(code.value ? [{ type: 'discount' as const, code: code.value }] : []),
+  ]
+  return actionForm({
+    label: 'Save offers',
+    fields: [
+      h('p', { class: 'hint' }, 'Shown in the portal before a cancellation is confirmed, in this order.'),
+      field('Offer a pause of (days)', pauseDays, { hint: 'Empty: no pause offer. 1 to 365.' }),
+      h('div', { class: 'field checkbox' }, skip, h('label', { for: 'offer-skip' }, 'Offer to skip the next renewal')),
+      field('Offer a discount code', code, { hint: 'One of the active codes (Discounts).' }),
+    ],
+    confirm: () => {
+      const days = Number(pauseDays.value)
+      if (pauseDays.value && !(Number.isInteger(days) && days >= 1 && days <= 365)) return 'The pause is a whole number of days from 1 to 365, or empty.'
+      const list = chosen()
+      const words = list.map((o) => (o.type === 'pause' ? `a ${o.days}-day pause` : o.type === 'skip' ? 'skipping the next renewal' : `the code ${o.code}`))
+      return { title: 'Save the retention offers?', body: [h('p', null, words.length ? `Offered before cancelling: ${words.join(', ')}.` : 'No offers: cancelling goes straight to the confirmation.')], confirmLabel: 'Save' }
+    },
+    run: async () => {
+      const updated = await api.updateStore({ retention_offers: chosen() })
+      app.useStore(updated)
+      return 'Retention offers saved.'
+    },
+    done: reload,
+  })
+}
+
+async function renderNotificationLog(container: HTMLElement, isCurrent: () => boolean, status = ''): Promise<void> {
+  const filter = select('notification_status', [['', 'Any status'], ['sent', 'Sent'], ['pending', 'Sending'], ['failed', 'Failed']], status)
+  const filterForm = h('form', { class: 'filters', novalidate: true }, field('Status', filter), h('div', { class: 'button-row' }, h('button', { type: 'submit', class: 'button secondary' }, 'Show')))
+  filterForm.addEventListener('submit', (event) => {
+    event.preventDefault()
+    replaceChildren(container, loading('Loading the notifications…'))
+    void renderNotificationLog(container, isCurrent, filter.value)
+  })
+  const tbody = h('tbody')
+  const more = h('button', { type: 'button', class: 'button secondary' }, 'Show older')
+  const result = h('p', { class: 'hint', role: 'status' })
+  let cursor: string | null = null
+  let shown = 0
+  const addPage = async () => {
+    more.disabled = true
+    try {
+      const page = await api.notifications({ status: status || undefined, cursor, limit: 20 })
+      if (!isCurrent()) return
+      for (const n of page.data as Notification[]) {
+        tbody.append(
+          h(
+            'tr',
+            null,
+            h('th', { scope: 'row' }, dateTime(n.sent_at ?? n.created_at)),
+            h('td', null, TEMPLATE_LABEL[n.template] ?? n.template),
+            h('td', null, n.recipient),
+            h('td', null, badge(n.status === 'pending' ? 'Sending' : n.status.charAt(0).toUpperCase() + n.status.slice(1), NOTIFICATION_TONE[n.status] ?? 'neutral')),
+            h('td', null, `${n.attempts}${n.error ? `: ${n.error}` : ''}`),
+          ),
+        )
+      }
+      shown += page.data.length
+      cursor = page.next_cursor
+      more.hidden = !cursor
+      result.textContent = shown ? `${shown} emails shown${cursor ? '; older ones below' : ''}.` : 'No emails sent yet.'
+    } catch (error) {
+      result.textContent = errorText(error)
+    } finally {
+      more.disabled = false
+    }
+  }
+  more.addEventListener('click', () => void addPage())
+  await addPage()
+  if (!isCurrent()) return
+  replaceChildren(
+    container,
+    filterForm,
+    result,
+    shown
+      ? h(
+          'div',
+          { class: 'table-wrap', role: 'region', 'aria-label': 'Notifications sent, newest first', tabindex: 0 },
+          h('table', null, h('caption', { class: 'visually-hidden' }, 'Notifications sent, newest first'), h('thead', null, h('tr', null, ['Time', 'Email', 'To', 'Status', 'Attempts'].map((t) => h('th', { scope: 'col' }, t)))), tbody),
+        )
+      : null,
+    more,
+  )
+}
+
+function keysSection(app: ConsoleApp, keys: ApiKey[], reload: () => Promise<unknown>): HTMLElement {
+  const shown = createdKey
+  createdKey = null
+  const active = keys.filter((k) => !k.revoked_at)
+  const rows = keys.map((k) => [
+    k.name,
+    h('code', null, `${k.prefix}…`),
+    dateTime(k.created_at),
+    k.last_used_at ? dateTime(k.last_used_at) : 'Never',
+    k.revoked_at ? badge(`Revoked ${dateTime(k.revoked_at)}`, 'muted') : k.current ? badge('In use here', 'info') : badge('Active', 'good'),
+    k.revoked_at
+      ? '—'
+      : actionForm({
+          label: 'Revoke',
+          className: 'compact',
+          danger: true,
+          confirm: () => {
+            if (active.length === 1) return 'This is the store’s last active key: create another one first.'
+            return {
+              title: `Revoke the key ${k.name}?`,
+              body: [h('p', null, 'Anything using it is refused from now on. This cannot be undone.'), k.current ? h('p', null, 'It is the key this console signed in with: you will be signed out.') : null],
+              confirmLabel: 'Revoke key',
+              danger: true,
+            }
+          },
+          run: async () => {
+            await api.revokeApiKey(k.id)
+            return `The key ${k.name} is revoked.`
+          },
+          done: reload,
+        }),
+  ])
+  const name = input({ type: 'text', name: 'key_name', maxlength: 100, autocomplete: 'off' })
+  const create = actionForm({
+    label: 'Create key',
+    fields: [field('Name of the new key', name, { hint: 'What uses it, such as "ERP sync". The key is shown once.' })],
+    confirm: () => (name.value.trim() ? { title: 'Create an admin API key?', body: [h('p', null, `${name.value.trim()}: it can read and change everything of this store. It is shown once.`)], confirmLabel: 'Create key' } : 'Name the key.'),
+    run: async () => {
+      const created = await api.createApiKey(name.value.trim())
+      createdKey = { name: created.name, key: created.key }
+      return `Key ${created.name} created: copy it now, it is shown once.`
+    },
+    done: reload,
+  })
+  return section(
+    'Admin API keys',
+    signedInVia() === 'platform' ? h('p', { class: 'hint' }, 'Signed in from the BigCommerce control panel (a one-hour session, not a key).') : null,
+    shown
+      ? h('div', { class: 'secret-box', role: 'status' }, h('p', null, h('strong', null, `The new key ${shown.name}. It is shown only this once: copy it now.`)), h('code', { class: 'secret', 'data-new-key': '' }, shown.key))
+      : null,
+    keys.length ? table('Admin API keys', ['Name', 'Starts with', 'Created', 'Last used', 'Status', 'Actions'], rows, { captionHidden: true }) : h('p', null, 'No keys.'),
+    create,
+  )
 }

@@ -1,9 +1,10 @@
 import { all, api, errorText, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren, type Child } from '../dom.ts'
-import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, interval, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
+import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, interval, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
 import { paths } from '../router.ts'
-import type { Charge, Event, Plan, Subscription } from '../types.ts'
+import type { Charge, Discount, Event, Onetime, Plan, Product, Subscription } from '../types.ts'
+import { discountTerms } from './discounts.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
 import { allPlans, STATUS_TONE } from './subscriptions.ts'
 
@@ -18,11 +19,13 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
   let charges: Charge[]
   let events: Event[]
   let plan: Plan | null
+  let onetimes: Onetime[]
   try {
-    ;[subscription, charges, events] = await Promise.all([
+    ;[subscription, charges, events, onetimes] = await Promise.all([
       api.subscription(id),
       all((cursor) => api.charges({ subscription_id: id, cursor, limit: 100 }), 200),
       subscriptionEvents(id),
+      api.onetimes(id).then((page) => page.data, () => []),
     ])
     plan = await planById(subscription.plan_id)
   } catch (error) {
@@ -53,8 +56,13 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     ['Started', date(s.start_at)],
     ['Payment method', s.payment_instrument ? `${s.payment_instrument.brand ?? 'Card'} ending in ${s.payment_instrument.last_4 ?? '?'}` : s.payment_instrument_id],
   ]
-  if (s.discount) facts.push(['Discount', s.discount.name ?? s.discount.code ?? 'Applied'])
-  if (s.cancelled_at) facts.push(['Cancelled', `${dateTime(s.cancelled_at)}${s.cancellation_reason ? `: ${s.cancellation_reason}` : ''}`])
+  if (s.discount) facts.push(['Discount', `${s.discount.code}: ${discountTerms({ ...s.discount, currency: s.currency })}, ${s.discount.cycles_remaining === null ? 'every charge' : `${s.discount.cycles_remaining} more ${s.discount.cycles_remaining === 1 ? 'charge' : 'charges'}`}`])
+  const pendingAddOns = onetimes.filter((o) => o.status === 'pending')
+  if (pendingAddOns.length) facts.push(['Add-ons next renewal', money(pendingAddOns.reduce((sum, o) => sum + o.unit_amount * o.quantity, 0), s.currency)])
+  if (s.cancelled_at) {
+    const reasonLabel = s.cancellation_reason_code ? (app.store?.cancellation_reasons.find((r) => r.code === s.cancellation_reason_code)?.label ?? s.cancellation_reason_code) : null
+    facts.push(['Cancelled', `${dateTime(s.cancelled_at)}${[reasonLabel, s.cancellation_reason].filter(Boolean).length ? `: ${[reasonLabel, s.cancellation_reason].filter(Boolean).join('; ')}` : ''}`])
+  }
   if (s.billing_issue) facts.push(['Billing issue', h('span', { class: 'issue' }, `${s.billing_issue.message} (since ${dateTime(s.billing_issue.since)})`)])
   if (s.shipping_address) facts.push(['Ships to', [s.shipping_address.name, s.shipping_address.line1, s.shipping_address.city, s.shipping_address.postal_code, s.shipping_address.country].filter(Boolean).join(', ')])
 
@@ -63,6 +71,7 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')),
     pageHeader(`Subscription of ${email}`, h('p', { class: 'subtitle' }, h('code', null, s.id))),
     h('div', { class: 'detail-grid' }, section('Details', definitionList(facts)), section('Actions', ...actions(app, s, reload))),
+    section('One-time add-ons', addOns(s, onetimes, reload)),
     section('Charges', chargesTable(app, charges, reload)),
     section('Timeline', timeline(events)),
   )
@@ -260,6 +269,39 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
     ),
   )
 
+  if (s.status === 'active') {
+    forms.push(
+      group(
+        'Order now',
+        simple('charge-now', 'Charge the renewal now', 'Charge the next renewal now?', `The renewal of ${date(s.next_charge_at)} is charged now, and the next one follows one interval after today.`, 'The renewal was charged now: its outcome shows under Charges.'),
+      ),
+    )
+    const when = input({ type: 'datetime-local', name: 'next_charge_at', value: s.next_charge_at ? isoToStoreInput(s.next_charge_at) : '' })
+    forms.push(
+      group(
+        'Reschedule',
+        actionForm({
+          label: 'Reschedule',
+          fields: [field(`Next charge on (${zone})`, when, { hint: 'Later renewals follow one interval apart from it; at most a year ahead.' })],
+          confirm: () => {
+            const at = storeTimeToIso(when.value)
+            if (!at) return 'Choose the date and time of the next charge.'
+            return { title: 'Move the next charge?', body: [h('p', null, `The next renewal is charged on ${dateTime(at)} instead of ${dateTime(s.next_charge_at)}.`)], confirmLabel: 'Reschedule' }
+          },
+          run: async () => {
+            const answer = await api.action(s.id, 'reschedule', { next_charge_at: storeTimeToIso(when.value) })
+            return `The next charge is on ${dateTime(answer.next_charge_at)}.`
+          },
+          done: reload,
+        }),
+      ),
+    )
+  }
+
+  forms.push(group('Discount', discountForm(s, reload)))
+
+  const reasons = app.store?.cancellation_reasons ?? []
+  const reasonCode = select('reason_code', [['', reasons.length ? 'Choose a reason' : 'No reasons set (Settings)'], ...reasons.map((r) => [r.code, r.label] as [string, string])])
   const reason = h('textarea', { name: 'reason', rows: 2, maxlength: 500 })
   const atEnd = h('input', { type: 'checkbox', name: 'at_period_end' })
   forms.push(
@@ -268,18 +310,23 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
       actionForm({
         label: 'Cancel subscription',
         danger: true,
-        fields: [field('Reason', reason, { hint: 'Kept with the subscription and sent in its events.' }), h('div', { class: 'field checkbox' }, atEnd, h('label', { for: (atEnd.id = `at-end-${s.id}`) }, 'At the end of the paid period'))],
+        fields: [
+          field('Reason', reasonCode, { hint: 'The store’s cancellation reasons (Settings).' }),
+          field('Note (optional with a reason)', reason, { hint: 'Kept with the subscription and sent in its events.' }),
+          h('div', { class: 'field checkbox' }, atEnd, h('label', { for: (atEnd.id = `at-end-${s.id}`) }, 'At the end of the paid period')),
+        ],
         confirm: () => {
-          if (!reason.value.trim()) return 'Give the reason for cancelling.'
+          if (!reasonCode.value && !reason.value.trim()) return 'Choose the reason for cancelling, or write it.'
+          const label = reasonCode.value ? reasonCode.selectedOptions[0]?.textContent : null
           return {
             title: 'Cancel this subscription?',
-            body: [h('p', null, atEnd.checked ? `It stays active until ${date(s.current_period_end)} and then ends.` : 'It ends now: no more renewals.'), h('p', null, `Reason: ${reason.value.trim()}`)],
+            body: [h('p', null, atEnd.checked ? `It stays active until ${date(s.current_period_end)} and then ends.` : 'It ends now: no more renewals.'), h('p', null, `Reason: ${[label, reason.value.trim()].filter(Boolean).join('; ')}`)],
             confirmLabel: 'Cancel subscription',
             danger: true,
           }
         },
         run: async () => {
-          await api.action(s.id, 'cancel', { reason: reason.value.trim(), at_period_end: atEnd.checked })
+          await api.action(s.id, 'cancel', { ...(reason.value.trim() ? { reason: reason.value.trim() } : {}), ...(reasonCode.value ? { reason_code: reasonCode.value } : {}), at_period_end: atEnd.checked })
           return atEnd.checked ? 'It will be cancelled at the end of the period.' : 'Cancelled.'
         },
         done: reload,
@@ -288,6 +335,95 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
   )
   void app
   return forms
+}
+
+function discountForm(s: Subscription, reload: () => Promise<unknown>): HTMLElement {
+  if (s.discount) {
+    const current = s.discount
+    return actionForm({
+      label: 'Remove discount',
+      danger: true,
+      confirm: () => ({ title: `Remove ${current.code}?`, body: [h('p', null, 'From the next charge on the subscription pays its full price.')], confirmLabel: 'Remove discount', danger: true }),
+      run: async () => {
+        await api.removeDiscount(s.id)
+        return `${current.code} is removed.`
+      },
+      done: reload,
+    })
+  }
+  const code = select('discount_code', [['', 'Choose a code']])
+  void all((cursor) => api.discounts({ active: true, cursor })).then((discounts: Discount[]) => {
+    for (const d of discounts) code.append(h('option', { value: d.code }, `${d.code} (${discountTerms(d)})`))
+  }, () => {})
+  return actionForm({
+    label: 'Apply discount',
+    fields: [field('Discount code', code, { hint: 'Active codes of the store (Discounts); from the next charge.' })],
+    confirm: () => (code.value ? { title: `Apply ${code.value}?`, body: [h('p', null, `${code.selectedOptions[0]?.textContent ?? code.value} from the next charge; it counts as one redemption.`)], confirmLabel: 'Apply discount' } : 'Choose the discount code.'),
+    run: async () => {
+      const answer = await api.applyDiscount(s.id, code.value)
+      return `${answer.discount?.code ?? code.value} is applied from the next charge.`
+    },
+    done: reload,
+  })
+}
+
+const ONETIME_STATUS: Record<string, [string, string]> = { pending: ['Next renewal', 'info'], charged: ['Charged', 'good'], removed: ['Removed', 'muted'] }
+
+function addOns(s: Subscription, onetimes: Onetime[], reload: () => Promise<unknown>): HTMLElement {
+  const products = new Map<string, Product>()
+  const ended = s.status === 'cancelled' || s.status === 'expired'
+  const rows = onetimes.map((o) => {
+    const name = h('span', null, o.product_id)
+    void api.product(o.product_id).then((p) => (name.textContent = p.name), () => {})
+    const [label, tone] = ONETIME_STATUS[o.status] ?? [o.status, 'neutral']
+    return [
+      name,
+      String(o.quantity),
+      money(o.unit_amount * o.quantity, o.currency),
+      badge(label, tone),
+      dateTime(o.created_at),
+      o.status === 'pending'
+        ? actionForm({
+            label: 'Remove',
+            className: 'compact',
+            danger: true,
+            confirm: () => ({ title: 'Remove this add-on?', body: [h('p', null, `${name.textContent} × ${o.quantity} is not charged with the next renewal.`)], confirmLabel: 'Remove add-on', danger: true }),
+            run: async () => {
+              await api.removeOnetime(s.id, o.id)
+              return 'The add-on is removed.'
+            },
+            done: reload,
+          })
+        : '—',
+    ]
+  })
+  const list = onetimes.length ? table('One-time add-ons', ['Product', 'Quantity', 'Amount', 'Status', 'Added', 'Actions'], rows, { captionHidden: true }) : h('p', null, 'No add-ons.')
+  if (ended) return list
+  const product = select('product_id', [['', 'Choose a product']])
+  void all((cursor) => api.products(cursor)).then((all) => {
+    for (const p of all.filter((p) => p.active && p.one_time_price?.currency === s.currency)) {
+      products.set(p.id, p)
+      product.append(h('option', { value: p.id }, `${p.name} (${money(p.one_time_price!.amount, p.one_time_price!.currency)})`))
+    }
+  }, () => {})
+  const quantity = input({ type: 'number', name: 'onetime_quantity', min: 1, max: 100, step: 1, value: 1, inputmode: 'numeric' })
+  const add = actionForm({
+    label: 'Add to the next renewal',
+    fields: [h('div', { class: 'two-col' }, field('Add-on product', product, { hint: 'Products with a one-time price in the subscription’s currency.' }), field('Add-on quantity', quantity))],
+    confirm: () => {
+      const count = Number(quantity.value)
+      if (!product.value) return 'Choose the product to add.'
+      if (!Number.isInteger(count) || count < 1 || count > 100) return 'The quantity is a whole number from 1 to 100.'
+      const p = products.get(product.value)
+      return { title: 'Add this to the next renewal?', body: [h('p', null, `${p?.name ?? product.value} × ${count}${p?.one_time_price ? ` = ${money(p.one_time_price.amount * count, s.currency)}` : ''}, charged once with the renewal of ${date(s.next_charge_at)}.`)], confirmLabel: 'Add' }
+    },
+    run: async () => {
+      await api.addOnetime(s.id, { product_id: product.value, quantity: Number(quantity.value) })
+      return 'Added to the next renewal.'
+    },
+    done: reload,
+  })
+  return h('div', null, list, h('div', { class: 'form-panel' }, add))
 }
 
 function group(title: string, form: HTMLElement): HTMLElement {
