@@ -1,4 +1,4 @@
-import { errors, jwtVerify, SignJWT } from 'jose'
+import { decodeJwt, errors, jwtVerify, SignJWT } from 'jose'
 import { randomUUID, type webcrypto } from 'node:crypto'
 import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
@@ -73,6 +73,11 @@ export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONS
     /** Signature, algorithm, issuer, audience and lifetime; any failure is the same 401. */
     async verify(token: string): Promise<ConsoleSessionClaims> {
       try {
+        // Another audience (a portal session, say) is refused before the key is loaded: a refused
+        // request must not be what first generates and stores the signing key.
+        const claimed = decodeJwt(token)
+        const audience = Array.isArray(claimed.aud) ? claimed.aud : [claimed.aud]
+        if (!audience.includes(CONSOLE_SESSION_AUDIENCE)) throw new errors.JWTClaimValidationFailed('not a console session', claimed, 'aud')
         const { payload } = await jwtVerify(token, await signingKey(), {
           algorithms: [CONSOLE_SESSION_ALGORITHM],
           issuer,

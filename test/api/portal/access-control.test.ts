@@ -108,8 +108,16 @@ const webhookA = await createWebhookService({ db, clock: systemClock, allowPriva
   event_types: ['subscription.created'],
 })
 
+// A discount of store A, and a one-time add-on on A1's subscription (a product sold once too).
+const discountA = await call(app, { method: 'POST', url: '/api/v1/admin/discounts', headers: shopA.auth, payload: { code: `ACCESS-${uniq}`, type: 'percentage', value: 10, duration: 'forever' } })
+assert.equal(discountA.statusCode, 201, `fixtures: ${discountA.body}`)
+const onceProduct = await call(app, { method: 'POST', url: '/api/v1/admin/products', headers: shopA.auth, payload: { platform_product_id: `once-${uniq}`, name: 'Sold once too', one_time_price: { amount: 500, currency: 'USD' } } })
+assert.equal(onceProduct.statusCode, 201, `fixtures: ${onceProduct.body}`)
+const onetimeA1 = await call(app, { method: 'POST', url: `/api/v1/admin/subscriptions/${subA1.id}/onetimes`, headers: shopA.auth, payload: { product_id: onceProduct.json.id, quantity: 1 } })
+assert.equal(onetimeA1.statusCode, 201, `fixtures: ${onetimeA1.body}`)
+
 const eventsA = await db.selectFrom('events').select(['id', 'entity_id']).where('store_id', '=', shopA.store.id).orderBy('position').execute()
-const a1EntityIds = new Set<string>([subscriberA1, ...subsA1.map((s) => s.id), changeRequestA1.id, chargeA1])
+const a1EntityIds = new Set<string>([subscriberA1, ...subsA1.map((s) => s.id), changeRequestA1.id, chargeA1, onetimeA1.json.id])
 const eventA1 = eventsA.find((e) => e.entity_id === subA1.id)?.id
 assert.ok(eventA1, 'fixtures: the checkout recorded an event for the subscription')
 
@@ -138,11 +146,13 @@ const realIds: Record<string, string> = {
   evt: eventA1,
   ch: chargeA1,
   wh: webhookA.id,
+  disc: discountA.json.id,
+  ot: onetimeA1.json.id,
   // msg_: deliveries are only reached through their webhook subscription; no route takes their id.
 }
 
 /** What another subscriber of the same store must never see. */
-const privateToA1 = [subscriberA1, emailA1, ...subsA1.map((s) => s.id), changeRequestA1.id, chargeA1, ...eventsA.filter((e) => a1EntityIds.has(e.entity_id)).map((e) => e.id)]
+const privateToA1 = [subscriberA1, emailA1, ...subsA1.map((s) => s.id), changeRequestA1.id, chargeA1, onetimeA1.json.id, ...eventsA.filter((e) => a1EntityIds.has(e.entity_id)).map((e) => e.id)]
 /** What anyone of another store must never see. */
 const privateToStoreA = [
   shopA.store.id,

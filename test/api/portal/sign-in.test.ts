@@ -198,7 +198,8 @@ describe('portal sign-in over a real SMTP server', () => {
     assert.ok(message.parsed.text.includes(STORE_NAME), 'the text names the store')
     assert.ok(message.parsed.html.includes('Bean &amp; Leaf Coffee'), 'the HTML names the store, escaped')
     const token = tokenFrom(message)
-    assert.ok(message.parsed.html.includes(`href="${PORTAL_URL}/login?token=${token}"`), 'the HTML links to the same token')
+    // The link carries the store as well (the page it opens names it), `&` escaped in the HTML.
+    assert.ok(message.parsed.html.includes(`href="${PORTAL_URL}/login?token=${token}&amp;store=`), 'the HTML links to the same token')
 
     // >= 128 bits: at least 22 base64url characters, decoding to at least 16 bytes.
     assert.ok(token.length >= 22, `token too short: ${token.length} characters`)
