@@ -17,7 +17,8 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
  * against the real service process and the BigCommerce simulator: the subscriber picks one of the
  * stored cards the platform lists for their customer (brand, last 4, expiry), the detail shows the
  * card's brand and last 4, and not one browser request leaves the service's origin.
- * UPDATE_SCREENSHOTS=1 writes docs/screenshots/portal-stored-cards-1280.png.
+ * UPDATE_SCREENSHOTS=1 writes docs/screenshots/portal-stored-cards-1280.png; every run writes
+ * test-results/portal/portal-stored-cards-{1440,390}.png.
  */
 
 const STORE_HASH = 'northwindcards'
@@ -30,6 +31,7 @@ const VISA = 'tokvisa'.padEnd(64, 'v')
 const MASTERCARD = 'tokmastercard'.padEnd(64, 'm')
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
+const ARTEFACTS = new URL('../../test-results/portal/', import.meta.url)
 
 describe('portal: choosing a stored card on a BigCommerce store (real browser)', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
   let web: Awaited<ReturnType<typeof buildWebForTest>>
@@ -164,6 +166,15 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
       t.diagnostic('wrote docs/screenshots/portal-stored-cards-1280.png')
     }
     if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: join(process.env.SCREENSHOT_DIR, 'portal-stored-cards-1280.png'), fullPage: true })
+    // The open card picker at 1440 and 390 px into test-results/portal/; nothing may scroll sideways.
+    mkdirSync(ARTEFACTS, { recursive: true })
+    for (const width of [1440, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 1000 })
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+      assert.ok(overflow <= 0, `${width} px: the page scrolls sideways by ${overflow} px`)
+      await page.screenshot({ path: new URL(`portal-stored-cards-${width}.png`, ARTEFACTS).pathname, fullPage: true })
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
 
     // Submitting the current card again is stopped on the page.
     await page.getByRole('button', { name: 'Use this card' }).click()

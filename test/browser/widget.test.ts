@@ -10,6 +10,8 @@ import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp
 
 /** Widget screenshots land here (docs/screenshots/widget-360.png, widget-1280.png) with UPDATE_SCREENSHOTS=1. */
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
+/** Every run's screenshots at all four widths (gitignored). */
+const ARTEFACTS = new URL('../../test-results/widget/', import.meta.url)
 const GZIP_BUDGET = 8 * 1024
 /** Plans of the product at /many: more than the 100 one page of the plan list holds. */
 const MANY_PLANS = 105
@@ -361,8 +363,9 @@ describe('storefront widget (/widget.js) in Chromium, on a storefront of another
     }
   })
 
-  test('screenshots at 360 px and 1280 px (written with UPDATE_SCREENSHOTS=1)', async (t) => {
-    for (const width of [360, 1280]) {
+  test('screenshots at 360, 390, 1280 and 1440 px (test-results/widget/; the docs ones with UPDATE_SCREENSHOTS=1)', async (t) => {
+    mkdirSync(ARTEFACTS, { recursive: true })
+    for (const width of [360, 390, 1280, 1440]) {
       const { context, page } = await visit('/', { width, height: 900 })
       try {
         await page.locator('.related subscription-widget').waitFor()
@@ -370,7 +373,8 @@ describe('storefront widget (/widget.js) in Chromium, on a storefront of another
         // Nothing sticks out sideways at either width.
         assert.ok(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth), `the page scrolls sideways at ${width} px`)
         const screenshot = await page.screenshot({ fullPage: true })
-        if (process.env.UPDATE_SCREENSHOTS === '1') {
+        writeFileSync(new URL(`widget-${width}.png`, ARTEFACTS), screenshot)
+        if (process.env.UPDATE_SCREENSHOTS === '1' && (width === 360 || width === 1280)) {
           mkdirSync(SCREENSHOTS, { recursive: true })
           writeFileSync(new URL(`widget-${width}.png`, SCREENSHOTS), screenshot)
           t.diagnostic(`wrote docs/screenshots/widget-${width}.png`)
