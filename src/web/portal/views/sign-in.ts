@@ -17,12 +17,10 @@ export async function renderSignIn(app: PortalApp, isCurrent: () => boolean, sto
   app.finishRender('Sign in')
 }
 
-function showForm(app: PortalApp, storeHash: string | null, storeName: string | null, message: { text: string; kind: 'info' | 'error' } | null, email: string): void {
+/** Only with a store: without one, `renderSignIn` shows the way in from the store instead (no Store ID prompt). */
+function showForm(app: PortalApp, storeHash: string, storeName: string | null, message: { text: string; kind: 'info' | 'error' } | null, email: string): void {
   const emailInput = h('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, maxlength: 254, spellcheck: 'false' }) as HTMLInputElement
   emailInput.value = email
-  const storeInput = storeHash
-    ? null
-    : (h('input', { type: 'text', name: 'store', autocomplete: 'off', required: true, maxlength: 64, pattern: '[A-Za-z0-9_\\-]+', spellcheck: 'false' }) as HTMLInputElement)
   const error = h('div', { class: 'alert error', role: 'alert' })
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Email me a sign-in link')
   let busy = false
@@ -35,22 +33,20 @@ function showForm(app: PortalApp, storeHash: string | null, storeName: string | 
         event.preventDefault()
         if (busy) return
         const address = emailInput.value.trim()
-        const store = storeHash ?? storeInput?.value.trim() ?? ''
         busy = true
         submit.setAttribute('aria-busy', 'true')
         error.textContent = ''
         try {
-          await api.requestLink(address, store)
-          showSent(app, storeHash ?? store, storeName, address)
+          await api.requestLink(address, storeHash)
+          showSent(app, storeHash, storeName, address)
         } catch (failure) {
-          error.textContent = errorText(failure, { email: 'Email address', store_hash: 'Store ID' })
+          error.textContent = errorText(failure, { email: 'Email address', store_hash: 'The store in this link' })
         } finally {
           busy = false
           submit.removeAttribute('aria-busy')
         }
       },
     },
-    storeInput ? field('Store ID', storeInput, { hint: 'The store you subscribed with, as shown in its emails or on its website.' }) : null,
     field('Email address', emailInput, { hint: 'The address you used when you subscribed.' }),
     error,
     h('div', { class: 'button-row' }, submit),
