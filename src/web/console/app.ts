@@ -1,5 +1,5 @@
 import { api, ApiError } from './api.ts'
-import { h, replaceChildren } from './dom.ts'
+import { h, replaceChildren } from '../shared/dom.ts'
 import { useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
 import { clearKey, currentKey, signedInVia } from './session.ts'

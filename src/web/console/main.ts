@@ -1,6 +1,6 @@
 import { setUnauthorizedHandler } from './api.ts'
 import { app } from './app.ts'
-import { h, replaceChildren } from './dom.ts'
+import { h, replaceChildren } from '../shared/dom.ts'
 import { onLinkClick, parseRoute, paths, startRouter } from './router.ts'
 import { currentKey, takeSessionFromFragment } from './session.ts'
 import { errorBox } from './ui.ts'

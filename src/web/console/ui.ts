@@ -1,6 +1,6 @@
 import { errorText } from './api.ts'
-import { confirmAction } from './confirm.ts'
-import { field, h, replaceChildren, type Child } from './dom.ts'
+import { confirmAction } from '../shared/confirm.ts'
+import { field, h, replaceChildren, type Child } from '../shared/dom.ts'
 import { app } from './app.ts'
 
 /** A page's heading row: the h1 the focus goes to, and an optional line under it. */

@@ -1,5 +1,5 @@
 import { api, ApiError } from './api.ts'
-import { h, replaceChildren } from './dom.ts'
+import { h, replaceChildren } from '../shared/dom.ts'
 import { navigate, ROOT, signInPath } from './router.ts'
 import { clearSession, currentSession, type Session } from './session.ts'
 import type { PortalStore, Subscriber } from './types.ts'

@@ -1,6 +1,6 @@
 import { setUnauthorizedHandler } from './api.ts'
 import { portal } from './app.ts'
-import { h, replaceChildren } from './dom.ts'
+import { h, replaceChildren } from '../shared/dom.ts'
 import { onLinkClick, parseRoute, ROOT, rewriteAddress, signInPath, startRouter } from './router.ts'
 import { currentSession, sessionExpired } from './session.ts'
 import { renderChangeRequests } from './views/change-requests.ts'

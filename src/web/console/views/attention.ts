@@ -1,6 +1,6 @@
 import { all, api, emailOf } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { dateTime, money } from '../format.ts'
 import { paths } from '../router.ts'
 import type { Charge, Subscription } from '../types.ts'

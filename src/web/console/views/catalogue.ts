@@ -1,6 +1,6 @@
 import { all, api, forgetPlans } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { currency, interval, money, toMinor } from '../format.ts'
 import type { Plan, Product } from '../types.ts'
 import { actionForm, badge, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'

@@ -1,6 +1,6 @@
 import { all, api } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { currency, currentTimeZone, date, isoToStoreInput, money, number, storeTimeToIso, toMinor } from '../format.ts'
 import type { Discount, Plan } from '../types.ts'
 import { actionForm, badge, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'

@@ -1,7 +1,7 @@
 import uPlot from 'uplot'
 import { all, api, call } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { currency, date, minorDigits, money, number, percent } from '../format.ts'
 import type { Subscription } from '../types.ts'
 import { errorBox, loading, pageHeader } from '../ui.ts'

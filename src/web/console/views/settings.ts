@@ -1,6 +1,6 @@
 import { all, api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { dateTime } from '../format.ts'
 import { signedInVia } from '../session.ts'
 import type { ApiKey, Discount, Notification, NotificationTemplate, PlatformConnection, RetentionOffer, Store } from '../types.ts'

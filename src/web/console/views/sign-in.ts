@@ -1,6 +1,6 @@
 import { api, ApiError, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { field, h, replaceChildren } from '../dom.ts'
+import { field, h, replaceChildren } from '../../shared/dom.ts'
 import { saveKey } from '../session.ts'
 
 /**

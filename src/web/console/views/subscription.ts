@@ -1,6 +1,6 @@
 import { all, api, errorText, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren, type Child } from '../dom.ts'
+import { h, replaceChildren, type Child } from '../../shared/dom.ts'
 import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, interval, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
 import { paths } from '../router.ts'
 import type { Charge, Discount, Event, Onetime, Plan, Product, Subscription } from '../types.ts'

@@ -1,6 +1,6 @@
 import { all, api, ApiError, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { date, interval, money, STATUS_LABEL } from '../format.ts'
 import { navigate, paths } from '../router.ts'
 import type { Page, Plan, Subscription } from '../types.ts'

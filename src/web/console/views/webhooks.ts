@@ -1,6 +1,6 @@
 import { api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren, type Child } from '../dom.ts'
+import { h, replaceChildren, type Child } from '../../shared/dom.ts'
 import { currentTimeZone, dateTime, isoToStoreInput, percent, storeTimeToIso } from '../format.ts'
 import { navigate, paths } from '../router.ts'
 import type { Delivery, WebhookEndpoint } from '../types.ts'

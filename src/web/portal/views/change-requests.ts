@@ -1,6 +1,6 @@
 import { api, errorText, planById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { subscriptionPath } from '../router.ts'
 import type { Plan } from '../types.ts'
 import { changeRequestItem } from './detail.ts'

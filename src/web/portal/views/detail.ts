@@ -1,6 +1,6 @@
 import { allProducts, api, ApiError, errorText, productById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
-import { h, replaceChildren, uid } from '../dom.ts'
+import { h, replaceChildren, uid } from '../../shared/dom.ts'
 import {
   CHANGE_REQUEST_STATUS_LABEL,
   CHARGE_STATUS_LABEL,

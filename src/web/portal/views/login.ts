@@ -1,6 +1,6 @@
 import { api, ApiError, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { navigate, ROOT, rewriteAddress, signInPath, subscriptionPath } from '../router.ts'
 import { saveSession } from '../session.ts'
 

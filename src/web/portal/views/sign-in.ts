@@ -1,6 +1,6 @@
 import { api, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
-import { field, h, replaceChildren } from '../dom.ts'
+import { field, h, replaceChildren } from '../../shared/dom.ts'
 
 /** Email in, sign-in link out: the same answer whether or not the address is known. */
 export async function renderSignIn(app: PortalApp, isCurrent: () => boolean, storeHash: string | null): Promise<void> {

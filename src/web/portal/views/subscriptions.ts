@@ -1,6 +1,6 @@
 import { api, errorText, planById, productById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
-import { h, replaceChildren } from '../dom.ts'
+import { h, replaceChildren } from '../../shared/dom.ts'
 import { formatDate, formatMoney, isoDate, nextChargeText, statusText, subscriptionPriceText } from '../format.ts'
 import { subscriptionPath } from '../router.ts'
 import type { Plan, Product, Subscription } from '../types.ts'
