@@ -1,20 +1,9 @@
 import { currentKey } from './session.ts'
 import type { ApiKey, Charge, Delivery, Discount, Event, Notification, Onetime, Page, Plan, PlatformConnection, Product, Store, Subscription, WebhookEndpoint } from './types.ts'
 
-/** A refused or failed call, with the service's own words (`detail`) and stable `code`. */
-export class ApiError extends Error {
-  readonly status: number
-  readonly code: string
-  readonly fieldErrors: { path: string; message: string }[]
+import { ApiError } from '../shared/api-error.ts'
 
-  constructor(status: number, code: string, detail: string, fieldErrors: { path: string; message: string }[] = []) {
-    super(detail)
-    this.name = 'ApiError'
-    this.status = status
-    this.code = code
-    this.fieldErrors = fieldErrors
-  }
-}
+export { ApiError }
 
 let onUnauthorized: (error: ApiError) => void = () => {}
 /** Called when the service refuses the key (401): the console forgets it and shows sign-in. */

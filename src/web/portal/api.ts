@@ -15,20 +15,9 @@ import type {
   Subscription,
 } from './types.ts'
 
-/** A refused or failed call, with the service's own words (`detail`) and stable `code`. */
-export class ApiError extends Error {
-  readonly status: number
-  readonly code: string
-  readonly fieldErrors: { path: string; message: string }[]
+import { ApiError } from '../shared/api-error.ts'
 
-  constructor(status: number, code: string, detail: string, fieldErrors: { path: string; message: string }[] = []) {
-    super(detail)
-    this.name = 'ApiError'
-    this.status = status
-    this.code = code
-    this.fieldErrors = fieldErrors
-  }
-}
+export { ApiError }
 
 let onUnauthorized: (error: ApiError) => void = () => {}
 /** Called when the service refuses the session (401): the app signs out and shows sign-in. */
