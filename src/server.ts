@@ -90,6 +90,7 @@ function printBanner(origin: string, demo: DemoData | undefined): void {
     `  OpenAPI        ${origin}/api/v1/openapi.json`,
     `  Health         ${origin}/healthz   ${origin}/readyz   ${origin}/metrics`,
     `  Portal         ${origin}/portal${demo ? `?store=${demo.storeHash}` : ''}`,
+    `  Console        ${origin}/console   (sign in with an admin key)`,
     `  Widget         ${origin}/widget.js`,
   ]
   if (demo?.adminKey) {
