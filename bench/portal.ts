@@ -1,6 +1,7 @@
 // Portal: an authenticated GET of a subscriber's subscriptions (JWT verify, revocation check, query)
 // against a bare Fastify hello-world, loaded the same way in the same run.
-// Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL.
+// Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL;
+// BENCH_PORTAL_ROUTE=admin measures the admin list (GET /api/v1/admin/subscriptions?limit=20, admin key) instead.
 // The session token lasts 15 minutes from the service's start: keep rounds x (warm-up + duration) x 2 well under that.
 import type { ChildServer } from './lib/child-server.ts'
 import { alternateRounds, runBench, settingsOrUsage, startServiceAndBaseline } from './lib/harness.ts'
@@ -47,12 +48,14 @@ async function main(): Promise<void> {
   const startedAt = new Date()
   const backgroundBusy = await backgroundCpuBusy()
 
-  const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: { BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS) }, omitEnv: ['JWT_SECRET'] })
+  const serviceEnvOverrides: Record<string, string> = { BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS) }
+  if (process.env.BENCH_PORTAL_ROUTE) serviceEnvOverrides.BENCH_PORTAL_ROUTE = process.env.BENCH_PORTAL_ROUTE
+  const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: serviceEnvOverrides, omitEnv: ['JWT_SECRET'] })
   const { service, serviceEnv, databaseDescription } = started
   const auth = { authorization: `Bearer ${String(service.details.accessToken)}` }
   await verifyPortal(service.url, auth)
 
-  const pairs = await alternateRounds(started, settings, 'portal subscriptions', auth)
+  const pairs = await alternateRounds(started, settings, service.details.route === 'admin' ? 'admin subscriptions' : 'portal subscriptions', auth)
 
   const run = { startedAt, backgroundBusy, settings, databaseDescription, serviceEnv, service, pairs }
   process.stdout.write(`${report(run)}\n`)
@@ -64,7 +67,8 @@ async function verifyPortal(url: string, auth: Record<string, string>): Promise<
   const body = await response.text()
   if (response.status !== 200) throw new Error(`portal answered ${response.status}: ${body}`)
   const listed = (JSON.parse(body) as { data?: unknown[] }).data?.length
-  if (url.includes('/subscriptions') && listed !== SUBSCRIPTIONS) throw new Error(`portal listed ${listed} subscriptions, expected ${SUBSCRIPTIONS}`)
+  if (url.includes('/portal/subscriptions') && listed !== SUBSCRIPTIONS) throw new Error(`portal listed ${listed} subscriptions, expected ${SUBSCRIPTIONS}`)
+  if (url.includes('/admin/subscriptions') && listed !== 20) throw new Error(`the admin list held ${listed} subscriptions, expected a page of 20`)
   const anonymous = await fetch(url)
   if (anonymous.status !== 401) throw new Error(`portal answered ${anonymous.status} without a token, expected 401`)
 }
@@ -74,18 +78,20 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
   const url = new URL(service.url)
   const results = pairs.flatMap(({ baseline, candidate }, i) => [
     { name: 'hello-world (bare Fastify)', round: i + 1, result: baseline },
-    { name: `portal subscriptions (${SUBSCRIPTIONS})`, round: i + 1, result: candidate },
+    { name: service.details.route === 'admin' ? 'admin subscriptions (page of 20)' : `portal subscriptions (${SUBSCRIPTIONS})`, round: i + 1, result: candidate },
   ])
   return [
     '',
-    `## portal subscriptions vs hello-world on ${service.details.engine}`,
+    `## ${service.details.route === 'admin' ? 'admin subscription list' : 'portal subscriptions'} vs hello-world on ${service.details.engine}`,
     '',
     `- date: ${startedAt.toISOString()}`,
     `- machine: ${machineSummary()}; CPUs ${backgroundBusy} busy with other work just before the run`,
     `- database: ${databaseDescription}, server_version ${service.details.serverVersion}`,
     `- load: ${loadSummary(settings)}`,
     `- service: ${env} JWT_SECRET=(unset: generated and kept by the service)`,
-    `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
+    service.details.route === 'admin'
+      ? `- admin request: GET ${url.pathname}${url.search} with Authorization: Bearer <admin API key> (a store of ${Number(service.details.subscriptions) + Number(service.details.otherSubscribers)} subscriptions)`
+      : `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
     '',
     resultsTable(results, settings.rounds > 1),
     '',

@@ -10,7 +10,9 @@ import { createAdminKey, createStore } from '../../src/modules/stores/index.ts'
 import { announceReady, closeOnSignal } from './child-protocol.ts'
 import { post, serverVersion } from './seeding.ts'
 
-const PORTAL_BENCH_PATH = process.env.BENCH_PORTAL_PATH ?? '/api/v1/portal/subscriptions'
+// `admin`: the admin list of the store's subscriptions with the admin key, instead of the portal's own list.
+const ROUTE = process.env.BENCH_PORTAL_ROUTE === 'admin' ? 'admin' : 'portal'
+const PORTAL_BENCH_PATH = process.env.BENCH_PORTAL_PATH ?? (ROUTE === 'admin' ? '/api/v1/admin/subscriptions?limit=20' : '/api/v1/portal/subscriptions')
 const SUBSCRIPTIONS = Number(process.env.BENCH_PORTAL_SUBSCRIPTIONS ?? 5)
 const OTHER_SUBSCRIBERS = 20
 const ADDRESS = { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
@@ -65,6 +67,7 @@ announceReady(app.server, PORTAL_BENCH_PATH, {
   serverVersion: await serverVersion(database.db),
   subscriptions: SUBSCRIPTIONS,
   otherSubscribers: OTHER_SUBSCRIBERS,
-  accessToken: session.access_token,
+  accessToken: ROUTE === 'admin' ? key : session.access_token,
+  route: ROUTE,
   expiresIn: session.expires_in,
 })
