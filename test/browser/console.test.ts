@@ -6,7 +6,7 @@ import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { SignJWT } from 'jose'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { buildWebForTest, launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
+import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watchPage } from '../helpers/browser.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
@@ -52,16 +52,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
   const foreignRequests: string[] = []
   const pageProblems: string[] = []
 
-  const admin = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${server.origin}/api/v1/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    const text = await response.text()
-    assert.ok(response.ok, `${method} ${path} answered ${response.status}: ${text}`)
-    return (text ? JSON.parse(text) : undefined) as T
-  }
+  const admin = adminClient(() => server.origin, ADMIN_KEY)
 
   async function seed(): Promise<Seeded> {
     await admin('PATCH', '/store', { name: STORE_NAME, timezone: 'Europe/Berlin' })
@@ -123,14 +114,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     browser = await launchBrowser()
     context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
     page = await context.newPage()
-    page.on('request', (request) => {
-      const url = request.url()
-      if (!url.startsWith('data:') && new URL(url).origin !== server.origin) foreignRequests.push(url)
-    })
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`))
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console: ${message.text()}`)
-    })
+    watchPage(page, () => server.origin, { foreignRequests, pageProblems })
   })
 
   after(async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { buildWebForTest, launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
+import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watchPage } from '../helpers/browser.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
@@ -36,16 +36,7 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
   const subs: Record<string, string> = {}
   const pageProblems: string[] = []
 
-  const admin = async <T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${server.origin}/api/v1/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    const text = await response.text()
-    assert.ok(response.ok, `${method} ${path} answered ${response.status}: ${text}`)
-    return JSON.parse(text) as T
-  }
+  const admin = adminClient(() => server.origin, ADMIN_KEY)
 
   before(async () => {
     mkdirSync(ARTEFACTS, { recursive: true })
@@ -86,10 +77,7 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     for (const name of ['manage', 'keep', 'cancel']) subs[name] = await checkout()
     browser = await launchBrowser()
     page = await (await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US', timezoneId: 'UTC' })).newPage()
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`))
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console: ${message.text()}`)
-    })
+    watchPage(page, () => server.origin, { pageProblems })
   })
 
   after(async () => {

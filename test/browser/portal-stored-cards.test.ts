@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
-import { buildWebForTest, launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
+import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watchPage } from '../helpers/browser.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
@@ -46,16 +46,7 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
   const foreignRequests: string[] = []
   const pageProblems: string[] = []
 
-  const admin = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${server.origin}/api/v1/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    const text = await response.text()
-    assert.ok(response.ok, `${method} ${path} answered ${response.status}: ${text}`)
-    return JSON.parse(text) as T
-  }
+  const admin = adminClient(() => server.origin, ADMIN_KEY)
 
   before(async () => {
     sim = await startBigCommerceSimulator()
@@ -112,14 +103,7 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
     browser = await launchBrowser()
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' })
     page = await context.newPage()
-    page.on('request', (request) => {
-      const url = request.url()
-      if (!url.startsWith('data:') && new URL(url).origin !== server.origin) foreignRequests.push(url)
-    })
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`))
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console: ${message.text()}`)
-    })
+    watchPage(page, () => server.origin, { foreignRequests, pageProblems })
   })
 
   after(async () => {

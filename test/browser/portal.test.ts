@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { buildWebForTest, launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
+import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient } from '../helpers/browser.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
@@ -49,16 +49,7 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
   const foreignRequests: string[] = []
   const pageProblems: string[] = []
 
-  const admin = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${server.origin}/api/v1/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    const text = await response.text()
-    assert.ok(response.ok, `${method} ${path} answered ${response.status}: ${text}`)
-    return JSON.parse(text) as T
-  }
+  const admin = adminClient(() => server.origin, ADMIN_KEY)
 
   /** Watches a page: every request must stay on the service's origin; no script errors or CSP refusals. */
   const watch = (watched: Page) => {
