@@ -1,10 +1,11 @@
-import { decodeJwt, errors, jwtVerify, SignJWT } from 'jose'
-import { randomUUID, type webcrypto } from 'node:crypto'
+import { decodeJwt, errors, SignJWT } from 'jose'
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto'
 import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
 import { keptSecret } from '../../db/kept-secrets.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
+import { InvalidJwt, verifyHs256 } from '../../lib/hs256-jwt.ts'
 import { randomToken } from '../../lib/secrets.ts'
 
 /**
@@ -43,10 +44,11 @@ export function looksLikeJwt(token: string): boolean {
 
 export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONSOLE_SESSION_TTL_SECONDS }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock; ttlSeconds?: number }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
-  let imported: Promise<webcrypto.CryptoKey> | undefined
-  const signingKey = (): Promise<webcrypto.CryptoKey> => {
+  let imported: Promise<KeyObject> | undefined
+  let loaded: KeyObject | undefined
+  const signingKey = (): Promise<KeyObject> => {
     imported ??= secret()
-      .then((bytes) => crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']))
+      .then((bytes) => (loaded = createSecretKey(bytes)))
       .catch((error: unknown) => {
         imported = undefined
         throw error
@@ -78,18 +80,19 @@ export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONS
         const claimed = decodeJwt(token)
         const audience = Array.isArray(claimed.aud) ? claimed.aud : [claimed.aud]
         if (!audience.includes(CONSOLE_SESSION_AUDIENCE)) throw new errors.JWTClaimValidationFailed('not a console session', claimed, 'aud')
-        const { payload } = await jwtVerify(token, await signingKey(), {
-          algorithms: [CONSOLE_SESSION_ALGORITHM],
+        const payload = verifyHs256(token, loaded ?? (await signingKey()), {
           issuer,
           audience: CONSOLE_SESSION_AUDIENCE,
-          currentDate: clock.now(),
+          nowSeconds: nowSeconds(),
           requiredClaims: ['sub', 'jti', 'iat', 'exp'],
         })
+        const { sub, jti, iat, exp } = payload
+        if (typeof sub !== 'string' || typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') throw new InvalidJwt('missing claims')
         // Never longer than the lifetime it is issued with, whatever a token claims.
-        if (payload.exp! - payload.iat! > ttlSeconds) throw new errors.JWTClaimValidationFailed('lifetime too long', payload, 'exp')
-        return { sub: payload.sub!, jti: payload.jti!, iat: payload.iat!, exp: payload.exp! }
+        if (exp - iat > ttlSeconds) throw new InvalidJwt('lifetime too long')
+        return { sub, jti, iat, exp }
       } catch (error) {
-        if (error instanceof errors.JOSEError) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
+        if (error instanceof errors.JOSEError || error instanceof InvalidJwt) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
         throw error
       }
     },

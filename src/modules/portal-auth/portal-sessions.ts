@@ -1,12 +1,15 @@
-import { errors, jwtVerify, SignJWT } from 'jose'
-import { randomUUID, type webcrypto } from 'node:crypto'
+import { SignJWT } from 'jose'
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
+import { InvalidJwt, verifyHs256 } from '../../lib/hs256-jwt.ts'
 
 /** The one algorithm portal sessions use; tokens naming any other (`none` included) are refused. */
 export const SESSION_ALGORITHM = 'HS256'
 export const SESSION_AUDIENCE = 'portal'
 export const SESSION_TTL_SECONDS = 15 * 60
+
+const SESSION_CLAIMS = ['sub', 'jti', 'iat', 'exp'] as const
 
 export interface SessionClaims {
   /** The subscriber: the only source of who is asking. */
@@ -31,11 +34,12 @@ export type PortalSessions = ReturnType<typeof createPortalSessions>
  */
 export function createPortalSessions({ secret, issuer, clock }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
-  // Imported once: handing jose the raw bytes would import the key again on every sign and verify.
-  let imported: Promise<webcrypto.CryptoKey> | undefined
-  const signingKey = (): Promise<webcrypto.CryptoKey> => {
+  // Made once: handing jose the raw bytes would import the key again on every sign.
+  let imported: Promise<KeyObject> | undefined
+  let loaded: KeyObject | undefined
+  const signingKey = (): Promise<KeyObject> => {
     imported ??= secret()
-      .then((bytes) => crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']))
+      .then((bytes) => (loaded = createSecretKey(bytes)))
       .catch((error: unknown) => {
         imported = undefined // a database hiccup must not poison every later request
         throw error
@@ -62,17 +66,17 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
     /** Checks signature, algorithm, issuer, audience and lifetime; any failure is the same 401. */
     async verify(token: string): Promise<SessionClaims> {
       try {
-        const { payload } = await jwtVerify(token, await signingKey(), {
-          algorithms: [SESSION_ALGORITHM],
+        // Synchronous once the key is loaded (src/lib/hs256-jwt.ts says why not jose's jwtVerify).
+        const payload = verifyHs256(token, loaded ?? (await signingKey()), {
           issuer,
           audience: SESSION_AUDIENCE,
-          currentDate: clock.now(),
-          requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+          nowSeconds: nowSeconds(),
+          requiredClaims: SESSION_CLAIMS,
         })
-        if (typeof payload.store !== 'string' || typeof payload.sub !== 'string') throw new errors.JWTClaimValidationFailed('missing claims', payload)
-        return { sub: payload.sub, store: payload.store, jti: payload.jti!, iat: payload.iat!, exp: payload.exp! }
+        if (typeof payload.store !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new InvalidJwt('missing claims')
+        return { sub: payload.sub, store: payload.store, jti: payload.jti, iat: payload.iat as number, exp: payload.exp as number }
       } catch (error) {
-        if (error instanceof errors.JOSEError) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
+        if (error instanceof InvalidJwt) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
         throw error
       }
     },
