@@ -33,7 +33,7 @@ import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modul
 import { eventSchemas } from './event-catalogue.ts'
 import { eventRoutes } from './modules/events/index.ts'
 import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscriptions/index.ts'
-import { apiKeyRoutes, findActiveKeyByHash, findStoreById, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
+import { apiKeyRoutes, createAuthCache, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
@@ -126,8 +126,9 @@ export async function buildApp({ database, config, services: given, clock = syst
   // The plugin limits routes; a request for no route gets the same limit, applied before its body
   // is read, so unknown paths are not a way around it (or a free way to make the guards scan bodies).
   const limitUnknownRoutes = app.rateLimit()
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) await limitUnknownRoutes.call(app, request, reply)
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done()
+    limitUnknownRoutes.call(app, request, reply).then(() => done(), done)
   })
   registerMetrics(app, { setAside: services.setAsideCounts }, { token: config.metricsToken })
   registerHealth(app, db)
@@ -157,7 +158,10 @@ export async function buildApp({ database, config, services: given, clock = syst
     issuer: config.jwtIssuer,
     clock: services.clock,
   })
-  const authenticatePortal = createPortalAuthenticator({ db, sessions })
+  // The store and the session's or key's standing, kept in process while the database says nothing changed.
+  const authCache = createAuthCache({ db, changes: database.changes })
+  app.addHook('onClose', async () => authCache.close())
+  const authenticatePortal = createPortalAuthenticator({ authCache, sessions })
   // The merchant console's sessions from the platform's load callback: a key of their own, never the portal's.
   const consoleSessions = createConsoleSessions({
     secret: () => resolveConsoleSessionSecret({ engine: database.engine, dataDir: database.location === 'memory' ? 'memory://' : config.dataDir, db }),
@@ -201,12 +205,12 @@ export async function buildApp({ database, config, services: given, clock = syst
   await app.register(platformWebhookRoutes, { orderWebhooks: services.orderWebhooks, rateLimit: config.rateLimit })
 
   const authenticateAdmin = createAdminAuthenticator({
-    findActiveKey: (keyHash) => findActiveKeyByHash(db, keyHash),
+    findActiveKey: (keyHash) => authCache.adminKey(keyHash),
     recordUse: (keyId, at) => touchKey(db, keyId, at),
   }, {
     looksLikeSession: looksLikeJwt,
     verify: (token) => consoleSessions.verify(token),
-    findStore: (storeId) => findStoreById(db, storeId),
+    findStore: (storeId) => authCache.store(storeId),
   })
   await app.register(async (admin) => {
     requireSecurityScheme(admin, 'adminApiKey')

@@ -3,6 +3,7 @@ import { Kysely, PGliteDialect, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { join, resolve } from 'node:path'
 import type { Database } from './database.ts'
+import { embeddedChangeFeed, postgresChangeFeed, type ChangeFeed } from './change-feed.ts'
 import { lockDataDir } from './data-dir-lock.ts'
 import { secureDataDir, tightenTree } from './data-dir-permissions.ts'
 
@@ -13,6 +14,8 @@ export interface DatabaseHandle {
   engine: Engine
   /** Where the data lives, without credentials: for logs and the start banner. */
   location: string
+  /** Changes to the rows that authenticate requests, for the caches of them (src/db/change-feed.ts). */
+  changes: ChangeFeed
   close(): Promise<void>
 }
 
@@ -44,9 +47,19 @@ function connectPostgres(url: string, max: number, onIdleConnectionError?: (erro
   const pool = new pg.Pool({ connectionString: url, max, types } as pg.PoolConfig)
   // Without a listener, an idle client killed by the server would crash the process.
   pool.on('error', (error) => onIdleConnectionError?.(error))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const { feed, plugin } = postgresChangeFeed(url, onIdleConnectionError)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [plugin] })
   const parsed = new URL(url)
-  return { db, engine: 'postgres', location: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() }
+  return {
+    db,
+    engine: 'postgres',
+    location: `postgres://${parsed.host}${parsed.pathname}`,
+    changes: feed,
+    close: async () => {
+      await feed.close()
+      await db.destroy()
+    },
+  }
 }
 
 const toStderr = (message: string): void => void process.stderr.write(`${message}\n`)
@@ -62,11 +75,13 @@ async function connectPglite(dataDir: string, onNotice: (message: string) => voi
     // PGlite sets some files' modes itself, whatever the umask (see tightenTree): once open, and again once closed.
     const tighten = () => (inMemory ? 0 : tightenTree(resolve(dataDir)))
     tighten()
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
+    const { feed, plugin } = embeddedChangeFeed()
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), plugins: [plugin] })
     return {
       db,
       engine: 'pglite',
       location: inMemory ? 'memory' : resolve(dataDir),
+      changes: feed,
       close: async () => {
         try {
           await db.destroy()

@@ -13,6 +13,8 @@ import * as retention from './0011-retention.ts'
 import * as notifications from './0012-notifications.ts'
 import * as analytics from './0013-analytics.ts'
 import * as analyticsDiscounts from './0014-analytics-discounts.ts'
+import * as cacheInvalidation from './0015-cache-invalidation.ts'
+import * as webhookDeliverySpeed from './0016-webhook-delivery-speed.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +32,6 @@ export const migrations: Record<string, Migration> = {
   '0012-notifications': notifications,
   '0013-analytics': analytics,
   '0014-analytics-discounts': analyticsDiscounts,
+  '0015-cache-invalidation': cacheInvalidation,
+  '0016-webhook-delivery-speed': webhookDeliverySpeed,
 }

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { sql } from 'kysely'
-import type { Db, StoreRow } from '../../db/database.ts'
+import type { StoreRow } from '../../db/database.ts'
 import { bearerToken } from '../../http/admin-auth.ts'
 import { AppError } from '../../lib/errors.ts'
-import { findStoreByIdUnless } from '../stores/index.ts'
+import type { AuthCache } from '../stores/index.ts'
 import type { Actor } from '../subscriptions/index.ts'
 import type { PortalSessions, SessionClaims } from './portal-sessions.ts'
 
@@ -24,13 +23,13 @@ export function registerPortalContext(app: FastifyInstance): void {
 }
 
 /** Portal routes: the subscriber and the store come from the verified session token and nowhere else. */
-export function createPortalAuthenticator({ db, sessions }: { db: Db; sessions: PortalSessions }) {
+export function createPortalAuthenticator({ authCache, sessions }: { authCache: AuthCache; sessions: PortalSessions }) {
   return async function authenticatePortal(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request)
     if (!token) throw new AppError('unauthenticated', 'this route needs a portal session: Authorization: Bearer <token from /portal/auth/verify>')
     const claims = await sessions.verify(token)
-    // One query answers both "does the store exist" and "was this session signed out".
-    const store = await findStoreByIdUnless(db, claims.store, sql<boolean>`EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ${claims.jti})`)
+    // "Does the store exist" and "was this session signed out": from memory while nothing changed (src/modules/stores/auth-cache.ts).
+    const store = await authCache.portalStore(claims.store, claims.jti, claims.exp)
     if (!store) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
     request.portal = { subscriberId: claims.sub, store, session: claims }
   }

@@ -1,4 +1,5 @@
 export { Store, type StoreView } from './store.schemas.ts'
+export { createAuthCache, ENTRY_TTL_MS, type AuthCache } from './auth-cache.ts'
 export {
   anyLiveStoreHash,
   billingStoreClocks,
