@@ -63,12 +63,26 @@ function daysInMonth(year: number, month: number): number {
 export function refuseNonFiniteNumbers(validate: ValidateFunction): ValidateFunction {
   const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
     const valid = validate(data, context)
+    // The common case, on every request: valid, and nothing coerced to a non-finite number.
+    if (valid && !holdsNonFinite(data)) {
+      checked.errors = null
+      return true
+    }
     const errors: ErrorObject[] = valid ? [] : [...(validate.errors ?? [])]
     collectNonFinite(data, '', errors)
     checked.errors = errors.length ? errors : null
     return errors.length === 0
   }) as ValidateFunction
   return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+}
+
+/** Whether `collectNonFinite` would find anything; allocates nothing, for the common case. */
+function holdsNonFinite(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value)
+  if (value === null || typeof value !== 'object') return false
+  if (Array.isArray(value)) return value.some(holdsNonFinite)
+  for (const key of Object.keys(value)) if (holdsNonFinite((value as Record<string, unknown>)[key])) return true
+  return false
 }
 
 function collectNonFinite(value: unknown, instancePath: string, errors: ErrorObject[]): void {

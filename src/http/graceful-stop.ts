@@ -9,6 +9,12 @@ const DRAIN_POLL_MS = 10
 // The set of running requests is swept of hung-up requests that have ended whenever it doubles.
 const SWEEP_FLOOR = 1024
 
+interface ConnectionCount {
+  active: number
+}
+const COUNTED_ON = Symbol('graceful-stop.countedOn')
+type CountedReply = FastifyReply & { [COUNTED_ON]: ConnectionCount | null }
+
 /**
  * Stopping without cutting work off (docs/contract.md, Running it). Fastify's close stops listening and
  * waits for open connections, which is not enough on its own:
@@ -28,9 +34,11 @@ const SWEEP_FLOOR = 1024
  */
 export function registerGracefulStop(app: FastifyInstance): void {
   const running = new Set<FastifyReply>()
-  // Every open connection of the server, with how many of its requests are running; and the connection each running request counts on.
-  const connections = new Map<Socket, number>()
-  const countedOn = new WeakMap<FastifyReply, Socket>()
+  // Every open connection of the server, with how many of its requests are running; each running
+  // request holds the count of its connection (COUNTED_ON), changed in place: this is on every
+  // request's path, where a WeakMap from request to connection cost more than the rest of the hook.
+  const connections = new Map<Socket, ConnectionCount>()
+  app.decorateReply(COUNTED_ON, null)
   let closing = false
   let sweepAt = SWEEP_FLOOR
 
@@ -40,13 +48,13 @@ export function registerGracefulStop(app: FastifyInstance): void {
   }
   // Ends every connection with no request running; what was written on it is flushed first.
   const closeIdleConnections = () => {
-    for (const [socket, active] of connections) {
-      if (active === 0 && !socket.destroyed) socket.end(() => socket.destroy())
+    for (const [socket, count] of connections) {
+      if (count.active === 0 && !socket.destroyed) socket.end(() => socket.destroy())
     }
   }
 
   app.server.on('connection', (socket: Socket) => {
-    connections.set(socket, 0)
+    connections.set(socket, { active: 0 })
     socket.once('close', () => connections.delete(socket))
   })
 
@@ -57,11 +65,10 @@ export function registerGracefulStop(app: FastifyInstance): void {
       return
     }
     running.add(reply)
-    const socket = request.raw.socket
-    const active = connections.get(socket)
-    if (active !== undefined) {
-      connections.set(socket, active + 1)
-      countedOn.set(reply, socket)
+    const count = connections.get(request.raw.socket)
+    if (count) {
+      count.active += 1
+      ;(reply as CountedReply)[COUNTED_ON] = count
     }
     if (running.size >= sweepAt) {
       sweep()
@@ -72,11 +79,11 @@ export function registerGracefulStop(app: FastifyInstance): void {
 
   app.addHook('onResponse', (_request, reply, done) => {
     running.delete(reply)
-    const socket = countedOn.get(reply)
-    if (socket) {
-      countedOn.delete(reply)
-      const active = connections.get(socket)
-      if (active !== undefined) connections.set(socket, active - 1)
+    // A sweep may have dropped the request already (its answer was written): its count still ends here.
+    const count = (reply as CountedReply)[COUNTED_ON]
+    if (count) {
+      ;(reply as CountedReply)[COUNTED_ON] = null
+      count.active -= 1
     }
     // The connection may just have gone idle: close it now rather than at the keep-alive timeout.
     if (closing) setImmediate(closeIdleConnections)

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/database.ts'
 import { canonicalJson } from '../lib/canonical-json.ts'
@@ -30,10 +30,15 @@ interface Options {
 export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Options): void {
   app.decorateRequest('idempotency', null)
 
-  app.addHook('preHandler', async (request, reply) => {
-    if (request.method !== 'POST') return
+  // Both hooks run on every request and are synchronous until there is a key to claim or an answer
+  // to record: an async hook would cost every other request a promise.
+  app.addHook('preHandler', (request, reply, done) => {
     const key = request.headers['idempotency-key']
-    if (typeof key !== 'string') return
+    if (request.method !== 'POST' || typeof key !== 'string') return done()
+    claimOrReplay(request, reply, key).then(() => done(), done)
+  })
+
+  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> {
     const scope = scopeOf(request)
     const hash = requestHash(request)
     const deadline = Date.now() + WAIT_FOR_FIRST_MS
@@ -79,19 +84,24 @@ export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Optio
       if (existing.response_status !== null) {
         reply.code(existing.response_status).header('idempotent-replayed', 'true')
         if (existing.response_content_type) reply.type(existing.response_content_type)
-        return reply.send(existing.response_body ?? undefined)
+        reply.send(existing.response_body ?? undefined)
+        return
       }
       if (Date.now() >= deadline) {
         throw new AppError('idempotency_conflict', 'a request with this Idempotency-Key is still being processed; retry shortly')
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS))
     }
+  }
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const claim = request.idempotency
+    if (!claim) return done(null, payload)
+    request.idempotency = null
+    record(request, reply, claim, payload).then(() => done(null, payload))
   })
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const claim = request.idempotency
-    if (!claim) return payload
-    request.idempotency = null
+  async function record(request: FastifyRequest, reply: FastifyReply, claim: { scope: string; key: string }, payload: unknown): Promise<void> {
     try {
       if (reply.statusCode >= 500) {
         // A server failure is not an answer: let the client retry with the same key.
@@ -111,8 +121,7 @@ export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Optio
     } catch (error) {
       request.log.error({ err: error }, 'could not record the idempotent response')
     }
-    return payload
-  })
+  }
 }
 
 function requestHash(request: FastifyRequest): string {

@@ -34,20 +34,37 @@ function problemOf(text: string): string | undefined {
 
 /**
  * Adds the JSON pointer of every string (or object key) under `value` that PostgreSQL cannot store.
- * Bodies are at most 64 levels deep (json-body.ts), so the recursion is bounded.
+ * Bodies are at most 64 levels deep (json-body.ts), so the recursion is bounded. This runs on every
+ * request (query, path and headers at least), so a pointer is only written out for a value found.
  */
 export function findUnstorableText(value: unknown, path: string, found: FieldError[]): void {
+  walk(value, [path], found)
+}
+
+/** `segments` is the root's pointer followed by the unescaped keys and indexes leading to `value`. */
+function walk(value: unknown, segments: string[], found: FieldError[]): void {
   if (typeof value === 'string') {
     const message = problemOf(value)
-    if (message) found.push({ path, message })
+    if (message) found.push({ path: pointerOf(segments), message })
   } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) findUnstorableText(value[i], `${path}/${i}`, found)
+    for (let i = 0; i < value.length; i++) {
+      segments.push(String(i))
+      walk(value[i], segments, found)
+      segments.pop()
+    }
   } else if (value !== null && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      const at = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+    for (const key of Object.keys(value)) {
+      segments.push(key)
       const message = problemOf(key)
-      if (message) found.push({ path: at, message })
-      else findUnstorableText(child, at, found)
+      if (message) found.push({ path: pointerOf(segments), message })
+      else walk((value as Record<string, unknown>)[key], segments, found)
+      segments.pop()
     }
   }
+}
+
+function pointerOf(segments: string[]): string {
+  let pointer = segments[0]!
+  for (let i = 1; i < segments.length; i++) pointer += `/${segments[i]!.replace(/~/g, '~0').replace(/\//g, '~1')}`
+  return pointer
 }

@@ -26,12 +26,14 @@ export function registerVersioning(app: FastifyInstance): void {
     ]
   })
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Synchronous: it runs on every request, and an async hook costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('api-version', API_VERSION)
     const requested = request.headers['accept-version']
     if (requested !== undefined && !ACCEPTED_VERSIONS.has(String(requested).trim())) {
       // The value is not repeated: a header can hold anything, card numbers included.
-      throw new AppError('unsupported_version', 'the Accept-Version asked for is not served here; this API serves version 1 (send 1 or v1, or omit the header)')
+      return done(new AppError('unsupported_version', 'the Accept-Version asked for is not served here; this API serves version 1 (send 1 or v1, or omit the header)'))
     }
+    done()
   })
 }
