@@ -41,6 +41,10 @@ export interface WebhookDeliveriesTable {
   created_at: Timestamp
   updated_at: Timestamp
   delivered_at: NullableTimestamp
+  /** A first-attempt success kept on the delivery instead of a webhook_attempts row: its latency (null otherwise). */
+  delivered_latency_ms: ColumnType<number | null, number | null | undefined, number | null>
+  /** ... and the first KiB of its answer. */
+  delivered_response_body: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface WebhookAttemptsTable {
