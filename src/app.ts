@@ -16,7 +16,7 @@ import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
 import { registerJsonBodyParser } from './http/json-body.ts'
-import { loggerOptions } from './http/logging.ts'
+import { lazyRequestLogger, loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { rateLimitKey, trustProxyOption } from './http/rate-limit-key.ts'
@@ -83,6 +83,8 @@ export async function buildApp({ database, config, services: given, clock = syst
   const { db } = database
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
+    // Each request's child logger is made when it first writes (src/http/logging.ts).
+    childLoggerFactory: lazyRequestLogger,
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { IdParams, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import type { PageRequest } from '../../lib/pagination.ts'
-import type { PublicCatalog } from './public-catalog.service.ts'
+import type { PublicCatalog, StorefrontAnswer } from './public-catalog.service.ts'
 import {
   LegacyStorefrontParams,
   LegacyStorefrontQuery,
@@ -26,11 +26,19 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 
 /** Reads without credentials: storefront widgets and anyone browsing the catalogue. */
 export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicCatalog: PublicCatalog }): Promise<void> {
-  async function sendStorefrontPlans(request: FastifyRequest, reply: FastifyReply, storeHash: string, platformProductId: string, page: PageRequest) {
-    const answer = await publicCatalog.storefrontPlans(storeHash, platformProductId, page)
+  function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: StorefrontAnswer): FastifyReply {
     reply.header('etag', answer.etag).header('cache-control', STOREFRONT_CACHE_CONTROL)
     if (matches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send()
     return reply.type('application/json; charset=utf-8').send(answer.body)
+  }
+
+  // A cached answer is sent at once (the handler returns nothing, having sent it); only a miss makes
+  // the handler asynchronous, which costs every request a promise or two.
+  function sendStorefrontPlans(request: FastifyRequest, reply: FastifyReply, storeHash: string, platformProductId: string, page: PageRequest): Promise<FastifyReply> | undefined {
+    const answer = publicCatalog.storefrontPlans(storeHash, platformProductId, page)
+    if (answer instanceof Promise) return answer.then((loaded) => sendAnswer(request, reply, loaded))
+    sendAnswer(request, reply, answer)
+    return undefined
   }
 
   const storefrontResponses = {
@@ -51,7 +59,7 @@ export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicC
       querystring: StorefrontPlansQuery,
       response: storefrontResponses,
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { store_hash, platform_product_id, limit, cursor } = request.query
     return sendStorefrontPlans(request, reply, store_hash, platform_product_id, { limit, cursor })
   })
@@ -67,7 +75,7 @@ export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicC
       querystring: LegacyStorefrontQuery,
       response: storefrontResponses,
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { store_hash, limit, cursor } = request.query
     return sendStorefrontPlans(request, reply, store_hash, request.params.platform_product_id, { limit, cursor })
   })
