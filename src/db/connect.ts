@@ -1,8 +1,9 @@
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { join, resolve } from 'node:path'
 import type { Database } from './database.ts'
+import { FifoPGliteDialect } from './pglite-fifo-dialect.ts'
 import { embeddedChangeFeed, postgresChangeFeed, type ChangeFeed } from './change-feed.ts'
 import { lockDataDir } from './data-dir-lock.ts'
 import { secureDataDir, tightenTree } from './data-dir-permissions.ts'
@@ -76,7 +77,7 @@ async function connectPglite(dataDir: string, onNotice: (message: string) => voi
     const tighten = () => (inMemory ? 0 : tightenTree(resolve(dataDir)))
     tighten()
     const { feed, plugin } = embeddedChangeFeed()
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), plugins: [plugin] })
+    const db = new Kysely<Database>({ dialect: new FifoPGliteDialect({ pglite }), plugins: [plugin] })
     return {
       db,
       engine: 'pglite',
