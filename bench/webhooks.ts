@@ -452,9 +452,11 @@ async function profileDispatcher(db: Db, store: StoreRow, template: Record<strin
     return ((performance.now() - t0) * 1000) / rounds
   }
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
-  const viaLibrary = timeIt(() => signatureHeader([secret], 'evt_01KBENCH', at, payload))
+  const library = new Webhook(secret)
+  const viaDispatcher = timeIt(() => signatureHeader([secret], 'evt_01KBENCH', at, payload))
+  const viaLibrary = timeIt(() => library.sign('evt_01KBENCH', at, payload))
   const viaCrypto = timeIt(() => `v1,${createHmac('sha256', key).update(`evt_01KBENCH.${Math.floor(at.getTime() / 1000)}.${payload}`).digest('base64')}`)
-  const same = signatureHeader([secret], 'evt_01KBENCH', at, payload) === `v1,${createHmac('sha256', key).update(`evt_01KBENCH.${Math.floor(at.getTime() / 1000)}.${payload}`).digest('base64')}`
+  const same = signatureHeader([secret], 'evt_01KBENCH', at, payload) === library.sign('evt_01KBENCH', at, payload)
   new Webhook(secret).verify(payload, { 'webhook-id': 'evt_01KBENCH', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signatureHeader([secret], 'evt_01KBENCH', at, payload) })
 
   const perPass = (ms: number, passes: number) => (passes === 0 ? '-' : (ms / passes).toFixed(1))
@@ -484,7 +486,7 @@ async function profileDispatcher(db: Db, store: StoreRow, template: Record<strin
       ['left', 'right', 'right'],
     ),
     '',
-    `Signing one ${payload.length}-byte body: standardwebhooks (fast-sha256, pure JS) ${viaLibrary.toFixed(1)} µs; node:crypto createHmac ${viaCrypto.toFixed(1)} µs; identical output: ${same}.`,
+    `Signing one ${payload.length}-byte body: the dispatcher's signatureHeader (node:crypto, key imported once) ${viaDispatcher.toFixed(1)} µs; standardwebhooks (fast-sha256, pure JS) ${viaLibrary.toFixed(1)} µs; node:crypto createHmac with a raw key each time ${viaCrypto.toFixed(1)} µs; identical output: ${same}.`,
     '',
   ].join('\n')
 }

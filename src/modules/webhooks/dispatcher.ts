@@ -1,7 +1,8 @@
+import { EventEmitter } from 'node:events'
 import { sql } from 'kysely'
 import pLimit from 'p-limit'
 import { request, type Dispatcher } from 'undici'
-import type { Db } from '../../db/database.ts'
+import type { Db, Executor } from '../../db/database.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
@@ -17,7 +18,9 @@ import { signatureHeader } from './webhook-signing.ts'
  *   2. Due deliveries are claimed with SKIP LOCKED under a lease and the claim commits before any
  *      HTTP call; a dispatcher that dies mid-call lets the lease run out and another sends again
  *      (the same `webhook-id` and body, so receivers can drop the duplicate).
- *   3. Each attempt is recorded with the delivery's new state and the endpoint's health.
+ *   3. Each attempt is recorded with the delivery's new state and the endpoint's health: a first attempt
+ *      that succeeds stays on the delivery row (delivered_latency_ms, delivered_response_body), any
+ *      other attempt gets a webhook_attempts row; the delivery log shows both alike.
  * One entity's events reach an endpoint in order: a delivery waits while an earlier one of the
  * same entity to the same endpoint is still pending.
  */
@@ -72,6 +75,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   const batchSize = options.batchSize ?? 200
   // Long enough for every call of a batch to time out once, queued behind the concurrency bound.
   const leaseMs = timeoutMs * (Math.ceil(batchSize / concurrency) + 1)
+  const deadlines = deadlineSweeper(timeoutMs)
 
   async function fanOut(limit = 1_000): Promise<number> {
     return db.transaction().execute(async (trx) => {
@@ -85,25 +89,27 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         .where('status', '=', 'enabled')
         .execute()
       const now = clock.now()
-      const rows = events.flatMap((event) =>
-        endpoints
-          .filter((endpoint) => endpoint.store_id === event.store_id && endpoint.event_types.includes(event.event_type))
-          .map((endpoint) => ({
-            id: newId('msg'),
-            store_id: event.store_id,
-            webhook_subscription_id: endpoint.id,
-            event_id: event.id,
-            event_type: event.event_type,
-            entity_id: event.entity_id,
-            event_position: event.position,
-            status: 'pending' as const,
-            next_attempt_at: now,
-            created_at: now,
-            updated_at: now,
-          })),
-      )
-      for (let start = 0; start < rows.length; start += 1_000) {
-        await trx.insertInto('webhook_deliveries').values(rows.slice(start, start + 1_000)).onConflict((oc) => oc.doNothing()).execute()
+      // Column arrays, one parameter each: a multi-row VALUES would bind 11 parameters per row.
+      const ids: string[] = [], stores: string[] = [], endpointIds: string[] = [], eventIds: string[] = [], types: string[] = [], entities: string[] = [], positions: number[] = []
+      for (const event of events) {
+        for (const endpoint of endpoints) {
+          if (endpoint.store_id !== event.store_id || !endpoint.event_types.includes(event.event_type)) continue
+          ids.push(newId('msg'))
+          stores.push(event.store_id)
+          endpointIds.push(endpoint.id)
+          eventIds.push(event.id)
+          types.push(event.event_type)
+          entities.push(event.entity_id)
+          positions.push(event.position)
+        }
+      }
+      if (ids.length > 0) {
+        await sql`
+          INSERT INTO webhook_deliveries (id, store_id, webhook_subscription_id, event_id, event_type, entity_id, event_position, status, next_attempt_at, created_at, updated_at)
+          SELECT r.id, r.store_id, r.endpoint_id, r.event_id, r.event_type, r.entity_id, r.position, 'pending', ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+            FROM unnest(${ids}::text[], ${stores}::text[], ${endpointIds}::text[], ${eventIds}::text[], ${types}::text[], ${entities}::text[], ${positions}::bigint[])
+              AS r(id, store_id, endpoint_id, event_id, event_type, entity_id, position)
+          ON CONFLICT DO NOTHING`.execute(trx)
       }
       await markFannedOut(trx, events.map((event) => event.id))
       return events.length
@@ -149,6 +155,8 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     const secrets = [claimed.secret]
     if (claimed.previous_secret && claimed.previous_secret_expires_at && claimed.previous_secret_expires_at > attemptedAt) secrets.push(claimed.previous_secret)
     const started = performance.now()
+    // The whole call's bound (headersTimeout and bodyTimeout bound each wait): a signal the sweeper aborts.
+    const call = deadlines.start()
     try {
       const response = await request(claimed.url, {
         method: 'POST',
@@ -163,7 +171,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         body: claimed.payload,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: call.signal,
       })
       const responseBody = await readStart(response.body)
       const retryAfter = response.headers['retry-after']
@@ -177,7 +185,9 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         result: classifyAnswer(response.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, attemptedAt),
       }
     } catch (error) {
-      return { claimed, attemptedAt, latencyMs: Math.round(performance.now() - started), statusCode: null, error: describe(error, timeoutMs), responseBody: null, result: { kind: 'failed' } }
+      return { claimed, attemptedAt, latencyMs: Math.round(performance.now() - started), statusCode: null, error: call.timedOut ? describeTimeout(timeoutMs) : describe(error, timeoutMs), responseBody: null, result: { kind: 'failed' } }
+    } finally {
+      deadlines.end(call)
     }
   }
 
@@ -213,39 +223,29 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   async function recordTogether(sent: Sent[]): Promise<void> {
     const now = clock.now()
-    const recovered = await db.transaction().execute(async (trx) => {
-      // An endpoint deleted while its deliveries were in flight took them along (ON DELETE CASCADE): their
-      // attempts have nothing to belong to, and inserting them would fail the whole batch's record.
-      // FOR KEY SHARE keeps the rows found from being deleted before this commits.
-      // Attempts of deliveries an endpoint's deletion took along are dropped; FOR KEY SHARE keeps the rest.
-      await sql`
-        WITH v (delivery_id, attempted_at, status_code, latency_ms, error, response_body) AS (VALUES ${sql.join(sent.map((a) => sql`(${a.claimed.id}, ${a.attemptedAt.toISOString()}::timestamptz, ${a.statusCode}::int, ${a.latencyMs}::int, ${a.error}, ${a.responseBody})`))}),
-             existing AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT delivery_id FROM v) FOR KEY SHARE)
-        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body)
-        SELECT v.delivery_id, v.attempted_at, v.status_code, v.latency_ms, v.error, v.response_body FROM v JOIN existing ON existing.id = v.delivery_id`.execute(trx)
-      const updates = sent.map((attempt) => {
-        const attempts = attempt.claimed.attempts + 1
-        const { result } = attempt
-        const lastError = attempt.error ?? (attempt.statusCode !== null && result.kind !== 'delivered' ? `the endpoint answered ${attempt.statusCode}` : null)
-        if (result.kind === 'delivered') return { id: attempt.claimed.id, token: attempt.claimed.token, status: 'succeeded', attempts, next: null, code: attempt.statusCode, error: null, delivered: attempt.attemptedAt }
-        const next = result.kind === 'failed' ? nextAttemptAt(attempts, options.retrySchedule, attempt.attemptedAt, result.retryAfterMs) : null
-        return { id: attempt.claimed.id, token: attempt.claimed.token, status: next ? 'pending' : 'failed', attempts, next, code: attempt.statusCode, error: lastError, delivered: null }
-      })
-      // Only while the lease is ours: a dispatcher that stalled past it must not undo a newer attempt.
-      await sql`
-        UPDATE webhook_deliveries AS d
-           SET status = v.status, attempts = v.attempts::int, next_attempt_at = v.next::timestamptz,
-               last_status_code = v.code::int, last_error = v.error, delivered_at = v.delivered::timestamptz,
-               locked_until = NULL, lease_token = NULL, updated_at = ${now}
-          FROM (VALUES ${sql.join(updates.map((u) => sql`(${u.id}, ${u.token}, ${u.status}, ${u.attempts}, ${u.next?.toISOString() ?? null}, ${u.code}, ${u.error}, ${u.delivered?.toISOString() ?? null})`))})
-            AS v(id, token, status, attempts, next, code, error, delivered)
-         WHERE d.id = v.id AND d.lease_token = v.token`.execute(trx)
+    const inline = (attempt: Sent) => attempt.result.kind === 'delivered' && attempt.claimed.attempts === 0
+    const succeeded = new Set(sent.filter((attempt) => attempt.result.kind === 'delivered').map((attempt) => attempt.claimed.webhook_subscription_id))
+    // Forgotten only once this commits: a rolled-back record must still clear failing_since on retry.
+    const recovered = [...succeeded].filter((id) => failingKnown.has(id))
+    if (recovered.length === 0 && sent.every(inline)) {
+      // The common case, one statement: first attempts that succeeded, kept on their delivery rows.
+      const updated = await updateDeliveries(db, sent, now)
+      // A stalled holder's success the lease's new holder overwrote: still an attempt, so it gets its row.
+      const refused = sent.filter((attempt) => !updated.has(attempt.claimed.id))
+      try {
+        await insertAttempts(db, refused)
+      } catch (error) {
+        // Not thrown: the updates above are committed, and recording them again one by one would log these twice.
+        for (const attempt of refused) unrecorded(attempt, error)
+      }
+      return
+    }
+    await db.transaction().execute(async (trx) => {
+      const updated = await updateDeliveries(trx, sent, now)
+      await insertAttempts(trx, sent.filter((attempt) => !inline(attempt) || !updated.has(attempt.claimed.id)))
 
-      const succeeded = new Set(sent.filter((attempt) => attempt.result.kind === 'delivered').map((attempt) => attempt.claimed.webhook_subscription_id))
       const gone = new Set(sent.filter((attempt) => attempt.result.kind === 'gone').map((attempt) => attempt.claimed.webhook_subscription_id))
       const failing = new Set(sent.filter((attempt) => attempt.result.kind === 'failed').map((attempt) => attempt.claimed.webhook_subscription_id).filter((id) => !succeeded.has(id)))
-      // Forgotten only once this commits: a rolled-back record must still clear failing_since on retry.
-      const recovered = [...succeeded].filter((id) => failingKnown.has(id))
       if (recovered.length > 0) {
         await trx.updateTable('webhook_subscriptions').set({ failing_since: null }).where('id', 'in', recovered).where('failing_since', 'is not', null).execute()
       }
@@ -271,9 +271,74 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
           .execute()
         for (const endpoint of disabled) options.log?.warn({ webhookSubscriptionId: endpoint.id }, 'webhook endpoint disabled: it answered 410 Gone')
       }
-      return recovered
     })
     for (const id of recovered) failingKnown.delete(id)
+  }
+
+  /**
+   * Every delivery's new state, in one statement, only while the lease is ours: a dispatcher that stalled
+   * past it must not undo a newer attempt. A first attempt that succeeded is kept on the row itself.
+   * Answers the ids updated.
+   */
+  async function updateDeliveries(executor: Executor, sent: Sent[], now: Date): Promise<Set<string>> {
+    // Column arrays, one parameter each (a VALUES list would bind ten per delivery).
+    const n = sent.length
+    const ids = new Array<string>(n), tokens = new Array<string>(n), statuses = new Array<string>(n), attemptCounts = new Array<number>(n)
+    const nexts = new Array<string | null>(n), codes = new Array<number | null>(n), errors = new Array<string | null>(n)
+    const delivered = new Array<string | null>(n), latencies = new Array<number | null>(n), bodies = new Array<string | null>(n)
+    for (let i = 0; i < n; i++) {
+      const attempt = sent[i]!
+      const { claimed, result, statusCode } = attempt
+      const attempts = claimed.attempts + 1
+      ids[i] = claimed.id
+      tokens[i] = claimed.token
+      attemptCounts[i] = attempts
+      codes[i] = statusCode
+      if (result.kind === 'delivered') {
+        const first = claimed.attempts === 0
+        statuses[i] = 'succeeded'
+        nexts[i] = null
+        errors[i] = null
+        delivered[i] = attempt.attemptedAt.toISOString()
+        latencies[i] = first ? attempt.latencyMs : null
+        bodies[i] = first ? attempt.responseBody : null
+      } else {
+        const next = result.kind === 'failed' ? nextAttemptAt(attempts, options.retrySchedule, attempt.attemptedAt, result.retryAfterMs) : null
+        statuses[i] = next ? 'pending' : 'failed'
+        nexts[i] = next?.toISOString() ?? null
+        errors[i] = attempt.error ?? (statusCode !== null ? `the endpoint answered ${statusCode}` : null)
+        delivered[i] = null
+        latencies[i] = null
+        bodies[i] = null
+      }
+    }
+    const { rows } = await sql<{ id: string }>`
+      UPDATE webhook_deliveries AS d
+         SET status = v.status, attempts = v.attempts, next_attempt_at = v.next,
+             last_status_code = v.code, last_error = v.error, delivered_at = v.delivered,
+             delivered_latency_ms = v.latency, delivered_response_body = v.body,
+             locked_until = NULL, lease_token = NULL, updated_at = ${now}
+        FROM unnest(${ids}::text[], ${tokens}::text[], ${statuses}::text[], ${attemptCounts}::int[], ${nexts}::timestamptz[], ${codes}::int[],
+                    ${errors}::text[], ${delivered}::timestamptz[], ${latencies}::int[], ${bodies}::text[])
+          AS v(id, token, status, attempts, next, code, error, delivered, latency, body)
+       WHERE d.id = v.id AND d.lease_token = v.token
+         AND d.id = ANY(${ids}::text[]) -- else the planner may hash-join a scan of the whole table
+   RETURNING d.id`.execute(executor)
+    return new Set(rows.map((row) => row.id))
+  }
+
+  /**
+   * Attempt rows. An endpoint deleted while its deliveries were in flight took them along (ON DELETE
+   * CASCADE): their attempts have nothing to belong to and are dropped, as inserting them would fail
+   * the whole record; FOR KEY SHARE keeps the rows found from being deleted before this commits.
+   */
+  async function insertAttempts(executor: Executor, sent: Sent[]): Promise<void> {
+    if (sent.length === 0) return
+    await sql`
+      WITH v (delivery_id, attempted_at, status_code, latency_ms, error, response_body) AS (VALUES ${sql.join(sent.map((a) => sql`(${a.claimed.id}, ${a.attemptedAt.toISOString()}::timestamptz, ${a.statusCode}::int, ${a.latencyMs}::int, ${a.error}, ${a.responseBody})`))}),
+           existing AS (SELECT id FROM webhook_deliveries WHERE id = ANY(${sent.map((attempt) => attempt.claimed.id)}::text[]) FOR KEY SHARE)
+      INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body)
+      SELECT v.delivery_id, v.attempted_at, v.status_code, v.latency_ms, v.error, v.response_body FROM v JOIN existing ON existing.id = v.delivery_id`.execute(executor)
   }
 
   return {
@@ -329,8 +394,57 @@ function describeDuration(ms: number): string {
   return `${count} ${name}${count === 1 ? '' : 's'}`
 }
 
+function describeTimeout(timeoutMs: number): string {
+  return `no answer within ${timeoutMs / 1000} s`
+}
+
 function describe(error: unknown, timeoutMs: number): string {
   const err = error as { name?: string; code?: string; message?: string }
-  if (err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT') return `no answer within ${timeoutMs / 1000} s`
+  if (err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT') return describeTimeout(timeoutMs)
   return [err.code, err.message].filter(Boolean).join(': ') || 'the request failed'
+}
+
+interface Call {
+  /** What undici listens on for 'abort' (an EventEmitter: request() takes one as its signal). */
+  signal: EventEmitter
+  deadline: number
+  timedOut: boolean
+}
+
+/**
+ * Bounds each call's whole time without a timer per call: AbortSignal.timeout's timers outlive the
+ * calls (each fires later, building a DOMException, for a call long finished). One sweep per tenth of
+ * the timeout aborts the calls past their deadline, so a call ends between 1 and 1.1 timeouts.
+ */
+function deadlineSweeper(timeoutMs: number) {
+  const calls = new Set<Call>()
+  const everyMs = Math.max(5, Math.min(1_000, Math.floor(timeoutMs / 10)))
+  let timer: NodeJS.Timeout | undefined
+  const sweep = () => {
+    const at = performance.now()
+    for (const call of calls) {
+      if (call.deadline > at) continue
+      calls.delete(call)
+      call.timedOut = true
+      call.signal.emit('abort')
+    }
+    if (calls.size === 0) {
+      clearInterval(timer)
+      timer = undefined
+    }
+  }
+  return {
+    start(): Call {
+      const call: Call = { signal: new EventEmitter(), deadline: performance.now() + timeoutMs, timedOut: false }
+      calls.add(call)
+      if (timer === undefined) {
+        timer = setInterval(sweep, everyMs)
+        timer.unref()
+      }
+      return call
+    },
+    end(call: Call): void {
+      calls.delete(call)
+    },
+  }
 }

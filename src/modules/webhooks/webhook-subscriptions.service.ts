@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db, StoreRow, WebhookAttemptRow, WebhookSubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { invalidField, notFound } from '../../lib/errors.ts'
@@ -6,13 +7,12 @@ import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { findFeedEvent, markFannedOut, recordEvent } from '../events/index.ts'
 import { checkWebhookUrl } from './ssrf-guard.ts'
-import { presentDelivery, presentWebhookSubscription } from './webhook.presenter.ts'
+import { ATTEMPTS_SHOWN, presentDelivery, presentWebhookSubscription } from './webhook.presenter.ts'
 import type { CreateWebhookInput, UpdateWebhookInput, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
 import { newWebhookSecret } from './webhook-signing.ts'
 
 /** How long the previous secret keeps signing after a rotation (docs/contract.md, Webhook delivery). */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000
-const ATTEMPTS_SHOWN = 20
 
 export interface WebhookServiceOptions {
   db: Db
@@ -59,24 +59,41 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
     const now = clock.now()
     const event = await findFeedEvent(db, store.id, eventId)
     if (!event) throw notFound('event', eventId)
-    const row = await db
-      .insertInto('webhook_deliveries')
-      .values({
-        id: newId('msg'),
-        store_id: store.id,
-        webhook_subscription_id: endpoint.id,
-        event_id: event.id,
-        event_type: event.event_type,
-        entity_id: event.entity_id,
-        event_position: event.position,
-        status: 'pending',
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.columns(['webhook_subscription_id', 'event_id']).doUpdateSet({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, lease_token: null, updated_at: now }))
-      .returningAll()
-      .executeTakeFirstOrThrow()
+    const row = await db.transaction().execute(async (trx) => {
+      // A first attempt that succeeded lives on the delivery row (see the dispatcher); before the row is
+      // reused it becomes a webhook_attempts row, so the log keeps it. The row is locked whatever it holds
+      // (a dispatcher recording it right now is waited for and its record read), then reused.
+      await sql`
+        WITH locked AS (
+          SELECT id, delivered_at, last_status_code, delivered_latency_ms, delivered_response_body FROM webhook_deliveries
+           WHERE webhook_subscription_id = ${endpoint.id} AND event_id = ${event.id}
+             FOR UPDATE)
+        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body)
+        SELECT id, delivered_at, last_status_code, delivered_latency_ms, NULL, delivered_response_body FROM locked
+         WHERE delivered_latency_ms IS NOT NULL AND delivered_at IS NOT NULL`.execute(trx)
+      return trx
+        .insertInto('webhook_deliveries')
+        .values({
+          id: newId('msg'),
+          store_id: store.id,
+          webhook_subscription_id: endpoint.id,
+          event_id: event.id,
+          event_type: event.event_type,
+          entity_id: event.entity_id,
+          event_position: event.position,
+          status: 'pending',
+          next_attempt_at: now,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) =>
+          oc.columns(['webhook_subscription_id', 'event_id']).doUpdateSet({
+            status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, lease_token: null, delivered_latency_ms: null, delivered_response_body: null, updated_at: now,
+          }),
+        )
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    })
     onWork?.()
     return (await deliveryViews([row]))[0]!
   }

@@ -2,6 +2,9 @@ import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookSubscriptionRow } fr
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
 import type { WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
 
+/** Attempts shown per delivery. */
+export const ATTEMPTS_SHOWN = 20
+
 export function presentWebhookSubscription(row: WebhookSubscriptionRow): WebhookSubscriptionView {
   return {
     id: row.id,
@@ -30,12 +33,29 @@ export function presentDelivery(row: WebhookDeliveryRow, attempts: WebhookAttemp
     last_error: row.last_error,
     created_at: toRfc3339(row.created_at),
     delivered_at: toRfc3339OrNull(row.delivered_at),
-    attempt_log: attempts.map((attempt) => ({
+    attempt_log: attemptLog(row, attempts),
+  }
+}
+
+/**
+ * The attempts, newest first: the rows of webhook_attempts, and a first attempt that succeeded, which
+ * the dispatcher keeps on the delivery row itself (delivered_latency_ms set). That one is always the
+ * newest: the row only gets another attempt after a redelivery, which moves it to webhook_attempts.
+ */
+function attemptLog(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[]): WebhookDeliveryView['attempt_log'] {
+  const log: WebhookDeliveryView['attempt_log'] = []
+  if (row.delivered_latency_ms !== null && row.delivered_at !== null) {
+    log.push({ attempted_at: toRfc3339(row.delivered_at), status_code: row.last_status_code, latency_ms: row.delivered_latency_ms, error: null, response_body: row.delivered_response_body })
+  }
+  for (const attempt of attempts) {
+    if (log.length >= ATTEMPTS_SHOWN) break
+    log.push({
       attempted_at: toRfc3339(attempt.attempted_at),
       status_code: attempt.status_code,
       latency_ms: attempt.latency_ms,
       error: attempt.error,
       response_body: attempt.response_body,
-    })),
+    })
   }
+  return log
 }

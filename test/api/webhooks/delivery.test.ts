@@ -86,6 +86,47 @@ describe('webhook delivery: signatures, routing, rotation, pings and order', () 
     await removeEndpoints(t, shop.auth)
   })
 
+  test('a first attempt that succeeds is kept on its delivery row (no webhook_attempts row) and listed in attempt_log all the same; a redelivery moves it to webhook_attempts and the log shows both', async () => {
+    const shop = await newShop(t)
+    const inbox = await receiver()
+    inbox.respond(() => ({ status: 202, body: 'thanks' }))
+    const endpoint = await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: ['subscription.created'] })
+    await subscribe(t, shop)
+    await drive(dispatcher())
+    assert.equal(inbox.requests.length, 1)
+    const eventId = inbox.requests[0]!.headers['webhook-id']!
+    const attemptRows = async (deliveryId: string) =>
+      (await t.db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', deliveryId).execute()).length
+
+    const first = await deliveryOf(t.app, shop.auth, endpoint.id, eventId)
+    assert.equal(first.status, 'succeeded')
+    assert.equal(first.attempts, 1)
+    assert.equal(await attemptRows(first.id), 0, 'no attempt row written for a first-attempt success')
+    assert.equal(first.attempt_log.length, 1)
+    const [shown] = first.attempt_log
+    assert.equal(shown.attempted_at, first.delivered_at)
+    assert.equal(shown.status_code, 202)
+    assert.equal(shown.error, null)
+    assert.equal(shown.response_body, 'thanks')
+    assert.ok(Number.isInteger(shown.latency_ms) && shown.latency_ms >= 0, String(shown.latency_ms))
+
+    // Redelivered: the kept attempt becomes a row before the delivery starts again; the second success is kept on the row.
+    inbox.respond(() => ({ status: 200, body: 'again' }))
+    assert.equal((await endpointAction(t.app, shop.auth, endpoint.id, 'redeliver', { event_id: eventId })).statusCode, 202)
+    const pending = await deliveryOf(t.app, shop.auth, endpoint.id, eventId)
+    assert.equal(pending.status, 'pending')
+    assert.deepEqual(pending.attempt_log, [shown], 'the first attempt is still listed while the redelivery waits')
+    assert.equal(await attemptRows(first.id), 1)
+    await drive(dispatcher(), { until: () => inbox.requests.length >= 2 })
+    await drive(dispatcher())
+    const again = await deliveryOf(t.app, shop.auth, endpoint.id, eventId)
+    assert.equal(again.status, 'succeeded')
+    assert.deepEqual(again.attempt_log.map((attempt: any) => [attempt.status_code, attempt.response_body]), [[200, 'again'], [202, 'thanks']], 'newest first')
+    assert.deepEqual(again.attempt_log[1], shown)
+    assert.equal(await attemptRows(first.id), 1)
+    await removeEndpoints(t, shop.auth)
+  })
+
   test('only subscribed event types arrive, per endpoint; another store\'s endpoints get nothing', async () => {
     const shop = await newShop(t)
     const other = await newShop(t)

@@ -114,13 +114,19 @@ describe('webhook replies with hostile bytes', () => {
       first: { status: 200, body: 'ok' },
       second: { status: 200, body: 'ok' },
     })
-    // Nothing a receiver sends can fail the record any more, so the database is made to refuse one.
+    // Nothing a receiver sends can fail the record any more, so the database is made to refuse one: where
+    // the attempt is written, an attempt row, or the delivery row itself for a first attempt that succeeded.
     await sql`CREATE FUNCTION refuse_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.response_body LIKE 'refuse me%' THEN RAISE EXCEPTION 'attempt refused for the test'; END IF;
+        IF TG_TABLE_NAME = 'webhook_attempts' THEN
+          IF NEW.response_body LIKE 'refuse me%' THEN RAISE EXCEPTION 'attempt refused for the test'; END IF;
+        ELSIF NEW.delivered_response_body LIKE 'refuse me%' THEN
+          RAISE EXCEPTION 'attempt refused for the test';
+        END IF;
         RETURN NEW;
       END $$`.execute(t.db)
     await sql`CREATE TRIGGER refuse_attempt BEFORE INSERT ON webhook_attempts FOR EACH ROW EXECUTE FUNCTION refuse_attempt()`.execute(t.db)
+    await sql`CREATE TRIGGER refuse_delivery_record BEFORE UPDATE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse_attempt()`.execute(t.db)
     const warnings: { object: any; message: string }[] = []
     const clock = dispatcherClock()
     const t0 = clock.now().getTime()
@@ -160,6 +166,7 @@ describe('webhook replies with hostile bytes', () => {
 
       // Within its lease it is not sent again; after it, once the database takes it, it is recorded.
       await sql`DROP TRIGGER refuse_attempt ON webhook_attempts`.execute(t.db)
+      await sql`DROP TRIGGER refuse_delivery_record ON webhook_deliveries`.execute(t.db)
       await drive(run)
       assert.equal(refused.inbox.requests.length, 1)
       clock.set(new Date(t0 + 60 * SECOND))
@@ -171,6 +178,7 @@ describe('webhook replies with hostile bytes', () => {
     } finally {
       await agent.close()
       await sql`DROP TRIGGER IF EXISTS refuse_attempt ON webhook_attempts`.execute(t.db)
+      await sql`DROP TRIGGER IF EXISTS refuse_delivery_record ON webhook_deliveries`.execute(t.db)
       await sql`DROP FUNCTION IF EXISTS refuse_attempt()`.execute(t.db)
       await removeEndpoints(t, shop.auth)
     }
