@@ -12,6 +12,7 @@ import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
 import { frameworkErrorHandler, registerErrorHandling, sendProblem } from './http/error-handler.ts'
+import { frozenAwareSerializerFactory } from './http/frozen-reply-serializer.ts'
 import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
@@ -94,7 +95,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     // Requests arriving while the app closes are refused by registerGracefulStop, as problem+json.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
-    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any } },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any, buildSerializer: frozenAwareSerializerFactory() } },
     // What the router refuses before any hook runs is a problem+json like every other failure.
     frameworkErrors: frameworkErrorHandler(await apiSecurityHeaders()),
   }).withTypeProvider<TypeBoxTypeProvider>()

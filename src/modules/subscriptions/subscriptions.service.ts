@@ -72,6 +72,7 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
 }) {
   const mutate = createMutator(db, clock)
   const firstPages = createFirstPageBatcher(db)
+  const presentedPages = new WeakMap<SubscriptionRow[], Page<SubscriptionView>>()
 
   /**
    * On a platform store, the stored card a new instrument id names, checked against the paying
@@ -123,7 +124,14 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
       // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones share round trips.
       if (!query.cursor && !query.status && !query.email && !query.plan_id) {
         const rows = await firstPages.read({ storeId: store.id, subscriberId, limit: query.limit })
-        return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+        // Readers who shared one answer share its page too: presented once, frozen, serialised per reply.
+        let page = presentedPages.get(rows)
+        if (!page) {
+          page = toPage(rows, query.limit, (row) => Object.freeze(presentSubscription(row, store.store_hash)))
+          Object.freeze(page.data)
+          presentedPages.set(rows, Object.freeze(page))
+        }
+        return page
       }
       return listPage(query, (bounds) => listSubscriptions(db, store.id, {
         ...bounds,
