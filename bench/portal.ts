@@ -2,6 +2,8 @@
 // against a bare Fastify hello-world, loaded the same way in the same run.
 // Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL;
 // BENCH_PORTAL_ROUTE=admin measures the admin list (GET /api/v1/admin/subscriptions?limit=20, admin key) instead.
+// BENCH_PORTAL_SIGNED_IN=N spreads the portal load over N signed-in subscribers (a token picked at random for
+// each request), so concurrent reads are of different subscribers, not one subscriber's list again and again.
 // The session token lasts 15 minutes from the service's start: keep rounds x (warm-up + duration) x 2 well under that.
 import type { ChildServer } from './lib/child-server.ts'
 import { alternateRounds, runBench, settingsOrUsage, startServiceAndBaseline } from './lib/harness.ts'
@@ -50,12 +52,14 @@ async function main(): Promise<void> {
 
   const serviceEnvOverrides: Record<string, string> = { BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS) }
   if (process.env.BENCH_PORTAL_ROUTE) serviceEnvOverrides.BENCH_PORTAL_ROUTE = process.env.BENCH_PORTAL_ROUTE
+  if (process.env.BENCH_PORTAL_SIGNED_IN) serviceEnvOverrides.BENCH_PORTAL_SIGNED_IN = process.env.BENCH_PORTAL_SIGNED_IN
   const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: serviceEnvOverrides, omitEnv: ['JWT_SECRET'] })
   const { service, serviceEnv, databaseDescription } = started
-  const auth = { authorization: `Bearer ${String(service.details.accessToken)}` }
-  await verifyPortal(service.url, auth)
+  const tokens = String(service.details.accessTokens).split(' ')
+  const auths = tokens.map((token) => ({ authorization: `Bearer ${token}` }))
+  for (const auth of auths) await verifyPortal(service.url, auth)
 
-  const pairs = await alternateRounds(started, settings, service.details.route === 'admin' ? 'admin subscriptions' : 'portal subscriptions', auth)
+  const pairs = await alternateRounds(started, settings, service.details.route === 'admin' ? 'admin subscriptions' : 'portal subscriptions', auths.length === 1 ? auths[0] : auths)
 
   const run = { startedAt, backgroundBusy, settings, databaseDescription, serviceEnv, service, pairs }
   process.stdout.write(`${report(run)}\n`)
@@ -78,7 +82,7 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
   const url = new URL(service.url)
   const results = pairs.flatMap(({ baseline, candidate }, i) => [
     { name: 'hello-world (bare Fastify)', round: i + 1, result: baseline },
-    { name: service.details.route === 'admin' ? 'admin subscriptions (page of 20)' : `portal subscriptions (${SUBSCRIPTIONS})`, round: i + 1, result: candidate },
+    { name: service.details.route === 'admin' ? 'admin subscriptions (page of 20)' : `portal subscriptions (${SUBSCRIPTIONS})${Number(service.details.signedIn) > 1 ? `, ${service.details.signedIn} subscribers` : ''}`, round: i + 1, result: candidate },
   ])
   return [
     '',
@@ -91,7 +95,9 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
     `- service: ${env} JWT_SECRET=(unset: generated and kept by the service)`,
     service.details.route === 'admin'
       ? `- admin request: GET ${url.pathname}${url.search} with Authorization: Bearer <admin API key> (a store of ${Number(service.details.subscriptions) + Number(service.details.otherSubscribers)} subscriptions)`
-      : `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
+      : Number(service.details.signedIn) > 1
+        ? `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> of one of ${service.details.signedIn} signed-in subscribers picked at random per request (each with ${service.details.subscriptions} subscriptions; ${service.details.otherSubscribers} other subscribers)`
+        : `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
     '',
     resultsTable(results, settings.rounds > 1),
     '',

@@ -11,6 +11,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>
     method?: string
     body?: string
+    /** Sent in turn by each connection, instead of one request repeated. */
+    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (request: object) => object }>
   }
 
   interface Histogram {

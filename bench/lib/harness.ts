@@ -31,7 +31,7 @@ export async function startServer(label: string, entry: URL, env: Record<string,
   return child
 }
 
-export async function load(label: string, server: ChildServer, settings: BenchSettings, headers?: Record<string, string>): Promise<LoadResult> {
+export async function load(label: string, server: ChildServer, settings: BenchSettings, headers?: Record<string, string> | Array<Record<string, string>>): Promise<LoadResult> {
   process.stderr.write(`${label}: loading ${server.url}\n`)
   return measure(server.url, settings, server.cpuSeconds, headers)
 }
@@ -91,7 +91,7 @@ export async function startServiceAndBaseline(options: {
 }
 
 /** Loads the baseline and the service in turn, `rounds` times, then stops both and drops the database. */
-export async function alternateRounds(run: ServiceAndBaseline, settings: BenchSettings, label: string, headers?: Record<string, string>): Promise<Pair[]> {
+export async function alternateRounds(run: ServiceAndBaseline, settings: BenchSettings, label: string, headers?: Record<string, string> | Array<Record<string, string>>): Promise<Pair[]> {
   const pairs: Pair[] = []
   for (let round = 1; round <= settings.rounds; round++) {
     const baseline = await load(`hello-world, round ${round}`, run.hello, settings)

@@ -25,15 +25,22 @@ export interface LoadResult {
 
 /**
  * Loads one URL: an unmeasured warm-up (JIT, caches, pools), then the measured run. serverCpuSeconds
- * reads the server process's CPU time so far; headers go with every request (e.g. Authorization).
+ * reads the server process's CPU time so far; headers go with every request (e.g. Authorization), or,
+ * given a list, each request goes with a set picked at random (many users' credentials, in no order
+ * the connections share).
  */
 export async function measure(
   url: string,
   settings: LoadSettings,
   serverCpuSeconds: () => number | undefined = () => undefined,
-  headers?: Record<string, string>,
+  headers?: Record<string, string> | Array<Record<string, string>>,
 ): Promise<LoadResult> {
-  const options = { url, connections: settings.connections, pipelining: settings.pipelining, ...(headers ? { headers } : {}) }
+  const path = new URL(url).pathname + new URL(url).search
+  const pick = (sets: Array<Record<string, string>>) => sets[Math.floor(Math.random() * sets.length)]!
+  const perRequest = Array.isArray(headers)
+    ? { requests: [{ method: 'GET', path, setupRequest: (request: object) => ({ ...request, headers: pick(headers) }) }] }
+    : headers ? { headers } : {}
+  const options = { url, connections: settings.connections, pipelining: settings.pipelining, ...perRequest }
   if (settings.warmupSeconds > 0) await autocannon({ ...options, duration: settings.warmupSeconds })
   const cpuBefore = serverCpuSeconds()
   const result = await autocannon({ ...options, duration: settings.durationSeconds })

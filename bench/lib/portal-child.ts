@@ -15,6 +15,8 @@ const ROUTE = process.env.BENCH_PORTAL_ROUTE === 'admin' ? 'admin' : 'portal'
 const PORTAL_BENCH_PATH = process.env.BENCH_PORTAL_PATH ?? (ROUTE === 'admin' ? '/api/v1/admin/subscriptions?limit=20' : '/api/v1/portal/subscriptions')
 const SUBSCRIPTIONS = Number(process.env.BENCH_PORTAL_SUBSCRIPTIONS ?? 5)
 const OTHER_SUBSCRIBERS = 20
+// Signed-in subscribers the load spreads over, each with SUBSCRIPTIONS subscriptions (the portal route only).
+const SIGNED_IN = ROUTE === 'admin' ? 1 : Number(process.env.BENCH_PORTAL_SIGNED_IN ?? 1)
 const ADDRESS = { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
 
 const config = loadConfig()
@@ -41,21 +43,29 @@ const checkoutFor = async (email: string) => {
   const created = await post(app, headers, '/api/v1/admin/checkouts', body)
   return (created as unknown as { data: Array<{ subscriber_id: string }> }).data[0]!.subscriber_id
 }
-const subscriberIds = new Set<string>()
-for (let n = 0; n < SUBSCRIPTIONS; n++) subscriberIds.add(await checkoutFor('ada@example.com'))
-if (subscriberIds.size !== 1) throw new Error(`expected one subscriber for ${SUBSCRIPTIONS} checkouts, got ${subscriberIds.size}`)
+const signedIn: string[] = []
+for (let person = 0; person < SIGNED_IN; person++) {
+  const email = person === 0 ? 'ada@example.com' : `signed-in-${person}@example.com`
+  const subscriberIds = new Set<string>()
+  for (let n = 0; n < SUBSCRIPTIONS; n++) subscriberIds.add(await checkoutFor(email))
+  if (subscriberIds.size !== 1) throw new Error(`expected one subscriber for ${SUBSCRIPTIONS} checkouts, got ${subscriberIds.size}`)
+  signedIn.push([...subscriberIds][0]!)
+}
 for (let n = 0; n < OTHER_SUBSCRIBERS; n++) await checkoutFor(`other-${n}@example.com`)
-const [subscriberId] = subscriberIds
 
 // Sign in as the emailed link would: a one-time token stored as its hash, exchanged at verify.
-const oneTime = randomToken(32)
-await database.db
-  .insertInto('magic_link_tokens')
-  .values({ token_hash: sha256Hex(oneTime), store_id: store.id, subscriber_id: subscriberId!, expires_at: new Date(Date.now() + 15 * 60_000) })
-  .execute()
-const verified = await app.inject({ method: 'POST', url: '/api/v1/portal/auth/verify', payload: { token: oneTime } })
-if (verified.statusCode !== 200) throw new Error(`verify answered ${verified.statusCode}: ${verified.body}`)
-const session = verified.json() as { access_token: string; expires_in: number }
+const sessions: Array<{ access_token: string; expires_in: number }> = []
+for (const subscriberId of signedIn) {
+  const oneTime = randomToken(32)
+  await database.db
+    .insertInto('magic_link_tokens')
+    .values({ token_hash: sha256Hex(oneTime), store_id: store.id, subscriber_id: subscriberId, expires_at: new Date(Date.now() + 15 * 60_000) })
+    .execute()
+  const verified = await app.inject({ method: 'POST', url: '/api/v1/portal/auth/verify', payload: { token: oneTime } })
+  if (verified.statusCode !== 200) throw new Error(`verify answered ${verified.statusCode}: ${verified.body}`)
+  sessions.push(verified.json() as { access_token: string; expires_in: number })
+}
+const session = sessions[0]!
 
 await app.listen({ port: config.port, host: config.host })
 closeOnSignal(async () => {
@@ -67,7 +77,10 @@ announceReady(app.server, PORTAL_BENCH_PATH, {
   serverVersion: await serverVersion(database.db),
   subscriptions: SUBSCRIPTIONS,
   otherSubscribers: OTHER_SUBSCRIBERS,
+  signedIn: SIGNED_IN,
   accessToken: ROUTE === 'admin' ? key : session.access_token,
+  // Space-separated: details are plain strings and numbers.
+  accessTokens: ROUTE === 'admin' ? key : sessions.map((each) => each.access_token).join(' '),
   route: ROUTE,
   expiresIn: session.expires_in,
 })
