@@ -1,6 +1,5 @@
 import { pathToFileURL } from 'node:url'
 import cors from '@fastify/cors'
-import rateLimit from '@fastify/rate-limit'
 import responseValidation from '@fastify/response-validation'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyServerOptions } from 'fastify'
@@ -20,7 +19,8 @@ import { registerJsonBodyParser } from './http/json-body.ts'
 import { lazyRequestLogger, loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
-import { rateLimitKey, trustProxyOption } from './http/rate-limit-key.ts'
+import { registerRateLimit } from './http/rate-limit.ts'
+import { trustProxyOption } from './http/rate-limit-key.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { Problem } from './http/schemas.ts'
 import { apiSecurityHeaders, registerResponseHeaders } from './http/security-headers.ts'
@@ -116,23 +116,8 @@ export async function buildApp({ database, config, services: given, clock = syst
   registerVersioning(app)
   registerAdminContext(app)
   registerPortalContext(app)
-  await app.register(rateLimit, {
-    global: true,
-    max: config.rateLimit.max,
-    timeWindow: config.rateLimit.windowMs,
-    keyGenerator: rateLimitKey,
-    // Only a refused request learns about the limit (429 with Retry-After); allowed answers stay lean.
-    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `too many requests: at most ${context.max} per ${Math.round(config.rateLimit.windowMs / 1000)} s; retry in ${context.after}`),
-  })
-  // The plugin limits routes; a request for no route gets the same limit, applied before its body
-  // is read, so unknown paths are not a way around it (or a free way to make the guards scan bodies).
-  const limitUnknownRoutes = app.rateLimit()
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!request.is404) return done()
-    limitUnknownRoutes.call(app, request, reply).then(() => done(), done)
-  })
+  // The per-address limit on every route and on unknown paths (src/http/rate-limit.ts).
+  await registerRateLimit(app, config.rateLimit)
   registerMetrics(app, { setAside: services.setAsideCounts }, { token: config.metricsToken })
   registerHealth(app, db)
   await registerOpenApi(app)

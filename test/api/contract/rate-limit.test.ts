@@ -41,6 +41,25 @@ describe('rate limits', () => {
     assert.equal(response.statusCode, 200)
   })
 
+  test('known and unknown paths draw on one limit; only the refused answer carries the limit headers', async () => {
+    const address = '10.4.4.4'
+    const known = await call(t.app, { method: 'GET', url: LIST, remoteAddress: address })
+    assert.equal(known.statusCode, 200)
+    assert.equal(known.headers['x-ratelimit-limit'], undefined)
+    assert.equal(known.headers['x-ratelimit-remaining'], undefined)
+    assert.equal((await call(t.app, { method: 'GET', url: '/api/v1/no-such-route', remoteAddress: address })).statusCode, 404)
+    assert.equal((await call(t.app, { method: 'GET', url: LIST, remoteAddress: address })).statusCode, 200)
+    const refused = await call(t.app, { method: 'GET', url: '/api/v1/no-such-route', remoteAddress: address })
+    assertProblem(refused, 429, 'rate_limited')
+    const again = await call(t.app, { method: 'GET', url: LIST, remoteAddress: address })
+    assertProblem(again, 429, 'rate_limited')
+    assert.equal(again.headers['x-ratelimit-limit'], '3')
+    assert.equal(again.headers['x-ratelimit-remaining'], '0')
+    assert.ok(Number(again.headers['x-ratelimit-reset']) > 0)
+    assert.equal(again.headers['retry-after'], again.headers['x-ratelimit-reset'])
+    assert.match(JSON.parse(again.body).detail, /^too many requests: at most 3 per 60 s; retry in \d+ (?:seconds?|minutes?)$/)
+  })
+
   test('/healthz, /readyz and /metrics are never limited, and do not use up the limit', async () => {
     // A load balancer polling from one address must never see the service as down because of the limit.
     const address = '10.3.3.3'
