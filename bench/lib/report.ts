@@ -58,8 +58,10 @@ export function resultsTable(results: NamedResult[], withRounds: boolean): strin
 export interface BaselineTargets {
   /** The candidate's requests/s over the baseline's must be at least this. */
   minThroughputRatio: number
-  /** The candidate's p99 over the baseline's must be at most this. */
-  maxP99Ratio: number
+  /** The candidate's p99 over the baseline's must be at most this (none: reported, not judged). */
+  maxP99Ratio?: number | undefined
+  /** The candidate's server CPU per request, in µs, must be at most this (median of rounds). */
+  maxServerCpuMicros?: number | undefined
 }
 
 /** A baseline and a candidate loaded back to back, so both saw the same machine. */
@@ -87,9 +89,15 @@ export function compareToBaseline(pairs: Pair[], targets: BaselineTargets): Chec
   const failureSum = failures.reduce((sum, n) => sum + n, 0)
   return [
     check('throughput ratio (req/s)', throughput, median(throughput), `>= ${targets.minThroughputRatio.toFixed(2)}`, (v) => v >= targets.minThroughputRatio, 2),
-    check('p99 ratio', p99, median(p99), `<= ${targets.maxP99Ratio.toFixed(2)}`, (v) => v <= targets.maxP99Ratio, 2),
+    check('p99 ratio', p99, median(p99), targets.maxP99Ratio === undefined ? '(none)' : `<= ${targets.maxP99Ratio.toFixed(2)}`, (v) => targets.maxP99Ratio === undefined || v <= targets.maxP99Ratio, 2),
     check('non-2xx + errors under load', failures, failureSum, '0', (v) => v === 0, 0),
+    ...(targets.maxServerCpuMicros === undefined ? [] : [cpuCheck(pairs, targets.maxServerCpuMicros)]),
   ]
+}
+
+function cpuCheck(pairs: Pair[], max: number): Check {
+  const micros = pairs.map(({ candidate }) => candidate.serverCpuMicros ?? Number.NaN)
+  return check('server CPU µs per request', micros, median(micros), `<= ${max}`, (v) => v <= max, 1)
 }
 
 function check(name: string, values: number[], verdict: number, target: string, passes: (value: number) => boolean, digits: number): Check {
