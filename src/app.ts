@@ -1,5 +1,4 @@
 import { pathToFileURL } from 'node:url'
-import cors from '@fastify/cors'
 import responseValidation from '@fastify/response-validation'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyServerOptions } from 'fastify'
@@ -10,7 +9,7 @@ import { createConsoleSessions, looksLikeJwt, resolveConsoleSessionSecret } from
 import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
-import { frameworkErrorHandler, registerErrorHandling, sendProblem } from './http/error-handler.ts'
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts'
 import { frozenAwareSerializerFactory } from './http/frozen-reply-serializer.ts'
 import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
@@ -19,6 +18,7 @@ import { registerJsonBodyParser } from './http/json-body.ts'
 import { lazyRequestLogger, loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
+import { registerPublicCors } from './http/public-cors.ts'
 import { registerRateLimit } from './http/rate-limit.ts'
 import { trustProxyOption } from './http/rate-limit-key.ts'
 import { requestIdFor } from './http/request-id.ts'
@@ -28,7 +28,6 @@ import { registerTextGuard } from './http/text-guard.ts'
 import type { App, AppDeps } from './http/types.ts'
 import { registerVersioning } from './http/versioning.ts'
 import { createServices, type Services } from './services.ts'
-import { AppError } from './lib/errors.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modules/catalog/index.ts'
 import { eventSchemas } from './event-catalogue.ts'
@@ -168,14 +167,8 @@ export async function buildApp({ database, config, services: given, clock = syst
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
 
   await app.register(async (publicApi) => {
-    // The CORS plugin answers an OPTIONS request that is not a preflight with a plain-text 400; this
-    // runs first so that refusal is problem+json like every other.
-    publicApi.addHook('onRequest', (request, reply, done) => {
-      if (request.method !== 'OPTIONS' || (request.headers.origin && request.headers['access-control-request-method'])) return done()
-      sendProblem(request, reply, new AppError('validation_failed', 'OPTIONS is only answered as a CORS preflight, with Origin and Access-Control-Request-Method headers'))
-    })
-    // Widgets run on storefront origins; nothing here depends on cookies, so any origin may read.
-    await publicApi.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 })
+    // Any origin may read (src/http/public-cors.ts).
+    await registerPublicCors(publicApi)
     await publicApi.register(publicCatalogRoutes, { publicCatalog })
     await publicApi.register(storefrontStoreRoutes, { db })
   }, { prefix: '/api/v1' })
