@@ -10,6 +10,7 @@ export const SESSION_AUDIENCE = 'portal'
 export const SESSION_TTL_SECONDS = 15 * 60
 
 const SESSION_CLAIMS = ['sub', 'jti', 'iat', 'exp'] as const
+const MAX_VERIFIED = 10_000
 
 export interface SessionClaims {
   /** The subscriber: the only source of who is asking. */
@@ -47,6 +48,10 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
     return imported
   }
 
+  // Tokens already verified, by their exact text: the same text always verifies the same way, except
+  // for its lifetime, which is checked again on every use. Sign-out is the auth cache's (it checks jti).
+  const verified = new Map<string, SessionClaims>()
+
   return {
     async issue(subscriberId: string, storeId: string): Promise<IssuedSession> {
       const iat = nowSeconds()
@@ -65,6 +70,8 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
 
     /** Checks signature, algorithm, issuer, audience and lifetime; any failure is the same 401. */
     async verify(token: string): Promise<SessionClaims> {
+      const known = verified.get(token)
+      if (known && known.exp > nowSeconds()) return known
       try {
         // Synchronous once the key is loaded (src/lib/hs256-jwt.ts says why not jose's jwtVerify).
         const payload = verifyHs256(token, loaded ?? (await signingKey()), {
@@ -74,7 +81,10 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
           requiredClaims: SESSION_CLAIMS,
         })
         if (typeof payload.store !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new InvalidJwt('missing claims')
-        return { sub: payload.sub, store: payload.store, jti: payload.jti, iat: payload.iat as number, exp: payload.exp as number }
+        const claims: SessionClaims = Object.freeze({ sub: payload.sub, store: payload.store, jti: payload.jti, iat: payload.iat as number, exp: payload.exp as number })
+        if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!)
+        verified.set(token, claims)
+        return claims
       } catch (error) {
         if (error instanceof InvalidJwt) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
         throw error
