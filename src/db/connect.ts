@@ -4,6 +4,7 @@ import pg from 'pg'
 import { join, resolve } from 'node:path'
 import type { Database } from './database.ts'
 import { FifoPGliteDialect } from './pglite-fifo-dialect.ts'
+import { parseTimestamptz } from './timestamptz-parser.ts'
 import { embeddedChangeFeed, postgresChangeFeed, type ChangeFeed } from './change-feed.ts'
 import { lockDataDir } from './data-dir-lock.ts'
 import { secureDataDir, tightenTree } from './data-dir-permissions.ts'
@@ -34,6 +35,7 @@ export interface ConnectOptions {
 
 const INT8_OID = 20
 const NUMERIC_OID = 1700
+const TIMESTAMPTZ_OID = 1184
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
   return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError) : connectPglite(options.dataDir ?? './data', options.onNotice)
@@ -41,9 +43,11 @@ export async function connectDatabase(options: ConnectOptions): Promise<Database
 
 function connectPostgres(url: string, max: number, onIdleConnectionError?: (error: Error) => void): DatabaseHandle {
   // Counts and sums come back as int8/numeric; every value we store fits a JS number exactly.
+  const driverTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (text: string) => unknown
+  const timestamptz = (text: string) => parseTimestamptz(text, driverTimestamptz)
   const types = {
     getTypeParser: (oid: number, format?: any) =>
-      oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format),
+      oid === INT8_OID || oid === NUMERIC_OID ? Number : oid === TIMESTAMPTZ_OID && format !== 'binary' ? timestamptz : pg.types.getTypeParser(oid, format),
   }
   const pool = new pg.Pool({ connectionString: url, max, types } as pg.PoolConfig)
   // Without a listener, an idle client killed by the server would crash the process.
