@@ -82,6 +82,22 @@ export function timedDispatcher(dispatcher: WebhookDispatcher): { dispatcher: We
     dispatcher: {
       fanOut: timedPass((limit) => dispatcher.fanOut(limit), stats.fanOut, 'events'),
       deliverDue: timedPass((limit) => dispatcher.deliverDue(limit), stats.deliverDue, 'deliveries'),
+      lane: () => dispatcher.lane(),
+      // A pipelined pass (startDispatchLoop): timed from its claim to its record, batches overlapping.
+      startDelivery: async (lane, limit) => {
+        const started = performance.now()
+        const batch = await dispatcher.startDelivery(lane, limit)
+        stats.deliverDue.passes++
+        if (batch.count === 0) return batch
+        return {
+          ...batch,
+          done: batch.done.then(() => {
+            stats.deliverDue.busy++
+            stats.deliverDue.deliveries += batch.count
+            stats.deliverDue.ms += performance.now() - started
+          }),
+        }
+      },
     },
   }
 }

@@ -33,7 +33,31 @@ export function startDispatchLoop({ dispatcher, log, lanes = 2, idleMs = 20 }: {
       }
     }
   }
-  const done = Promise.all([loop(() => dispatcher.fanOut())(), ...Array.from({ length: lanes }, loop(() => dispatcher.deliverDue()))])
+  // A delivery lane claims its next batch as soon as every call of the current one has begun, so its
+  // calls in flight (bounded by the lane) do not stop while a batch's last answers arrive, are recorded,
+  // and the next batch is claimed. At most two batches are in hand per lane.
+  const deliveryLane = async () => {
+    const lane = dispatcher.lane()
+    let previous: Promise<void> = Promise.resolve()
+    while (running) {
+      try {
+        const batch = await dispatcher.startDelivery(lane)
+        if (batch.count === 0) {
+          await previous
+          await sleep(idleMs)
+          continue
+        }
+        await batch.started
+        await previous
+        previous = batch.done
+      } catch (error) {
+        log.error({ err: error }, 'webhook dispatch pass failed; retrying in a second')
+        await sleep(1_000)
+      }
+    }
+    await previous
+  }
+  const done = Promise.all([loop(() => dispatcher.fanOut())(), ...Array.from({ length: lanes }, deliveryLane)])
   return {
     async stop() {
       running = false

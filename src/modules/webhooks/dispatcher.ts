@@ -346,22 +346,76 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
     /** Claims up to one batch of due deliveries, sends them (bounded concurrency) and records the attempts. */
     async deliverDue(limit = batchSize): Promise<number> {
-      const claimed = await claim(limit)
-      if (claimed.length === 0) return 0
-      // Slow receivers must not outlive the lease while this dispatcher lives: it is renewed meanwhile.
-      const keeper = keepLeases(db, LEASES.deliveries, claimed[0]!.token, leaseMs, { now: () => clock.now(), ...(options.log ? { log: { warn: options.log.warn.bind(options.log) } } : {}) })
-      keeper.add(claimed.map((delivery) => delivery.id))
-      const lanes = pLimit(concurrency)
+      const batch = await startDelivery(pLimit(concurrency), limit)
+      await batch.done
+      return batch.count
+    },
+
+    /**
+     * A lane of its own for startDelivery: its calls in flight stay within the concurrency bound, whatever
+     * number of batches send through it at once.
+     */
+    lane: (): Lane => pLimit(concurrency),
+    startDelivery,
+  }
+
+  /**
+   * Claims up to one batch and starts sending it through `lane`: answers once claimed, with `started`
+   * (every call of the batch has begun: the lane's queue is empty) and `done` (all sent and recorded;
+   * it does not reject, a failure to record is logged and the lease runs out). A dispatch loop claims
+   * the next batch once this one has started, so the lane keeps sending while this one's last answers
+   * arrive and are recorded. Per-entity order holds across batches in hand: a claimed delivery stays
+   * pending until recorded, and the claim passes over any delivery with an earlier one pending.
+   */
+  async function startDelivery(lane: Lane, limit = batchSize): Promise<Delivery> {
+    const claimed = await claim(limit)
+    if (claimed.length === 0) return { count: 0, started: Promise.resolve(), done: Promise.resolve() }
+    // Slow receivers must not outlive the lease while this dispatcher lives: it is renewed meanwhile.
+    const keeper = keepLeases(db, LEASES.deliveries, claimed[0]!.token, leaseMs, { now: () => clock.now(), ...(options.log ? { log: { warn: options.log.warn.bind(options.log) } } : {}) })
+    keeper.add(claimed.map((delivery) => delivery.id))
+    let toStart = claimed.length
+    let allStarted!: () => void
+    const started = new Promise<void>((resolve) => {
+      allStarted = resolve
+    })
+    const begin = () => {
+      if (--toStart === 0) allStarted()
+    }
+    const sending = Promise.all(
+      claimed.map((delivery) =>
+        lane(async () => {
+          begin()
+          return keeper.lost(delivery.id) ? undefined : send(delivery)
+        }),
+      ),
+    )
+    const done = (async () => {
       let sent: (Sent | undefined)[]
       try {
-        sent = await Promise.all(claimed.map((delivery) => lanes(async () => (keeper.lost(delivery.id) ? undefined : send(delivery)))))
+        sent = await sending
       } finally {
+        allStarted()
         await keeper.stop()
       }
       await record(sent.filter((attempt) => attempt !== undefined))
-      return claimed.length
-    },
+    })().catch((error: unknown) => {
+      // send() and record() do not throw; anything else leaves the leases to run out, and the batch is sent again.
+      options.log?.warn({ err: error }, 'webhook batch not finished; its deliveries are sent again when their leases run out')
+    })
+    return { count: claimed.length, started, done }
   }
+}
+
+/** What bounds a dispatcher's calls in flight (p-limit). */
+export type Lane = ReturnType<typeof pLimit>
+
+export interface Delivery {
+  /** Deliveries claimed. */
+  count: number
+  /** Every call has begun (or been skipped). */
+  started: Promise<void>
+  /** Every attempt sent and recorded; never rejects. */
+  done: Promise<void>
 }
 
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>
