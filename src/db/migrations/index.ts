@@ -15,6 +15,7 @@ import * as analytics from './0013-analytics.ts'
 import * as analyticsDiscounts from './0014-analytics-discounts.ts'
 import * as cacheInvalidation from './0015-cache-invalidation.ts'
 import * as webhookDeliverySpeed from './0016-webhook-delivery-speed.ts'
+import * as eventFanoutQueue from './0017-event-fanout-queue.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014-analytics-discounts': analyticsDiscounts,
   '0015-cache-invalidation': cacheInvalidation,
   '0016-webhook-delivery-speed': webhookDeliverySpeed,
+  '0017-event-fanout-queue': eventFanoutQueue,
 }

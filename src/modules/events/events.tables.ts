@@ -15,5 +15,4 @@ export interface EventsTable {
   /** The event exactly as delivered: kept as text so every delivery sends the same bytes. */
   payload: string
   created_at: Timestamp
-  fanned_out: Generated<boolean>
 }

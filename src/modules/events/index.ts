@@ -11,4 +11,4 @@ export {
 } from './event.schemas.ts'
 export { recordEvent, recordEvents, recordEventsOfNewEntities, type NewEvent, type RecordedEvent } from './event-log.ts'
 export { eventRoutes } from './events.routes.ts'
-export { findFeedEvent, lockEventsToFanOut, markFannedOut, type FeedEvent } from './event-feed.ts'
+export { findFeedEvent, takeEventsToFanOut, markFannedOut, type FeedEvent } from './event-feed.ts'

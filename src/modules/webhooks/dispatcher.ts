@@ -7,14 +7,14 @@ import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { printableText } from '../../lib/printable-text.ts'
-import { lockEventsToFanOut, markFannedOut } from '../events/index.ts'
+import { takeEventsToFanOut } from '../events/index.ts'
 import { classifyAnswer, nextAttemptAt, type AttemptResult } from './retry-schedule.ts'
 import { signatureHeader } from './webhook-signing.ts'
 
 /**
  * Outbound delivery, at least once (docs/contract.md, Webhook delivery):
  *   1. Fan-out turns each recorded event into one delivery row per enabled endpoint that wants its
- *      type, in one transaction with marking the event done, so none is lost or doubled.
+ *      type, in one transaction with taking the event off the fan-out queue, so none is lost or doubled.
  *   2. Due deliveries are claimed with SKIP LOCKED under a lease and the claim commits before any
  *      HTTP call; a dispatcher that dies mid-call lets the lease run out and another sends again
  *      (the same `webhook-id` and body, so receivers can drop the duplicate).
@@ -79,7 +79,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   async function fanOut(limit = 1_000): Promise<number> {
     return db.transaction().execute(async (trx) => {
-      const events = await lockEventsToFanOut(trx, limit)
+      const events = await takeEventsToFanOut(trx, limit)
       if (events.length === 0) return 0
       const storeIds = [...new Set(events.map((event) => event.store_id))]
       const endpoints = await trx
@@ -111,7 +111,6 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
               AS r(id, store_id, endpoint_id, event_id, event_type, entity_id, position)
           ON CONFLICT DO NOTHING`.execute(trx)
       }
-      await markFannedOut(trx, events.map((event) => event.id))
       return events.length
     })
   }
