@@ -41,7 +41,8 @@ export function verifyHs256(token: string, key: KeyObject, expect: Hs256Expectat
   const signingInput = token.slice(0, secondDot)
   const signature = token.slice(secondDot + 1)
   const expected = createHmac('sha256', key).update(signingInput).digest('base64url')
-  if (signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
+  // base64url is ASCII, so equal lengths in characters are equal lengths in bytes (timingSafeEqual needs that).
+  if (signature.length !== expected.length || !BASE64URL.test(signature) || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
     throw new InvalidJwt('signature verification failed')
   }
 

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
+import { LISTENER_APPLICATION_NAME } from '../../src/db/change-feed.ts'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 import { randomToken, sha256Hex } from '../../src/lib/secrets.ts'
 import { createShopWithPlan } from '../helpers/catalog.ts'
@@ -98,21 +99,27 @@ describe('caches across processes', { skip: !onPostgres && 'PostgreSQL only: the
   test('a sign-out committed while the processes were not listening is not answered from memory after', async () => {
     const session = await signIn(b)
     for (const server of [b, b, a]) assert.equal((await get(server, '/api/v1/portal/me', session)).status, 200)
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND query = 'LISTEN cache_invalidation'`.execute(database.db)
+    // The listeners chosen first (OFFSET 0 keeps the planner from calling pg_terminate_backend on other rows).
+    const { rows: cut } = await sql<{ pid: number }>`
+      SELECT pid FROM (
+        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ${LISTENER_APPLICATION_NAME} OFFSET 0
+      ) listeners WHERE pg_terminate_backend(pid)`.execute(database.db)
     // Both servers' and this test's own app's.
-    assert.equal(rows[0]!.n, 3, "every process's listening connection was cut")
+    assert.equal(cut.length, 3, "every process's listening connection was cut")
     const { jti, exp } = JSON.parse(Buffer.from(session.split('.')[1]!, 'base64url').toString()) as { jti: string; exp: number }
     await database.db.insertInto('revoked_sessions').values({ jti, expires_at: new Date(exp * 1000) }).execute()
-    // Once every process listens again, what it cached before the cut must be gone, not served.
+    // Once every process listens again (on new connections), what it cached before the cut must be gone, not served.
+    const cutPids = cut.map((row) => row.pid)
     for (let waited = 0; ; waited += 20) {
       const { rows: listening } = await sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN cache_invalidation' AND state = 'idle'`.execute(database.db)
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = ${LISTENER_APPLICATION_NAME} AND pid <> ALL(${cutPids}::int[])`.execute(database.db)
       if (listening[0]!.n === 3) break
       assert.ok(waited < 10_000, 'the processes listen again')
       await sleep(20)
     }
+    // And have heard their first heartbeat since, so they answer from memory again.
+    await sleep(300)
     for (const server of [a, b]) assert.equal((await get(server, '/api/v1/portal/me', session)).status, 401)
     // Listening again, and caching again: a fresh session is still answered.
     const fresh = await signIn(a)

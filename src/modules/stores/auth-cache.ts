@@ -8,7 +8,8 @@ import { findActiveKeyByHash, findStoreById, findStoreByIdUnless } from './store
  * that the portal session was not signed out (or that the admin key is still active). Kept in
  * process and forgotten as the change feed reports changes (src/db/change-feed.ts):
  *
- * - this process's own writes are forgotten as soon as the statement has run;
+ * - this process's own writes are forgotten as soon as the statement has run, and nothing of that
+ *   table is cached for LOCAL_WRITE_QUIET_MS after (the write may commit later, in a transaction);
  * - other processes' at their commit, as soon as PostgreSQL's notification arrives (milliseconds);
  * - while that notification channel is not connected nothing is answered from memory;
  * - and nothing is kept longer than ENTRY_TTL_MS even so (docs/contract.md, "Sign-out and caches").
@@ -17,6 +18,8 @@ import { findActiveKeyByHash, findStoreById, findStoreByIdUnless } from './store
  * again every time, so guessing cannot fill memory. Cached store rows are frozen and shared.
  */
 export const ENTRY_TTL_MS = 60_000
+/** After this process writes a table, nothing of it is cached for this long (see the constructor). */
+export const LOCAL_WRITE_QUIET_MS = 2_000
 const MAX_STORES = 10_000
 const MAX_KEYS = 10_000
 const MAX_SESSIONS = 100_000
@@ -31,6 +34,7 @@ class ChangeAwareCache<V> {
   private readonly entries = new Map<string, Entry<V>>()
   /** Bumped on every change: a value loaded across a change is not kept (it may predate it). */
   private generation = 0
+  private quietUntil = 0
   private readonly feed: ChangeFeed
   private readonly maxEntries: number
   private readonly now: () => number
@@ -45,6 +49,9 @@ class ChangeAwareCache<V> {
       else if (change.table !== table) return
       else if (change.key === null) this.entries.clear()
       else this.entries.delete(change.key)
+      // This process's write may sit in a transaction that commits later: what another request reads
+      // meanwhile is the old row, so nothing is kept for a while (its commit notifies as well).
+      if ('local' in change) this.quietUntil = this.now() + LOCAL_WRITE_QUIET_MS
       this.generation += 1
     })
   }
@@ -64,7 +71,7 @@ class ChangeAwareCache<V> {
   }
 
   set(ticket: number, key: string, value: V, ttlMs = ENTRY_TTL_MS): void {
-    if (ticket !== this.generation || !this.feed.live || ttlMs <= 0) return
+    if (ticket !== this.generation || !this.feed.live || ttlMs <= 0 || this.now() < this.quietUntil) return
     if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
       // The oldest insertion goes first (a Map iterates in insertion order).
       this.entries.delete(this.entries.keys().next().value!)
