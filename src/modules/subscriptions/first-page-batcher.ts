@@ -91,6 +91,8 @@ export function createFirstPageBatcher(db: Db) {
     /** Rows of the key's first page (`limit + 1` at most, newest first), read together with the other keys of this turn. */
     read(key: FirstPageKey): Promise<SubscriptionRow[]> {
       stats.reads += 1
+      // No subscriber has an empty id; read unbatched it would mean "no filter", so never ask.
+      if (key.subscriberId === '') return Promise.resolve([])
       if (!pending) {
         const batch = new Map<string, Waiting>()
         pending = batch
@@ -99,7 +101,7 @@ export function createFirstPageBatcher(db: Db) {
           void flush(batch)
         })
       }
-      const id = `${key.storeId}\u0000${key.subscriberId ?? ''}\u0000${key.limit}`
+      const id = `${key.storeId}\u0000${key.subscriberId === null ? '*' : `=${key.subscriberId}`}\u0000${key.limit}`
       let entry = pending.get(id)
       if (!entry) pending.set(id, (entry = { key, waiters: [] }))
       const waiting = entry
