@@ -15,7 +15,7 @@ import { randomToken, sha256Hex } from '../../src/lib/secrets.ts'
 import { createShopWithPlan } from '../helpers/catalog.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
-import { checkoutInput } from '../helpers/subscriptions.ts'
+import { checkoutThroughApi } from '../helpers/subscriptions.ts'
 import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
 const BOUND_MS = 1_000
@@ -32,9 +32,7 @@ describe('caches across processes', { skip: !onPostgres && 'PostgreSQL only: the
     database = await createTestDatabase()
     t = await buildTestApp({ database })
     shop = await createShopWithPlan(t)
-    const created = await call(t.app, { method: 'POST', url: '/api/v1/admin/checkouts', headers: shop.auth, payload: checkoutInput(shop.planId) })
-    assert.equal(created.statusCode, 201, created.body)
-    subscriberId = created.json.data[0].subscriber_id
+    subscriberId = await checkoutThroughApi(t.app, shop)
     const env = { DATABASE_URL: scratchUrl(database)!, SEED_DEMO_DATA: 'false', ROLE: 'api' }
     ;[a, b] = await Promise.all([startServer(env), startServer(env)])
   })

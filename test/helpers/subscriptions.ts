@@ -96,3 +96,10 @@ export async function storedEvents(db: Db, entityId: string): Promise<any[]> {
   const rows = await db.selectFrom('events').select('payload').where('entity_id', '=', entityId).orderBy('sequence', 'asc').execute()
   return rows.map((row) => JSON.parse(row.payload))
 }
+
+/** A subscription bought through the admin checkout route; answers the new subscriber's id. */
+export async function checkoutThroughApi(app: App, shop: { auth: Record<string, string>; planId: string }, overrides: Partial<CheckoutInput> = {}): Promise<string> {
+  const created = await call(app, { method: 'POST', url: '/api/v1/admin/checkouts', headers: shop.auth, payload: checkoutInput(shop.planId, overrides) })
+  assert.equal(created.statusCode, 201, created.body)
+  return created.json.data[0].subscriber_id as string
+}

@@ -9,7 +9,7 @@ import { sql } from 'kysely'
 import { createFirstPageBatcher, type FirstPageKey } from '../../../src/modules/subscriptions/first-page-batcher.ts'
 import { listSubscriptions } from '../../../src/modules/subscriptions/subscriptions.repository.ts'
 import { createShopWithPlan } from '../../helpers/catalog.ts'
-import { checkoutInput } from '../../helpers/subscriptions.ts'
+import { checkoutThroughApi } from '../../helpers/subscriptions.ts'
 import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
 
 let t: TestApp
@@ -20,9 +20,7 @@ const ODD = ['a,b', 'a"b', 'a\\b', '{x}', 'NULL', 'null', ' sp ', "it's", 'a\\"b
 before(async () => {
   t = await buildTestApp()
   shop = await createShopWithPlan(t)
-  const created = await call(t.app, { method: 'POST', url: '/api/v1/admin/checkouts', headers: shop.auth, payload: checkoutInput(shop.planId) })
-  assert.equal(created.statusCode, 201, created.body)
-  subscriberId = created.json.data[0].subscriber_id
+  subscriberId = await checkoutThroughApi(t.app, shop)
   // Clones of the subscriber and its subscription under odd subscriber ids (same store).
   for (const [i, odd] of ODD.entries()) {
     if (odd === '') continue
