@@ -69,6 +69,21 @@ export function registerMetrics(app: FastifyInstance, counts: { setAside(): Prom
 }
 
 const REQUEST_LABELS = ['method', 'route', 'status_code'] as const
+
+/** A metric the registry reads as it reads prom-client's own: its description, and its values at each scrape. */
+function scrapedMetric(name: string, help: string, type: 'counter' | 'histogram', values: () => object[], reset: () => void) {
+  // get() reads the metric's own fields at each scrape (as prom-client's classes do), not this call's.
+  const metric = {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    labelNames: [...REQUEST_LABELS],
+    get: async () => ({ name: metric.name, help: metric.help, type: metric.type, aggregator: metric.aggregator, values: values() }),
+    reset,
+  }
+  return metric
+}
 type RequestLabels = Record<(typeof REQUEST_LABELS)[number], string>
 /** Upper bounds of the latency histogram's buckets, in seconds. */
 export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -92,48 +107,23 @@ export function requestMetrics(registry: Registry): { record(route: string, meth
   const series = new Map<string, RequestSeries>()
   const all = () => [...series.values()]
 
-  const requests = {
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status code',
-    type: 'counter',
-    aggregator: 'sum',
-    labelNames: [...REQUEST_LABELS],
-    get: async () => ({
-      name: requests.name,
-      help: requests.help,
-      type: requests.type,
-      aggregator: requests.aggregator,
-      values: all().map(({ labels, count }) => ({ value: count, labels: { ...labels } })),
-    }),
-    reset: () => series.clear(),
-  }
-  const durations = {
-    name: 'http_request_duration_seconds',
-    help: 'Time from request to response, by method, route template and status code',
-    type: 'histogram',
-    aggregator: 'sum',
-    labelNames: [...REQUEST_LABELS],
-    get: async () => ({
-      name: durations.name,
-      help: durations.help,
-      type: durations.type,
-      aggregator: durations.aggregator,
-      values: all().flatMap(({ labels, count, sum, buckets }) => {
-        let cumulative = 0
-        const bucketName = `${durations.name}_bucket`
-        return [
-          ...DURATION_BUCKETS.map((bound, i) => {
-            cumulative += buckets[i]!
-            return { labels: { le: bound, ...labels }, value: cumulative, metricName: bucketName, exemplar: null }
-          }),
-          { labels: { le: '+Inf', ...labels }, value: count, metricName: bucketName, exemplar: null },
-          { labels: { ...labels }, value: sum, metricName: `${durations.name}_sum`, exemplar: undefined },
-          { labels: { ...labels }, value: count, metricName: `${durations.name}_count`, exemplar: undefined },
-        ]
-      }),
-    }),
-    reset: () => series.clear(),
-  }
+  const requests = scrapedMetric('http_requests_total', 'HTTP requests answered, by method, route template and status code', 'counter', () =>
+    all().map(({ labels, count }) => ({ value: count, labels: { ...labels } })), () => series.clear())
+  const durationName = 'http_request_duration_seconds'
+  const durations = scrapedMetric(durationName, 'Time from request to response, by method, route template and status code', 'histogram', () =>
+    all().flatMap(({ labels, count, sum, buckets }) => {
+      let cumulative = 0
+      const bucketName = `${durationName}_bucket`
+      return [
+        ...DURATION_BUCKETS.map((bound, i) => {
+          cumulative += buckets[i]!
+          return { labels: { le: bound, ...labels }, value: cumulative, metricName: bucketName, exemplar: null }
+        }),
+        { labels: { le: '+Inf', ...labels }, value: count, metricName: bucketName, exemplar: null },
+        { labels: { ...labels }, value: sum, metricName: `${durationName}_sum`, exemplar: undefined },
+        { labels: { ...labels }, value: count, metricName: `${durationName}_count`, exemplar: undefined },
+      ]
+    }), () => series.clear())
   registry.registerMetric(requests as unknown as Metric)
   registry.registerMetric(durations as unknown as Metric)
 
