@@ -33,9 +33,9 @@ export function startDispatchLoop({ dispatcher, log, lanes = 2, idleMs = 20 }: {
       }
     }
   }
-  // A delivery lane claims its next batch as soon as every call of the current one has begun, so its
-  // calls in flight (bounded by the lane) do not stop while a batch's last answers arrive, are recorded,
-  // and the next batch is claimed. At most two batches are in hand per lane.
+  // A delivery lane claims its next batch as soon as the current one's last round of calls is about to
+  // begin, so its calls in flight (bounded by the lane) do not stop while a batch's last answers arrive,
+  // are recorded, and the next batch is claimed. At most two batches are in hand per lane.
   const deliveryLane = async () => {
     const lane = dispatcher.lane()
     let previous: Promise<void> = Promise.resolve()

@@ -360,11 +360,13 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   /**
    * Claims up to one batch and starts sending it through `lane`: answers once claimed, with `started`
-   * (every call of the batch has begun: the lane's queue is empty) and `done` (all sent and recorded;
-   * it does not reject, a failure to record is logged and the lease runs out). A dispatch loop claims
-   * the next batch once this one has started, so the lane keeps sending while this one's last answers
-   * arrive and are recorded. Per-entity order holds across batches in hand: a claimed delivery stays
-   * pending until recorded, and the claim passes over any delivery with an earlier one pending.
+   * (at most one round of calls, the concurrency bound, is left to begin) and `done` (all sent and
+   * recorded; it does not reject, a failure to record is logged and the lease runs out). A dispatch
+   * loop claims the next batch once this one has started, so the lane has calls queued while this
+   * batch's last round is sent, answered and recorded, and while the next claim runs (claiming only
+   * once the queue is empty measured slower). Per-entity order holds across batches in hand: a claimed
+   * delivery stays pending until recorded, and the claim passes over any delivery with an earlier one
+   * pending.
    */
   async function startDelivery(lane: Lane, limit = batchSize): Promise<Delivery> {
     const claimed = await claim(limit)
@@ -373,12 +375,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     const keeper = keepLeases(db, LEASES.deliveries, claimed[0]!.token, leaseMs, { now: () => clock.now(), ...(options.log ? { log: { warn: options.log.warn.bind(options.log) } } : {}) })
     keeper.add(claimed.map((delivery) => delivery.id))
     let toStart = claimed.length
-    let allStarted!: () => void
+    let lastRound!: () => void
     const started = new Promise<void>((resolve) => {
-      allStarted = resolve
+      lastRound = resolve
     })
     const begin = () => {
-      if (--toStart === 0) allStarted()
+      if (--toStart <= concurrency) lastRound()
     }
     const sending = Promise.all(
       claimed.map((delivery) =>
@@ -393,7 +395,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       try {
         sent = await sending
       } finally {
-        allStarted()
+        lastRound()
         await keeper.stop()
       }
       await record(sent.filter((attempt) => attempt !== undefined))
@@ -411,7 +413,7 @@ export type Lane = ReturnType<typeof pLimit>
 export interface Delivery {
   /** Deliveries claimed. */
   count: number
-  /** Every call has begun (or been skipped). */
+  /** At most one round of calls (the concurrency bound) is left to begin. */
   started: Promise<void>
   /** Every attempt sent and recorded; never rejects. */
   done: Promise<void>
