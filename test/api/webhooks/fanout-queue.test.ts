@@ -80,6 +80,31 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
     await removeEndpoints(t, shop.auth)
   })
 
+  test('an event an admin redelivers before it is fanned out gets one delivery all the same: the fan-out batch is done again skipping it', async () => {
+    const shop = await newShop(t)
+    const inbox = await receiver()
+    const endpoint = await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: ['subscription.updated'] })
+    const other = await receiver()
+    const otherEndpoint = await createEndpoint(t.app, shop.auth, { url: other.url, event_types: ['subscription.updated'] })
+    const storeId = shop.store.id
+    const [early, plain] = await t.db.transaction().execute((trx) => recordEvents(trx, [updated(storeId, 'sub_early', 'early'), updated(storeId, 'sub_plain', 'plain')]))
+    const redelivered = await endpointAction(t.app, shop.auth, endpoint.id, 'redeliver', { event_id: early!.id })
+    assert.ok([200, 202].includes(redelivered.statusCode), redelivered.body)
+    assert.deepEqual(await queued(t.db, storeId), [early!.id, plain!.id], 'both still waiting for fan-out')
+
+    const run = dispatcher()
+    assert.equal(await run.fanOut(), 2)
+    assert.deepEqual(await queued(t.db, storeId), [])
+    const deliveries = await listDeliveries(t.app, shop.auth, endpoint.id)
+    assert.deepEqual(deliveries.map((delivery) => delivery.event_id).sort(), [early!.id, plain!.id].sort(), 'one delivery per event')
+    assert.equal((await listDeliveries(t.app, shop.auth, otherEndpoint.id)).length, 2, 'the rest of the batch fanned out')
+    await drive(run)
+    assert.deepEqual(inbox.accepted().map((body) => body.id).sort(), [early!.id, plain!.id].sort())
+    assert.equal(inbox.requests.length, 2, 'each sent once')
+    assert.equal(other.requests.length, 2)
+    await removeEndpoints(t, shop.auth)
+  })
+
   test('concurrent takers get disjoint events, and an event taken by an open transaction is skipped, not waited for', async (context) => {
     const shop = await newShop(t)
     const storeId = shop.store.id
