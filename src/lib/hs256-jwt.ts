@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 
 /**
  * Verification of the service's own HS256 session tokens (portal and console), on every request.
@@ -76,4 +76,26 @@ function decodePart(part: string): Record<string, unknown> {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidJwt('not a JSON object')
   return value as Record<string, unknown>
+}
+
+/**
+ * A signing key fetched on first use (it may live in the database, which need not be migrated when
+ * the app is assembled) and made a KeyObject once. `now()` answers it synchronously once loaded; a
+ * failed fetch is forgotten, so a database hiccup does not poison every later request.
+ */
+export function lazySecretKey(secret: () => Promise<Uint8Array>): { load(): Promise<KeyObject>; now(): KeyObject | undefined } {
+  let loading: Promise<KeyObject> | undefined
+  let loaded: KeyObject | undefined
+  return {
+    load() {
+      loading ??= secret()
+        .then((bytes) => (loaded = createSecretKey(bytes)))
+        .catch((error: unknown) => {
+          loading = undefined
+          throw error
+        })
+      return loading
+    },
+    now: () => loaded,
+  }
 }

@@ -1,11 +1,11 @@
 import { decodeJwt, errors, SignJWT } from 'jose'
-import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
 import { keptSecret } from '../../db/kept-secrets.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
-import { InvalidJwt, verifyHs256 } from '../../lib/hs256-jwt.ts'
+import { InvalidJwt, lazySecretKey, verifyHs256 } from '../../lib/hs256-jwt.ts'
 import { randomToken } from '../../lib/secrets.ts'
 
 /**
@@ -44,17 +44,8 @@ export function looksLikeJwt(token: string): boolean {
 
 export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONSOLE_SESSION_TTL_SECONDS }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock; ttlSeconds?: number }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
-  let imported: Promise<KeyObject> | undefined
-  let loaded: KeyObject | undefined
-  const signingKey = (): Promise<KeyObject> => {
-    imported ??= secret()
-      .then((bytes) => (loaded = createSecretKey(bytes)))
-      .catch((error: unknown) => {
-        imported = undefined
-        throw error
-      })
-    return imported
-  }
+  // Made once: handing jose the raw bytes would import the key again on every sign.
+  const key = lazySecretKey(secret)
 
   return {
     async issue(storeId: string): Promise<{ token: string; claims: ConsoleSessionClaims }> {
@@ -68,7 +59,7 @@ export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONS
         .setJti(claims.jti)
         .setIssuedAt(iat)
         .setExpirationTime(claims.exp)
-        .sign(await signingKey())
+        .sign(await key.load())
       return { token, claims }
     },
 
@@ -80,7 +71,7 @@ export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONS
         const claimed = decodeJwt(token)
         const audience = Array.isArray(claimed.aud) ? claimed.aud : [claimed.aud]
         if (!audience.includes(CONSOLE_SESSION_AUDIENCE)) throw new errors.JWTClaimValidationFailed('not a console session', claimed, 'aud')
-        const payload = verifyHs256(token, loaded ?? (await signingKey()), {
+        const payload = verifyHs256(token, key.now() ?? (await key.load()), {
           issuer,
           audience: CONSOLE_SESSION_AUDIENCE,
           nowSeconds: nowSeconds(),

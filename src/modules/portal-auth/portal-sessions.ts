@@ -1,8 +1,8 @@
 import { SignJWT } from 'jose'
-import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
-import { InvalidJwt, verifyHs256 } from '../../lib/hs256-jwt.ts'
+import { InvalidJwt, lazySecretKey, verifyHs256 } from '../../lib/hs256-jwt.ts'
 
 /** The one algorithm portal sessions use; tokens naming any other (`none` included) are refused. */
 export const SESSION_ALGORITHM = 'HS256'
@@ -36,17 +36,7 @@ export type PortalSessions = ReturnType<typeof createPortalSessions>
 export function createPortalSessions({ secret, issuer, clock }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
   // Made once: handing jose the raw bytes would import the key again on every sign.
-  let imported: Promise<KeyObject> | undefined
-  let loaded: KeyObject | undefined
-  const signingKey = (): Promise<KeyObject> => {
-    imported ??= secret()
-      .then((bytes) => (loaded = createSecretKey(bytes)))
-      .catch((error: unknown) => {
-        imported = undefined // a database hiccup must not poison every later request
-        throw error
-      })
-    return imported
-  }
+  const key = lazySecretKey(secret)
 
   // Tokens already verified, by their exact text: the same text always verifies the same way, except
   // for its lifetime, which is checked again on every use. Sign-out is the auth cache's (it checks jti).
@@ -64,7 +54,7 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
         .setJti(claims.jti)
         .setIssuedAt(iat)
         .setExpirationTime(claims.exp)
-        .sign(await signingKey())
+        .sign(await key.load())
       return { token, claims }
     },
 
@@ -74,7 +64,7 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
       if (known && known.exp > nowSeconds()) return known
       try {
         // Synchronous once the key is loaded (src/lib/hs256-jwt.ts says why not jose's jwtVerify).
-        const payload = verifyHs256(token, loaded ?? (await signingKey()), {
+        const payload = verifyHs256(token, key.now() ?? (await key.load()), {
           issuer,
           audience: SESSION_AUDIENCE,
           nowSeconds: nowSeconds(),
