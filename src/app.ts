@@ -6,11 +6,12 @@ import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { createAdminAuthenticator, registerAdminContext } from './http/admin-auth.ts'
 import { createConsoleSessions, looksLikeJwt, resolveConsoleSessionSecret } from './modules/console-auth/console-sessions.ts'
-import { createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
+import { compileOnFirstUse, createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts'
 import { frozenAwareSerializerFactory } from './http/frozen-reply-serializer.ts'
+import { serializeOnFirstUse } from './http/serializers.ts'
 import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
@@ -74,8 +75,9 @@ function buildValidatorFactory(externalSchemas: Record<string, object>) {
   const shared = Object.values(externalSchemas)
   const body = createAjv('body', shared)
   const parameters = createAjv('parameters', shared)
+  // Each compiled when its route is first called (src/http/ajv.ts, compileOnFirstUse).
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    httpPart === 'body' ? body.compile(schema) : refuseNonFiniteNumbers(parameters.compile(schema))
+    compileOnFirstUse(() => (httpPart === 'body' ? body.compile(schema) : refuseNonFiniteNumbers(parameters.compile(schema))))
 }
 
 /** Assembles the service: plugins, contract plumbing and every module. Never listens. */
@@ -94,7 +96,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     // Requests arriving while the app closes are refused by registerGracefulStop, as problem+json.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
-    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any, buildSerializer: frozenAwareSerializerFactory() } },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any, buildSerializer: serializeOnFirstUse(frozenAwareSerializerFactory()) } },
     // What the router refuses before any hook runs is a problem+json like every other failure.
     frameworkErrors: frameworkErrorHandler(await apiSecurityHeaders()),
   }).withTypeProvider<TypeBoxTypeProvider>()

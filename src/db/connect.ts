@@ -31,6 +31,8 @@ export interface ConnectOptions {
   onIdleConnectionError?: (error: Error) => void
   /** Told when DATA_DIR had to be made private (see secureDataDir); stderr when absent. */
   onNotice?: (message: string) => void
+  /** An in-memory embedded database starts as a copy of this dump (PGlite's `dumpDataDir`) instead of empty. */
+  loadDataDir?: Blob
 }
 
 const INT8_OID = 20
@@ -38,7 +40,9 @@ const NUMERIC_OID = 1700
 const TIMESTAMPTZ_OID = 1184
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError) : connectPglite(options.dataDir ?? './data', options.onNotice)
+  return options.databaseUrl
+    ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError)
+    : connectPglite(options.dataDir ?? './data', options.onNotice, options.loadDataDir)
 }
 
 function connectPostgres(url: string, max: number, onIdleConnectionError?: (error: Error) => void): DatabaseHandle {
@@ -69,13 +73,14 @@ function connectPostgres(url: string, max: number, onIdleConnectionError?: (erro
 
 const toStderr = (message: string): void => void process.stderr.write(`${message}\n`)
 
-async function connectPglite(dataDir: string, onNotice: (message: string) => void = toStderr): Promise<DatabaseHandle> {
+async function connectPglite(dataDir: string, onNotice: (message: string) => void = toStderr, loadDataDir?: Blob): Promise<DatabaseHandle> {
   const inMemory = dataDir === 'memory://'
   if (!inMemory) secureDataDir(resolve(dataDir), onNotice)
   const release = inMemory ? () => {} : lockDataDir(resolve(dataDir))
   try {
     const pglite = await PGlite.create(inMemory ? undefined : join(resolve(dataDir), 'pglite'), {
       parsers: { [INT8_OID]: Number, [NUMERIC_OID]: Number },
+      ...(inMemory && loadDataDir ? { loadDataDir } : {}),
     })
     // PGlite sets some files' modes itself, whatever the umask (see tightenTree): once open, and again once closed.
     const tighten = () => (inMemory ? 0 : tightenTree(resolve(dataDir)))

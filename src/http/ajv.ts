@@ -1,7 +1,33 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
+import { Ajv, type AnySchema, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 
 export type AjvPurpose = 'body' | 'parameters' | 'response'
+
+/**
+ * A validator compiled when it is first called. Why: compiling every route's schemas when the app
+ * is assembled took ~1.6 s of CPU per app (and as much again with response validation), paid at
+ * every start of the server, the worker and the CLI, and by every test file, while most processes
+ * use a handful of routes. A schema that cannot compile is still found by the test suite, which
+ * calls every operation (test/api/contract/fuzz.test.ts). `errors` is the compiled one's, after each call.
+ */
+export function compileOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined
+  const validate = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    compiled ??= compile()
+    const valid = compiled(data, context)
+    validate.errors = compiled.errors
+    return valid
+  }) as ValidateFunction
+  return validate
+}
+
+/**
+ * Ajv whose `compile` defers to the first call (see compileOnFirstUse): for plugins that take an
+ * Ajv instance and compile every route's schemas up front (@fastify/response-validation).
+ */
+class CompileOnFirstUseAjv extends Ajv {
+  override compile = ((schema: AnySchema, meta?: boolean) => compileOnFirstUse(() => super.compile(schema, meta))) as Ajv['compile']
+}
 
 /**
  * Ajv configured for one part of the contract. Bodies are never coerced ("100" is not an amount) and
@@ -20,7 +46,7 @@ export function createAjv(purpose: AjvPurpose, sharedSchemas: object[]): Ajv {
     // OpenAPI 3.0 writes "may be null" as nullable: true
     allowUnionTypes: false,
   }
-  const ajv = new Ajv(options)
+  const ajv = purpose === 'response' ? new CompileOnFirstUseAjv(options) : new Ajv(options)
   addFormats.default(ajv)
   if (purpose !== 'response') ajv.addFormat('date-time', { type: 'string', validate: isAcceptedTimestamp })
   for (const schema of sharedSchemas) ajv.addSchema(schema)
