@@ -5,7 +5,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { createAdminAuthenticator, registerAdminContext } from './http/admin-auth.ts'
-import { createConsoleSessions, looksLikeJwt, resolveConsoleSessionSecret } from './modules/console-auth/console-sessions.ts'
+import { registerPortalContext } from './http/actors.ts'
 import { compileOnFirstUse, createAjv, refuseNonFiniteNumbers } from './http/ajv.ts'
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
@@ -26,34 +26,14 @@ import { requestIdFor } from './http/request-id.ts'
 import { Problem } from './http/schemas.ts'
 import { apiSecurityHeaders, registerResponseHeaders } from './http/security-headers.ts'
 import { registerTextGuard } from './http/text-guard.ts'
-import type { App, AppDeps } from './http/types.ts'
+import type { App } from './http/types.ts'
 import { registerVersioning } from './http/versioning.ts'
 import { createServices, type Services } from './services.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
-import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modules/catalog/index.ts'
 import { eventSchemas } from './event-catalogue.ts'
-import { eventRoutes } from './modules/events/index.ts'
-import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscriptions/index.ts'
-import { apiKeyRoutes, createAuthCache, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
+import type { Module, RouteScope } from './modules/module.ts'
+import { looksLikeJwt } from './modules/console-auth/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
-import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
-import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
-import { portalRoutes } from './modules/portal/index.ts'
-import { createRetentionService, retentionPortalRoutes } from './modules/retention/index.ts'
-import { Notification, notificationAdminRoutes } from './modules/notifications/index.ts'
-import { analyticsRoutes } from './modules/analytics/index.ts'
-import { Discount, discountAdminRoutes, discountPortalRoutes } from './modules/discounts/index.ts'
-import { onetimeAdminRoutes, onetimePortalRoutes } from './modules/onetimes/index.ts'
-import { analyticsTimeseriesRoutes } from './modules/analytics/analytics-timeseries.routes.ts'
-import { PaymentInstrument, PlatformConnection, platformAppRoutes, platformConnectionRoutes, platformWebhookRoutes } from './modules/platform/index.ts'
-import {
-  createPortalAuthenticator,
-  createPortalSessions,
-  portalAuthRoutes,
-  portalAuthSchemas,
-  registerPortalContext,
-  resolveSessionSecret,
-} from './modules/portal-auth/index.ts'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -67,8 +47,20 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger']
 }
 
-/** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument, Notification, Discount]
+/** Every schema other schemas refer to by name (each becomes a named OpenAPI component), once each. */
+function sharedSchemas(modules: readonly Module[]): object[] {
+  const byId = new Map<string, object>()
+  for (const schema of [Problem, ...modules.flatMap((module) => module.schemas ?? []), ...eventSchemas]) byId.set((schema as { $id: string }).$id, schema)
+  return [...byId.values()]
+}
+
+/** Registers every module's routes of one scope, in the order the composition root built the modules. */
+async function registerScope(scope: App, modules: readonly Module[], name: RouteScope): Promise<void> {
+  for (const module of modules) {
+    const routes = module.routes?.[name]
+    if (routes) await scope.register(routes)
+  }
+}
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -82,7 +74,6 @@ function buildValidatorFactory(externalSchemas: Record<string, object>) {
 
 /** Assembles the service: plugins, contract plumbing and every module. Never listens. */
 export async function buildApp({ database, config, services: given, clock = systemClock, logger }: BuildAppOptions): Promise<App> {
-  const { db } = database
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
     // Each request's child logger is made when it first writes (src/http/logging.ts).
@@ -103,7 +94,10 @@ export async function buildApp({ database, config, services: given, clock = syst
 
   const services = given ?? createServices({ database, config, clock, log: app.log })
   if (!given) app.addHook('onClose', () => services.close())
-  const deps: AppDeps = { db, engine: database.engine, clock: services.clock }
+  const { db } = database
+  const { stores, portalAuth, consoleAuth } = services.modules
+  const modules = services.list
+  const SHARED_SCHEMAS = sharedSchemas(modules)
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   // JSON is the only body this API reads; anything else is 415 before it is parsed.
@@ -134,36 +128,15 @@ export async function buildApp({ database, config, services: given, clock = syst
       request.admin ? `store:${request.admin.store.id}` : request.portal ? `subscriber:${request.portal.subscriberId}` : `ip:${request.ip}`,
   })
 
-  const { publicCatalog, catalog, subscriptions, checkouts, changeRequests, renewals, testClock, webhooks } = services
-
-  const sessions = createPortalSessions({
-    // An in-memory database keeps its generated secret in the database too, never in DATA_DIR.
-    secret: () => resolveSessionSecret({
-      configured: config.jwtSecret,
-      engine: database.engine,
-      dataDir: database.location === 'memory' ? 'memory://' : config.dataDir,
-      db,
-    }),
-    issuer: config.jwtIssuer,
-    clock: services.clock,
-  })
-  // The store and the session's or key's standing, kept in process while the database says nothing changed.
-  const authCache = createAuthCache({ db, changes: database.changes })
-  app.addHook('onClose', async () => authCache.close())
-  const authenticatePortal = createPortalAuthenticator({ authCache, sessions })
-  // The merchant console's sessions from the platform's load callback: a key of their own, never the portal's.
-  const consoleSessions = createConsoleSessions({
-    secret: () => resolveConsoleSessionSecret({ engine: database.engine, dataDir: database.location === 'memory' ? 'memory://' : config.dataDir, db }),
-    issuer: config.jwtIssuer,
-    clock: services.clock,
-  })
-
   await app.register(async (portal) => {
-    await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
-    await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
-    await portal.register(retentionPortalRoutes, { retention: createRetentionService({ subscriptions, applyDiscount: services.discounts.applyToSubscription }), authenticatePortal })
-    await portal.register(discountPortalRoutes, { discounts: services.discounts, authenticatePortal })
-    await portal.register(onetimePortalRoutes, { onetimes: services.onetimes, authenticatePortal })
+    // Sign-in itself: each route says what it needs.
+    await registerScope(portal, modules, 'portalSignIn')
+    // Everything else acts as the subscriber of the verified session, and only them.
+    await portal.register(async (signedIn) => {
+      requireSecurityScheme(signedIn, 'portalSession')
+      signedIn.addHook('onRequest', portalAuth.service.authenticatePortal)
+      await registerScope(signedIn, modules, 'portal')
+    })
   }, { prefix: '/api/v1/portal' })
 
   registerWebAssets(app, config.webDistDir ? { outDir: pathToFileURL(config.webDistDir.endsWith('/') ? config.webDistDir : `${config.webDistDir}/`) } : {})
@@ -171,47 +144,24 @@ export async function buildApp({ database, config, services: given, clock = syst
   await app.register(async (publicApi) => {
     // Any origin may read (src/http/public-cors.ts).
     await registerPublicCors(publicApi)
-    await publicApi.register(publicCatalogRoutes, { publicCatalog })
-    await publicApi.register(storefrontStoreRoutes, { db })
+    await registerScope(publicApi, modules, 'storefront')
   }, { prefix: '/api/v1' })
 
-  // The BigCommerce app's callbacks: called by the platform, outside the versioned API.
-  await app.register(platformAppRoutes, {
-    db,
-    clock: services.clock,
-    connections: services.platformConnections,
-    consoleSessions,
-    settings: { ...config.platform, publicUrl: config.publicUrl, timeoutMs: config.billing.platformTimeoutMs },
-  })
-
-  // BigCommerce's order webhooks: the platform calls them too, for API-account stores as well as app installs.
-  await app.register(platformWebhookRoutes, { orderWebhooks: services.orderWebhooks, rateLimit: config.rateLimit })
+  // Called by BigCommerce, outside the versioned API: the app's callbacks and its order webhooks.
+  await registerScope(app, modules, 'platform')
 
   const authenticateAdmin = createAdminAuthenticator({
-    findActiveKey: (keyHash) => authCache.adminKey(keyHash),
-    recordUse: (keyId, at) => touchKey(db, keyId, at),
+    findActiveKey: (keyHash) => stores.service.auth.adminKey(keyHash),
+    recordUse: (keyId, at) => stores.service.touchKey(keyId, at),
   }, {
     looksLikeSession: looksLikeJwt,
-    verify: (token) => consoleSessions.verify(token),
-    findStore: (storeId) => authCache.store(storeId),
+    verify: (token) => consoleAuth.service.verify(token),
+    findStore: (storeId) => stores.service.auth.store(storeId),
   })
   await app.register(async (admin) => {
     requireSecurityScheme(admin, 'adminApiKey')
     admin.addHook('onRequest', authenticateAdmin)
-    await admin.register(storeRoutes, deps)
-    await admin.register(apiKeyRoutes, deps)
-    await admin.register(platformConnectionRoutes, { connections: services.platformConnections })
-    await admin.register(catalogAdminRoutes, { catalog })
-    await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
-    await admin.register(eventRoutes, { db })
-    await admin.register(webhookAdminRoutes, { webhooks })
-    await admin.register(chargeAdminRoutes, { db, renewals })
-    await admin.register(testClockRoutes, { testClock })
-    await admin.register(notificationAdminRoutes, { db })
-    await admin.register(analyticsRoutes, { db, clock: services.clock })
-    await admin.register(discountAdminRoutes, { discounts: services.discounts })
-    await admin.register(onetimeAdminRoutes, { onetimes: services.onetimes })
-    await admin.register(analyticsTimeseriesRoutes, { db, clock: services.clock })
+    await registerScope(admin, modules, 'admin')
   }, { prefix: '/api/v1/admin' })
 
   return app

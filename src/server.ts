@@ -7,6 +7,7 @@ import { ensureDemoData, type DemoData } from './demo/demo-data.ts'
 import { pino } from 'pino'
 import { loggerOptions } from './http/logging.ts'
 import { systemClock } from './lib/clock.ts'
+import { createMailer } from './lib/mailer.ts'
 import { requireMailForLiveStores } from './modules/portal-auth/index.ts'
 import { ensureBootstrapStore } from './modules/stores/index.ts'
 import { createServices } from './services.ts'
@@ -35,14 +36,17 @@ try {
 const demo = config.seedDemoData === 'never' ? undefined : await ensureDemoData(database.db, { create: config.seedDemoData === 'always' || createdNow })
 // Work outside requests (jobs, renewals, deliveries) logs like the app does, through its own pino.
 const log = pino(loggerOptions(config.logLevel) as object)
-const services = createServices({ database, config, clock: systemClock, log })
-const app = await buildApp({ database, config, services })
-warn = (message) => app.log.warn(message)
-
 // Known once listening (PORT=0 picks a port); sign-in links are only sent after that.
 let origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
 const portalUrl = () => config.portalUrl ?? `${origin}/portal`
-const worker = config.role === 'api' ? undefined : await startWorker(services, { portalUrl })
+const runsWorker = config.role !== 'api'
+// Only a process that runs the worker sends mail (and says once if it would only log it).
+const mailer = runsWorker ? createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log, requireTls: config.smtpRequireTls }) : undefined
+const services = createServices({ database, config, clock: systemClock, log, portalUrl, ...(mailer ? { mailer } : {}) })
+const app = await buildApp({ database, config, services })
+warn = (message) => app.log.warn(message)
+
+const worker = runsWorker ? await startWorker(services) : undefined
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {

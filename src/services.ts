@@ -1,21 +1,33 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
+import { countFailedJobs } from './jobs/runner.ts'
 import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
-import { countFailedJobs } from './jobs/runner.ts'
-import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
-import { createOrderWebhooks, createPlatformClient, createPlatformConnections, createStoredInstruments, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
-import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
-import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
-import { createWebhookService } from './modules/webhooks/index.ts'
-import { createDiscountService, discountColumns, redeemDiscount } from './modules/discounts/index.ts'
-import { createOnetimeService } from './modules/onetimes/index.ts'
+import type { Mail, Mailer } from './lib/mailer.ts'
+import type { Module } from './modules/module.ts'
+import { createAnalyticsModule } from './modules/analytics/index.ts'
+import { createBillingModule } from './modules/billing/index.ts'
+import { createCatalogModule } from './modules/catalog/index.ts'
+import { createConsoleAuthModule } from './modules/console-auth/index.ts'
+import { createDiscountsModule, discountColumns, redeemDiscount } from './modules/discounts/index.ts'
+import { createEventsModule } from './modules/events/index.ts'
+import { createNotificationsModule } from './modules/notifications/index.ts'
+import { createOnetimesModule } from './modules/onetimes/index.ts'
+import { createPlatformModule } from './modules/platform/index.ts'
+import { createPortalModule } from './modules/portal/index.ts'
+import { createPortalAuthModule } from './modules/portal-auth/index.ts'
+import { createRetentionModule } from './modules/retention/index.ts'
+import { createStoresModule } from './modules/stores/index.ts'
+import { createStorefrontOrdersModule } from './modules/storefront-orders/index.ts'
+import { countRenewalsSetAside, createSubscriptionsModule } from './modules/subscriptions/index.ts'
+import { createWebhooksModule } from './modules/webhooks/index.ts'
 
 /**
- * The composition root: every service is built here, once per process, from the configuration. The
- * HTTP app (`app.ts`) and the worker (`worker.ts`) both take the result; modules below receive only
- * the settings they declare, never the configuration itself.
+ * The composition root: every module is built here, once per process, from the configuration, in
+ * the order they depend on each other (docs/architecture.md). The HTTP app (`app.ts`) registers
+ * every module's routes and the worker (`worker.ts`) runs every module's jobs; modules below receive
+ * only the settings they declare, never the configuration itself.
  */
 export interface ServicesOptions {
   database: DatabaseHandle
@@ -23,87 +35,133 @@ export interface ServicesOptions {
   /** Overrides the service clock (tests); a test-mode store's own clock is read from its row. */
   clock?: Clock
   log: FastifyBaseLogger
+  /** Sends subscriber email; only a process that runs the worker needs one (others refuse to send). */
+  mailer?: Mailer
+  /** Where sign-in links point; a function because the listening address is known only after start. */
+  portalUrl?: () => string
 }
 
-export function createServices({ database, config, clock = systemClock, log }: ServicesOptions) {
+/** The mailer of a process that sends no mail (ROLE=api): a job that would send is retried by a worker. */
+const NO_MAILER: Mailer = {
+  send: async (_mail: Mail) => {
+    throw new Error('this process does not send mail (it runs no worker)')
+  },
+  close() {},
+}
+
+export function createServices({ database, config, clock = systemClock, log, mailer = NO_MAILER, portalUrl }: ServicesOptions) {
   const { db } = database
-  // Stores' platform tokens, encrypted at rest; the key is PLATFORM_TOKEN_KEY or one generated once and
-  // kept as the portal's session secret is (an in-memory database keeps it in the database too).
-  const tokenVault = createTokenVault(() => resolveTokenKey({
-    configured: config.platform.tokenKey,
-    engine: database.engine,
-    dataDir: database.location === 'memory' ? 'memory://' : config.dataDir,
+  // An in-memory database keeps generated keys in the database too, never in DATA_DIR.
+  const keyStore = { engine: database.engine, dataDir: database.location === 'memory' ? 'memory://' : config.dataDir }
+  const linksTo = portalUrl ?? (() => config.portalUrl ?? `${config.publicUrl ?? 'http://localhost'}/portal`)
+
+  const stores = createStoresModule({ db, clock, changes: database.changes })
+  const events = createEventsModule({ db })
+  const catalog = createCatalogModule({ db, clock, storefrontCacheTtlMs: config.storefrontCacheTtlMs })
+  const consoleAuth = createConsoleAuthModule({ db, clock, issuer: config.jwtIssuer, keyStore })
+  const platform = createPlatformModule({
     db,
-  }))
-  const platformConnections = createPlatformConnections({ db, vault: tokenVault, clock: systemClock })
-  // One keep-alive pool to BigCommerce for the whole process: renewals, instruments, order webhooks.
-  const platformClient = createPlatformClient({
-    apiUrl: config.billing.platformApiUrl,
-    paymentsUrl: config.billing.platformPaymentsUrl,
-    timeoutMs: config.billing.platformTimeoutMs,
+    // Connection times are real times, whatever a store's test clock says.
+    clock: systemClock,
+    keyStore,
+    settings: {
+      apiUrl: config.billing.platformApiUrl,
+      paymentsUrl: config.billing.platformPaymentsUrl,
+      timeoutMs: config.billing.platformTimeoutMs,
+      tokenKey: config.platform.tokenKey,
+      app: { loginUrl: config.platform.loginUrl, app: config.platform.app, publicUrl: config.publicUrl },
+    },
+    issueConsoleSession: (storeId) => consoleAuth.service.issue(storeId),
   })
-  // Customers' stored instruments, read live: checkout and instrument changes on platform stores, the portal's list.
-  const storedInstruments = createStoredInstruments({ client: platformClient, accessOf: platformConnections.accessOf })
-  const gateways = createGatewayResolver(db, { ...config.billing, platformAccessOf: platformConnections.accessOf, platformClient })
-  const { chargeLeaseMs: leaseMs, concurrency, batchSize, unknownGraceMs } = config.billing
-  const renewals = createRenewalEngine({ db, clock, gateways, leaseMs, concurrency, batchSize, unknownGraceMs, log })
-  const publicCatalog = createPublicCatalog({ db, cacheTtlMs: config.storefrontCacheTtlMs })
-  // Items' discount codes are redeemed by the discounts module, in the checkout's transaction.
-  const checkouts = createCheckoutService({
+  // Subscriptions ask two later modules through functions given here, so neither module imports the
+  // other: order now runs billing's renewal engine, and a checkout's discount codes are redeemed by discounts.
+  const subscriptions = createSubscriptionsModule({
     db,
     clock,
-    instruments: storedInstruments,
+    events: events.service.log,
+    instruments: platform.service.instruments,
+    // Order now runs the engine for that one subscription; a failure is logged and the worker charges it.
+    renewNow: (storeId, id) => billing.service.renewals.runDue({ storeId, id, limit: 1 }).catch((error: unknown) => log.error({ err: error, subscriptionId: id }, 'order now: the renewal could not be run; the worker will charge it')),
     redeemDiscount: async (trx, store, code, target, now) => discountColumns(await redeemDiscount(trx, store, code, target, now)),
-  })
-  // Storefront orders start subscriptions: hooks registered on connection, callbacks, the order job.
-  const orderWebhooks = createOrderWebhooks({
-    db,
-    clock: systemClock,
-    client: platformClient,
-    connections: platformConnections,
-    vault: tokenVault,
-    checkouts,
-    publicUrl: config.publicUrl,
-    appClientSecret: config.platform.app?.clientSecret,
     log,
   })
+  const { writes } = subscriptions.service
+  const discounts = createDiscountsModule({ db, clock, writes })
+  const onetimes = createOnetimesModule({ db, clock, events: events.service.log })
+  const billing = createBillingModule({
+    db,
+    clock,
+    events: events.service.log,
+    writes,
+    processDueWork: (options) => subscriptions.service.processDueWork(options),
+    platform: platform.service,
+    settings: config.billing,
+    log,
+  })
+  const portalAuth = createPortalAuthModule({
+    db,
+    clock,
+    issuer: config.jwtIssuer,
+    jwtSecret: config.jwtSecret,
+    keyStore,
+    authCache: stores.service.auth,
+    magicLinkLimits: config.magicLinkLimits,
+    mailer,
+    portalUrl: linksTo,
+    log,
+  })
+  const notifications = createNotificationsModule({ db, clock, events: events.service.log, mailer, portalUrl: linksTo, log })
+  const retention = createRetentionModule({ subscriptions: subscriptions.service.subscriptions, applyDiscount: discounts.service.applyToSubscription })
+  const webhooks = createWebhooksModule({
+    db,
+    events: events.service.log,
+    // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
+    clock: systemClock,
+    settings: { ...config.webhooks, allowPrivateNetworks: config.webhookAllowPrivateNetworks },
+    log,
+  })
+  const analytics = createAnalyticsModule({ db, clock })
+  const portal = createPortalModule({
+    clock,
+    subscriptions: subscriptions.service.subscriptions,
+    changeRequests: subscriptions.service.changeRequests,
+    charges: billing.service.charges,
+    catalog: catalog.service,
+    instruments: platform.service.instruments,
+  })
+  const storefrontOrders = createStorefrontOrdersModule({
+    db,
+    clock: systemClock,
+    platform: platform.service,
+    checkouts: subscriptions.service.checkouts,
+    publicUrl: config.publicUrl,
+    appClientSecret: config.platform.app?.clientSecret,
+    rateLimit: config.rateLimit,
+    log,
+  })
+
+  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, portalAuth, notifications, retention, webhooks, analytics, portal, storefrontOrders }
+  /** Every module once, in the order they were built: the app registers their routes in this order. */
+  const list: readonly Module[] = Object.values(modules)
+
   return {
     db,
     database,
     config,
     clock,
     log,
-    gateways,
-    platformConnections,
-    platformClient,
-    storedInstruments,
-    renewals,
-    testClock: createTestClock({ db, clock, renewals }),
-    publicCatalog,
-    catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),
-    subscriptions: createSubscriptionService({
-      db,
-      clock,
-      instruments: storedInstruments,
-      // Order now runs the engine for that one subscription; a failure is logged and the worker charges it.
-      renewNow: (storeId, id) => renewals.runDue({ storeId, id, limit: 1 }).catch((error: unknown) => log.error({ err: error, subscriptionId: id }, 'order now: the renewal could not be run; the worker will charge it')),
-    }),
-    checkouts,
-    orderWebhooks,
-    discounts: createDiscountService({ db, clock }),
-    onetimes: createOnetimeService({ db, clock }),
-    changeRequests: createChangeRequestService({ db, clock }),
-    // Webhook times are real times: retries and signatures follow the wall clock, not a store's test clock.
-    webhooks: createWebhookService({ db, clock: systemClock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    mailer,
+    modules,
+    list,
     /** Work set aside for a person, by kind, counted from the database (every process sees the same). */
     async setAsideCounts(): Promise<Record<string, number>> {
-      const [renewal, billing, job] = await Promise.all([countRenewalsSetAside(db), countBillingSetAside(db), countFailedJobs(db)])
-      return { renewal, ...billing, job }
+      const [renewal, billingSetAside, job] = await Promise.all([countRenewalsSetAside(db), billing.service.setAsideCounts(), countFailedJobs(db)])
+      return { renewal, ...billingSetAside, job }
     },
-    /** Releases what the services hold outside the database (the platform gateway's connection pool). */
-    close: async () => {
-      await gateways.close()
-      await platformClient.close()
+    /** Releases what the modules hold outside the database (connection pools, listeners), last built first. */
+    async close(): Promise<void> {
+      for (const module of [...list].reverse()) await module.close?.()
+      mailer.close()
     },
   }
 }

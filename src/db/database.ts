@@ -9,7 +9,8 @@ import type { MagicLinkTokensTable, RevokedSessionsTable } from '../modules/port
 import type { ServiceSecretsTable } from './kept-secrets.ts'
 import type { ChargesTable, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
-import type { PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
+import type { PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
+import type { PlatformWebhookReceiptsTable } from '../modules/storefront-orders/storefront-orders.tables.ts'
 import type { RetentionSavesTable } from '../modules/retention/retention.tables.ts'
 import type { NotificationsTable } from '../modules/notifications/notifications.tables.ts'
 import type { DiscountsTable } from '../modules/discounts/discounts.tables.ts'
@@ -25,7 +26,8 @@ export type { MagicLinkTokensTable, RevokedSessionsTable } from '../modules/port
 export type { ServiceSecretsTable } from './kept-secrets.ts'
 export type { ChargeStatus, ChargesTable, RefundStatus, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 export type { WebhookStatus, DeliveryStatus, WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
-export type { PlatformConnectionSource, PlatformConnectionsTable, PlatformWebhookReceiptsTable } from '../modules/platform/platform.tables.ts'
+export type { PlatformConnectionSource, PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
+export type { PlatformWebhookReceiptsTable } from '../modules/storefront-orders/storefront-orders.tables.ts'
 
 /** Every table, each defined by the module that owns it. */
 export interface Database {

@@ -5,13 +5,7 @@ import type { Db, Executor, JobRow } from '../db/database.ts'
 import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, renewLeases, type Claim } from '../db/leases.ts'
 import { printableText } from '../lib/printable-text.ts'
 import { retryDelayMs } from './retry-schedule.ts'
-
-export interface JobResult {
-  /** Run the same job again at this time instead of removing it (recurring work). */
-  rescheduleAt?: Date
-}
-
-export type JobHandler = (job: JobRow) => Promise<JobResult | void>
+import { payloadProblem, type JobHandler, type JobResult } from './job-kinds.ts'
 
 /**
  * Thrown by a handler when trying again cannot help (the job's data is refused for good): the job is
@@ -26,51 +20,10 @@ export function runAgainIn(ms: number): JobResult {
   return { rescheduleAt: new Date(Date.now() + ms) }
 }
 
-export interface NewJob {
-  kind: string
-  payload?: Record<string, unknown>
-  runAt?: Date
-  /** At most one job with this key exists; enqueueing it again does nothing. */
-  dedupeKey?: string
-  maxAttempts?: number
-}
-
-/** Adds a job inside the caller's transaction, so the job exists exactly when the change that needs it does. */
-export async function enqueueJob(db: Executor, job: NewJob): Promise<void> {
-  await db
-    .insertInto('jobs')
-    .values({
-      kind: job.kind,
-      payload: JSON.stringify(job.payload ?? {}),
-      run_at: job.runAt ?? new Date(),
-      dedupe_key: job.dedupeKey ?? null,
-      ...(job.maxAttempts ? { max_attempts: job.maxAttempts } : {}),
-    })
-    .onConflict((oc) => oc.column('dedupe_key').doNothing())
-    .execute()
-}
-
-/** Several jobs in one statement, inside the caller's transaction; keys already queued are skipped. */
-export async function enqueueJobs(db: Executor, jobs: readonly NewJob[]): Promise<void> {
-  if (jobs.length === 0) return
-  await db
-    .insertInto('jobs')
-    .values(
-      jobs.map((job) => ({
-        kind: job.kind,
-        payload: JSON.stringify(job.payload ?? {}),
-        run_at: job.runAt ?? new Date(),
-        dedupe_key: job.dedupeKey ?? null,
-        ...(job.maxAttempts ? { max_attempts: job.maxAttempts } : {}),
-      })),
-    )
-    .onConflict((oc) => oc.column('dedupe_key').doNothing())
-    .execute()
-}
-
 export interface RunnerOptions {
   db: Db
-  handlers: Record<string, JobHandler>
+  /** Every kind this runner works, with its handler (src/jobs/job-kinds.ts); other kinds wait for a runner that has them. */
+  handlers: readonly JobHandler[]
   log: FastifyBaseLogger
   /** How long a claimed job is ours; a worker that dies lets it go when the lease ends. */
   leaseMs?: number
@@ -86,7 +39,8 @@ export type JobRunner = ReturnType<typeof createJobRunner>
  * so several processes on PostgreSQL share the queue without coordinating, and one process on the
  * embedded database runs it in-process.
  */
-export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 500, batchSize = 10, now = () => new Date() }: RunnerOptions) {
+export function createJobRunner({ db, handlers: handlerList, log, leaseMs = 60_000, pollMs = 500, batchSize = 10, now = () => new Date() }: RunnerOptions) {
+  const handlers = new Map(handlerList.map((handler) => [handler.job.kind, handler]))
   const workerId = `worker-${process.pid}-${randomUUID().slice(0, 8)}`
   let running = false
   let timer: NodeJS.Timeout | undefined
@@ -94,7 +48,7 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
 
   async function claim(): Promise<Claim<JobRow>> {
     const at = now()
-    const kinds = Object.keys(handlers)
+    const kinds = [...handlers.keys()]
     // The worker id is the fencing token: one worker runs one batch at a time, and operators can read it.
     const token = workerId
     if (kinds.length === 0) return { token, until: at, rows: [] }
@@ -156,9 +110,11 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
         // Another worker took it over while this one stalled past the lease: it is theirs now.
         if (keeper.lost(job.id)) continue
         if (index > 0 && !(await renewLeases(db, LEASES.jobs, [job.id], token, leaseMs, now())).has(job.id)) continue
-        const handler = handlers[job.kind]!
+        const handler = handlers.get(job.kind)!
         try {
-          const result = await handler(job)
+          const problem = payloadProblem(handler.job, job.payload)
+          if (problem) throw new JobGaveUp(problem)
+          const result = await handler.run(job.payload as never, job)
           keeper.remove([job.id])
           await finish(job, token, result)
         } catch (error) {
@@ -204,14 +160,6 @@ export function createJobRunner({ db, handlers, log, leaseMs = 60_000, pollMs = 
     },
   }
 }
-
-/** Makes sure a recurring job exists; its handler reschedules it after each run. */
-/** Makes sure a recurring job exists; `instance` > 0 adds parallel copies that workers run side by side. */
-export function ensureRecurringJob(db: Executor, kind: string, instance = 0): Promise<void> {
-  const dedupeKey = instance === 0 ? `recurring:${kind}` : `recurring:${kind}#${instance}`
-  return enqueueJob(db, { kind, dedupeKey, runAt: new Date(0), maxAttempts: 1_000_000 })
-}
-
 
 /** Jobs that gave up and wait for a person. */
 export async function countFailedJobs(db: Executor): Promise<number> {

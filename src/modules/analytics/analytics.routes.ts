@@ -1,14 +1,11 @@
-import type { Db } from '../../db/database.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { problemResponses } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import type { Clock } from '../../lib/clock.ts'
-import { storeNow } from '../stores/index.ts'
-import { AnalyticsSummary, AnalyticsSummaryQuery } from './analytics.schemas.ts'
-import { analyticsFigures, DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS, resolveWindow } from './analytics.service.ts'
+import { AnalyticsSummary, AnalyticsSummaryQuery, AnalyticsTimeseries, AnalyticsTimeseriesQuery, DEFAULT_SERIES_DAYS } from './analytics.schemas.ts'
+import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS, type AnalyticsService } from './analytics.service.ts'
 
-/** The merchant's figures (docs/contract.md, Analytics). */
-export async function analyticsRoutes(app: App, { db, clock }: { db: Db; clock: Clock }): Promise<void> {
+/** The merchant's figures (docs/contract.md, Analytics): a summary over a window, and the same figures per day for the console's charts. */
+export async function analyticsRoutes(app: App, analytics: AnalyticsService): Promise<void> {
   app.get('/analytics/summary', {
     schema: {
       operationId: 'getAnalyticsSummary',
@@ -21,10 +18,19 @@ export async function analyticsRoutes(app: App, { db, clock }: { db: Db; clock: 
       querystring: AnalyticsSummaryQuery,
       response: { 200: AnalyticsSummary, ...problemResponses(400) },
     },
-  }, async (request) => {
-    const store = adminStore(request)
-    const window = resolveWindow(request.query, storeNow(store, clock))
-    const [currencies] = await analyticsFigures(db, store.id, [window])
-    return { object: 'analytics_summary' as const, from: window.from.toISOString(), to: window.to.toISOString(), currencies: currencies! }
-  })
+  }, async (request) => analytics.summary(adminStore(request), request.query))
+
+  app.get('/analytics/timeseries', {
+    schema: {
+      operationId: 'getAnalyticsTimeseries',
+      summary: "The summary's figures for each day of the last `days` (default 90) in the store's time zone",
+      description:
+        "One point per calendar day in the store's time zone (a test-mode store's test clock sets today), oldest first, today last and ending now. " +
+        "Each point has the summary's figures for that day: MRR and active subscriptions as they stood at the day's end; new, churned, dunning and revenue for the day.",
+      tags: ['Analytics'],
+      querystring: AnalyticsTimeseriesQuery,
+      response: { 200: AnalyticsTimeseries, ...problemResponses(400) },
+    },
+  }, async (request) => analytics.timeseries(adminStore(request), request.query.days ?? DEFAULT_SERIES_DAYS))
 }
+

@@ -1,6 +1,11 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Nullable, Timestamp } from '../../http/schemas.ts'
 
+/** The default window: the 30 days before `to`. */
+export const DEFAULT_WINDOW_DAYS = 30
+/** The longest window a summary answers: a year, leap years included. */
+export const MAX_WINDOW_DAYS = 366
+
 const Count = Type.Integer({ minimum: 0 })
 const Rate = (description: string) => Nullable(Type.Number({ minimum: 0, description }))
 
@@ -50,3 +55,34 @@ export const AnalyticsSummary = Type.Object(
 
 export type CurrencyFiguresView = Static<typeof CurrencyFigures>
 export type AnalyticsSummaryView = Static<typeof AnalyticsSummary>
+
+/** How many days a series covers by default: the console's overview charts 90. */
+export const DEFAULT_SERIES_DAYS = 90
+
+export const AnalyticsTimeseriesQuery = Type.Object(
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_WINDOW_DAYS, default: DEFAULT_SERIES_DAYS, description: `How many days, today included (default ${DEFAULT_SERIES_DAYS})` })),
+  },
+  { additionalProperties: false },
+)
+
+export const AnalyticsTimeseries = Type.Object(
+  {
+    object: Type.Literal('analytics_timeseries'),
+    timezone: Type.String({ description: "The store's time zone: each point is one calendar day there" }),
+    points: Type.Array(
+      Type.Object(
+        {
+          date: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: "The day, in the store's time zone" }),
+          from: Timestamp,
+          to: Timestamp,
+          currencies: Type.Array(CurrencyFigures, { description: 'As in the summary, for this day: MRR and active at its end; new, churned, dunning and revenue during it' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Oldest first; the last point is today, up to now' },
+    ),
+  },
+  { additionalProperties: false, title: 'AnalyticsTimeseries' },
+)
+

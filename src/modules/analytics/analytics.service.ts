@@ -1,13 +1,14 @@
-import type { Executor } from '../../db/database.ts'
+import { DateTime } from 'luxon'
+import type { Db, Executor, StoreRow } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { storeNow } from '../stores/index.ts'
 import { AppError } from '../../lib/errors.ts'
 import { chargeMetrics } from '../billing/index.ts'
 import { subscriptionMetrics, type MetricWindow } from '../subscriptions/index.ts'
 import type { CurrencyFiguresView } from './analytics.schemas.ts'
+export { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS }
 
-/** The default window: the 30 days before `to`. */
-export const DEFAULT_WINDOW_DAYS = 30
-/** The longest window a summary answers: a year, leap years included. */
-export const MAX_WINDOW_DAYS = 366
+import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from './analytics.schemas.ts'
 const DAY_MS = 86_400_000
 
 /** The window a request names, with the defaults filled in from the store's time; 400 when it is not one. */
@@ -83,4 +84,46 @@ export async function analyticsFigures(db: Executor, storeId: string, windows: r
     figures.dunning = { failed_charges: c.failedRenewals, recovered: c.recovered, recovery_rate: rate(c.recovered, c.failedRenewals) }
   }
   return byWindow.map((map) => [...map.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)))
+}
+
+/**
+ * The days of a series in the store's zone, oldest first: each `[start of day, start of next day)`,
+ * today's ending now. Day lengths follow daylight-saving changes (23 or 25 hours).
+ */
+export function dailyWindows(now: Date, timezone: string, days: number): { date: string; window: MetricWindow }[] {
+  let zone = DateTime.fromJSDate(now, { zone: timezone })
+  if (!zone.isValid) zone = DateTime.fromJSDate(now, { zone: 'UTC' })
+  const today = zone.startOf('day')
+  const out: { date: string; window: MetricWindow }[] = []
+  for (let back = days - 1; back >= 0; back--) {
+    const start = today.minus({ days: back })
+    const end = back === 0 ? now : start.plus({ days: 1 }).toJSDate()
+    out.push({ date: start.toISODate()!, window: { from: start.toJSDate(), to: end.getTime() > start.toMillis() ? end : new Date(start.toMillis() + 1) } })
+  }
+  return out
+}
+
+export type AnalyticsService = ReturnType<typeof createAnalyticsService>
+
+/** The merchant's figures (docs/contract.md, Analytics), on the store's clock. */
+export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) {
+  return {
+    /** The figures of one window (defaults filled in from the store's time). */
+    async summary(store: StoreRow, query: { from?: string; to?: string }) {
+      const window = resolveWindow(query, storeNow(store, clock))
+      const [currencies] = await analyticsFigures(db, store.id, [window])
+      return { object: 'analytics_summary' as const, from: window.from.toISOString(), to: window.to.toISOString(), currencies: currencies! }
+    },
+
+    /** The figures of each of the last `days` calendar days in the store's zone, today last. */
+    async timeseries(store: StoreRow, days: number) {
+      const series = dailyWindows(storeNow(store, clock), store.timezone, days)
+      const figures = await analyticsFigures(db, store.id, series.map((day) => day.window))
+      return {
+        object: 'analytics_timeseries' as const,
+        timezone: store.timezone,
+        points: series.map((day, index) => ({ date: day.date, from: day.window.from.toISOString(), to: day.window.to.toISOString(), currencies: figures[index]! })),
+      }
+    },
+  }
 }

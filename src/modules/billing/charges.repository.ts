@@ -20,3 +20,16 @@ export async function countBillingSetAside(db: Executor): Promise<{ charge_revie
   ])
   return { charge_review: Number(charges.n), refund_review: Number(refunds.n) }
 }
+
+/** A page of the store's charge attempts, newest first. */
+export function listCharges(db: Executor, storeId: string, filter: { limit: number; afterId?: string | undefined; subscriptionId?: string | undefined; status?: ChargeRow['status'] | undefined }): Promise<ChargeRow[]> {
+  let query = db.selectFrom('charges').selectAll().where('store_id', '=', storeId)
+  if (filter.subscriptionId) query = query.where('subscription_id', '=', filter.subscriptionId)
+  if (filter.status) query = query.where('status', '=', filter.status)
+  if (filter.afterId) query = query.where('id', '<', filter.afterId)
+  return query.orderBy('id', 'desc').limit(filter.limit + 1).execute()
+}
+
+export function findCharge(db: Executor, storeId: string, id: string): Promise<ChargeRow | undefined> {
+  return db.selectFrom('charges').selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()
+}

@@ -1,13 +1,10 @@
 import { Type } from 'typebox'
-import type { Db } from '../../db/database.ts'
 import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { notFound } from '../../lib/errors.ts'
-import { listPage } from '../../lib/pagination.ts'
-import { presentCharge } from './charge.presenter.ts'
 import { Charge, CHARGE_STATUSES } from './charge.schemas.ts'
+import type { ChargesService } from './charges.service.ts'
 import type { RenewalEngine } from './renewal-engine.ts'
 
 const RefundBody = Type.Object(
@@ -33,7 +30,7 @@ const ChargeListQuery = Type.Object(
 )
 
 /** The merchant's view of charge attempts: every renewal and dunning retry, newest first. */
-export async function chargeAdminRoutes(app: App, { db, renewals }: { db: Db; renewals: RenewalEngine }): Promise<void> {
+export async function chargeAdminRoutes(app: App, { charges, renewals }: { charges: ChargesService; renewals: RenewalEngine }): Promise<void> {
   app.get('/charges', {
     schema: {
       operationId: 'listCharges',
@@ -43,14 +40,7 @@ export async function chargeAdminRoutes(app: App, { db, renewals }: { db: Db; re
       querystring: ChargeListQuery,
       response: { 200: PageOf(Ref(Charge), 'A page of charge attempts, newest first'), ...problemResponses(400) },
     },
-  }, async (request) => {
-    const store = adminStore(request)
-    const { limit, cursor, subscription_id: subscriptionId, status } = request.query
-    let query = db.selectFrom('charges').selectAll().where('store_id', '=', store.id)
-    if (subscriptionId) query = query.where('subscription_id', '=', subscriptionId)
-    if (status) query = query.where('status', '=', status)
-    return listPage({ limit, cursor }, ({ afterId }) => (afterId ? query.where('id', '<', afterId) : query).orderBy('id', 'desc').limit(limit + 1).execute(), presentCharge)
-  })
+  }, async (request) => charges.list(adminStore(request), request.query))
 
   app.get('/charges/:id', {
     schema: {
@@ -60,12 +50,7 @@ export async function chargeAdminRoutes(app: App, { db, renewals }: { db: Db; re
       params: IdParams('ch'),
       response: { 200: Ref(Charge), ...problemResponses(404) },
     },
-  }, async (request) => {
-    const store = adminStore(request)
-    const row = await db.selectFrom('charges').selectAll().where('store_id', '=', store.id).where('id', '=', request.params.id).executeTakeFirst()
-    if (!row) throw notFound('charge', request.params.id)
-    return presentCharge(row)
-  })
+  }, async (request) => charges.get(adminStore(request), request.params.id))
 
   app.post('/charges/:id/refund', {
     schema: {

@@ -1,12 +1,95 @@
+import type { Db } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { EventLog } from '../events/index.ts'
+import type { Module } from '../module.ts'
+import type { PlatformService } from '../platform/index.ts'
+import type { DueCounts, SubscriptionWrites } from '../subscriptions/index.ts'
+import { chargeAdminRoutes } from './charges.routes.ts'
+import { countBillingSetAside } from './charges.repository.ts'
+import { createChargesService, type ChargesService } from './charges.service.ts'
+import { Charge } from './charge.schemas.ts'
+import { createGatewayResolver } from './gateway-resolver.ts'
+import type { BillingLog } from './renewal-context.ts'
+import { createRenewalEngine, type RenewalEngine } from './renewal-engine.ts'
+import { renewalJobs } from './renewal.jobs.ts'
+import { createTestClock, type TestClock } from './test-clock.ts'
+import { testClockRoutes, testClockSchemas } from './test-clock.routes.ts'
+
+const RECONCILE_EVERY_MS = 5_000
+
+export interface BillingModuleDeps {
+  db: Db
+  /** The service clock; a test-mode store's own clock is read from its row. */
+  clock: Clock
+  events: EventLog
+  writes: SubscriptionWrites
+  /** The subscriptions module's due lifecycle work, run by the test clock between renewals. */
+  processDueWork: (options: { storeId: string }) => Promise<DueCounts>
+  platform: Pick<PlatformService, 'client' | 'connections'>
+  settings: {
+    platformApiUrl: string
+    platformPaymentsUrl: string
+    platformTimeoutMs: number
+    testGatewayLatencyMs: number
+    chargeLeaseMs: number
+    concurrency: number
+    batchSize: number
+    unknownGraceMs: number
+  }
+  log: BillingLog
+}
+
+export interface BillingService {
+  /** Charges renewals exactly once, retries failures (dunning), refunds, and settles what a person reviewed. */
+  renewals: RenewalEngine
+  charges: ChargesService
+  testClock: TestClock
+  /** Charges and refunds set aside for a person, by kind. */
+  setAsideCounts(): Promise<{ charge_review: number; refund_review: number }>
+}
+
+/** Renewals, dunning, refunds and the test clock: where money moves, through the store's gateway. */
+export function createBillingModule({ db, clock, events, writes, processDueWork, platform, settings, log }: BillingModuleDeps): Module<BillingService> {
+  const gateways = createGatewayResolver(db, { ...settings, platformAccessOf: platform.connections.accessOf, platformClient: platform.client })
+  const renewals = createRenewalEngine({
+    db,
+    clock,
+    writes,
+    events,
+    gateways,
+    leaseMs: settings.chargeLeaseMs,
+    concurrency: settings.concurrency,
+    batchSize: settings.batchSize,
+    unknownGraceMs: settings.unknownGraceMs,
+    log,
+  })
+  const charges = createChargesService({ db })
+  const testClock = createTestClock({ db, clock, renewals, processDueWork })
+  const service: BillingService = { renewals, charges, testClock, setAsideCounts: () => countBillingSetAside(db) }
+  // No more often than a charge's lease can end: a charge whose worker died is taken over as its lease runs out.
+  const reconcileEveryMs = Math.max(500, Math.min(RECONCILE_EVERY_MS, settings.chargeLeaseMs))
+  return {
+    name: 'billing',
+    service,
+    routes: {
+      admin: async (app) => {
+        await chargeAdminRoutes(app, { charges, renewals })
+        await testClockRoutes(app, { testClock })
+      },
+    },
+    jobs: renewalJobs(renewals, { reconcileEveryMs }),
+    schemas: [Charge, ...testClockSchemas],
+    close: () => gateways.close(),
+  }
+}
+
 export { Charge, CHARGE_STATUSES, type ChargeView } from './charge.schemas.ts'
 export { presentCharge } from './charge.presenter.ts'
-export { countBillingSetAside, listChargesOfSubscription } from './charges.repository.ts'
-export { createTestClock, type TestClock } from './test-clock.ts'
-export { testClockRoutes, testClockSchemas } from './test-clock.routes.ts'
+export type { ChargesService } from './charges.service.ts'
+export type { TestClock } from './test-clock.ts'
 export * from './gateways/index.ts'
 export { createRenewalEngine, type GatewayResolver, type RenewalCounts, type RenewalEngine } from './renewal-engine.ts'
 export { createGatewayResolver, type GatewaySettings } from './gateway-resolver.ts'
 export { afterFailure, afterSuccess, planRenewal, type Renewal } from './renewal-plan.ts'
-export { chargeAdminRoutes } from './charges.routes.ts'
-export { RECONCILE_JOB, RENEWALS_JOB, renewalJobs } from './renewal.jobs.ts'
+export { Reconcile, RunRenewals } from './renewal.jobs.ts'
 export { chargeMetrics, type ChargeWindowFigures } from './charge-metrics.ts'

@@ -5,7 +5,6 @@ import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, newLeaseToken, rele
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { recordEvents } from '../events/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
 import type { RefundOutcome } from './gateways/index.ts'
@@ -112,7 +111,7 @@ export function createRefunds(ctx: BillingContext) {
         .where('id', '=', refund.charge_id)
         .returningAll()
         .executeTakeFirstOrThrow()
-      await recordEvents(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(updated) }])
+      await ctx.events.recordMany(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(updated) }])
       return updated
     })
   }

@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { pendingAddOns } from '../onetimes/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
-import { applySubscriptionChanges, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
 import { planRenewal } from './renewal-plan.ts'
@@ -79,10 +79,10 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
     }
     attempts.push({ charge, periodIndex: renewal.periodIndex })
   }
-  await applySubscriptionChanges(trx, lifecycle)
+  await ctx.writes.applyChanges(trx, lifecycle)
   if (attempts.length === 0) return attempts
   await trx.insertInto('charges').values(attempts.map(({ charge }) => ({ ...charge, line_items: JSON.stringify(charge.line_items) }))).execute()
-  await applySubscriptionChanges(
+  await ctx.writes.applyChanges(
     trx,
     attempts.map(({ charge }) => {
       const store = stores.get(charge.store_id)!

@@ -2,6 +2,8 @@ import type { ChargeRow, Db, Executor, StoreRow } from '../../db/database.ts'
 import { heldBy, LEASES } from '../../db/leases.ts'
 export { isRowDataError as isRowError } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
+import type { EventLog } from '../events/index.ts'
+import type { SubscriptionWrites } from '../subscriptions/index.ts'
 import type { PaymentGateway } from './gateways/index.ts'
 
 /** What the renewal engine's parts (claim, collect, settle, refunds) share. */
@@ -19,6 +21,10 @@ export interface BillingLog {
 
 export interface BillingContext {
   db: Db
+  /** Subscription rows change through the subscriptions module, with their events. */
+  writes: SubscriptionWrites
+  /** The event log, for charge events of their own (refunds). */
+  events: EventLog
   /** The service clock; a test-mode store's own clock is read from its row. */
   clock: Clock
   gateways: GatewayResolver

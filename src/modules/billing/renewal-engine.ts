@@ -5,6 +5,8 @@ import type { ChargeRow, Db, StoreRow } from '../../db/database.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES, newLeaseToken } from '../../db/leases.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
+import type { EventLog } from '../events/index.ts'
+import type { SubscriptionWrites } from '../subscriptions/index.ts'
 import type { ChargeOutcome } from './gateways/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
@@ -29,6 +31,8 @@ export type { GatewayResolver }
 
 export interface RenewalEngineOptions {
   db: Db
+  writes: SubscriptionWrites
+  events: EventLog
   clock: Clock
   gateways: GatewayResolver
   /** How long a worker owns a charge before another may take it over; renewed while the worker lives. */
@@ -66,6 +70,8 @@ const MAX_RECHECK_MS = 3_600_000
 export function createRenewalEngine(options: RenewalEngineOptions) {
   const ctx: BillingContext = {
     db: options.db,
+    writes: options.writes,
+    events: options.events,
     clock: options.clock,
     gateways: options.gateways,
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,

@@ -7,7 +7,7 @@ import { toRfc3339 } from '../../lib/time.ts'
 import type { NewEvent } from '../events/index.ts'
 import { markAddOnsCharged } from '../onetimes/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
-import { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, lockSubscriptionsByIds, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { CHARGE_REQUIRES_REVIEW, lockSubscriptionsByIds, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
 import { periodIndexStartingAt, settleCharge, type DefiniteOutcome } from './renewal-plan.ts'
@@ -96,7 +96,7 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
     occurredAt: charge.settled_at!,
     data: presentCharge(charge),
   }))
-  await applySubscriptionChanges(trx, moves, events)
+  await ctx.writes.applyChanges(trx, moves, events)
   await markAddOnsCharged(trx, paidAddOns)
   if (refunds.length > 0) await trx.insertInto('refunds').values(refunds).onConflict((oc) => oc.column('idempotency_key').doNothing()).execute()
   return { settled, refunds: refunds.length }

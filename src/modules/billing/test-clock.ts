@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { invalidField, notFound } from '../../lib/errors.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { setTestClock, storeNow } from '../stores/index.ts'
-import { processDueWork } from '../subscriptions/index.ts'
+import type { DueCounts } from '../subscriptions/index.ts'
 import type { RenewalEngine } from './renewal-engine.ts'
 
 export interface ProcessedCounts {
@@ -36,7 +36,13 @@ function requireTestMode(store: StoreRow): void {
   if (store.mode !== 'test') throw notFound('test clock', store.store_hash)
 }
 
-export function createTestClock({ db, clock, renewals }: { db: Db; clock: Clock; renewals: RenewalEngine }) {
+export function createTestClock({ db, clock, renewals, processDueWork }: {
+  db: Db
+  clock: Clock
+  renewals: RenewalEngine
+  /** The subscriptions module's due lifecycle work, for one store. */
+  processDueWork: (options: { storeId: string }) => Promise<DueCounts>
+}) {
   return {
     read(store: StoreRow): TestClockView {
       requireTestMode(store)
@@ -61,7 +67,7 @@ export function createTestClock({ db, clock, renewals }: { db: Db; clock: Clock;
       // Each pass runs lifecycle work before renewals: a renewal only ever creates work due after it
       // (a retry, the next period's reminder), which the next pass finds in its turn.
       for (;;) {
-        const due = await processDueWork(db, clock, { storeId: store.id })
+        const due = await processDueWork({ storeId: store.id })
         const renewed = await renewals.runDue({ storeId: store.id })
         processed.activations += due.activations
         processed.resumptions += due.resumptions

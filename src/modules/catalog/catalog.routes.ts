@@ -16,7 +16,7 @@ import {
 } from './catalog.schemas.ts'
 
 /** The merchant's catalogue: products and the plans they are sold on. Registered under the admin prefix. */
-export async function catalogAdminRoutes(app: App, { catalog }: { catalog: CatalogService }): Promise<void> {
+export async function catalogAdminRoutes(app: App, catalog: CatalogService): Promise<void> {
   const ProductParams = IdParams('prod')
   const PlanParams = IdParams('plan')
 

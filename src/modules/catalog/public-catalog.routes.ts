@@ -25,7 +25,7 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /** Reads without credentials: storefront widgets and anyone browsing the catalogue. */
-export async function publicCatalogRoutes(app: App, { publicCatalog }: { publicCatalog: PublicCatalog }): Promise<void> {
+export async function publicCatalogRoutes(app: App, publicCatalog: PublicCatalog): Promise<void> {
   function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: StorefrontAnswer): FastifyReply {
     reply.header('etag', answer.etag).header('cache-control', STOREFRONT_CACHE_CONTROL)
     if (matches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send()

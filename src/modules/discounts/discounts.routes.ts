@@ -1,19 +1,16 @@
-import type { FastifyRequest } from 'fastify'
+import { adminActor, portalActor, type ActorOf } from '../../http/actors.ts'
 import { adminStore } from '../../http/admin-auth.ts'
-import { requireSecurityScheme } from '../../http/contract-defaults.ts'
-import { portalActor } from '../portal-auth/index.ts'
 import { IdParams, NoContent, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import type { StoreRow } from '../../db/database.ts'
-import { Subscription, type Actor } from '../subscriptions/index.ts'
+import { Subscription } from '../subscriptions/index.ts'
 import { ApplyDiscountBody, CreateDiscountBody, Discount, DiscountListQuery, DiscountPage, UpdateDiscountBody } from './discount.schemas.ts'
 import type { DiscountService } from './discounts.service.ts'
 
 /** The merchant's discount codes, and applying them to subscriptions. Registered under the admin prefix. */
-export async function discountAdminRoutes(app: App, { discounts }: { discounts: DiscountService }): Promise<void> {
+export async function discountAdminRoutes(app: App, discounts: DiscountService): Promise<void> {
   const Params = IdParams('disc')
   const tags = ['Discounts']
-  registerSubscriptionDiscountRoutes(app, { discounts, audience: 'admin', tags: ['Subscriptions'], actorOf: (request) => ({ store: adminStore(request), actor: { kind: 'admin' } }) })
+  registerSubscriptionDiscountRoutes(app, { discounts, audience: 'admin', tags: ['Subscriptions'], actorOf: adminActor })
 
   app.post('/discounts', {
     schema: {
@@ -67,7 +64,7 @@ export interface SubscriptionDiscountRouteOptions {
   discounts: DiscountService
   audience: 'admin' | 'portal'
   tags: string[]
-  actorOf: (request: FastifyRequest) => { store: StoreRow; actor: Actor }
+  actorOf: ActorOf
 }
 
 /** `POST` and `DELETE /subscriptions/:id/discount`, for the admin and for the signed-in subscriber alike. */
@@ -109,8 +106,6 @@ export function registerSubscriptionDiscountRoutes(app: App, { discounts, audien
 }
 
 /** The signed-in subscriber applies and removes codes on their own subscriptions. Registered under the portal prefix. */
-export async function discountPortalRoutes(app: App, { discounts, authenticatePortal }: { discounts: DiscountService; authenticatePortal: (request: FastifyRequest) => Promise<void> }): Promise<void> {
-  requireSecurityScheme(app, 'portalSession')
-  app.addHook('onRequest', authenticatePortal)
+export async function discountPortalRoutes(app: App, discounts: DiscountService): Promise<void> {
   registerSubscriptionDiscountRoutes(app, { discounts, audience: 'portal', tags: ['Portal'], actorOf: portalActor })
 }

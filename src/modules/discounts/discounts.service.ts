@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import type { Db, DiscountRow, Executor, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import { isUniqueViolation } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -9,8 +8,9 @@ import { isCurrency } from '../../lib/money.ts'
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
 import { findPlanRows } from '../catalog/index.ts'
 import { storeNow } from '../stores/index.ts'
-import { applyMutation, lockForActor, presentSubscription, withMark, type ActionMark, type Actor, type SubscriptionView } from '../subscriptions/index.ts'
-import type { AppliedDiscount } from '../subscriptions/subscriptions.tables.ts'
+import { lockForActor, presentSubscription, withMark, type ActionMark, type Actor, type SubscriptionView, type SubscriptionWrites } from '../subscriptions/index.ts'
+import type { AppliedDiscount } from '../subscriptions/index.ts'
+import * as repo from './discounts.repository.ts'
 import type { CreateDiscountInput, DiscountView, UpdateDiscountInput } from './discount.schemas.ts'
 
 /**
@@ -60,10 +60,6 @@ function refused(code: ErrorCode, path: string, message: string): AppError {
   return new AppError(code, `${path} ${message}`, { errors: [{ path, message }] })
 }
 
-function findByCode(db: Executor, storeId: string, code: string): Promise<DiscountRow | undefined> {
-  return db.selectFrom('discounts').selectAll().where('store_id', '=', storeId).where(sql`lower(code)`, '=', code.toLowerCase()).executeTakeFirst()
-}
-
 /** Why a code cannot be used now on this target, as the problem to answer; undefined when it can. */
 export function whyNotUsable(row: DiscountRow, target: RedemptionTarget, now: Date): AppError | undefined {
   if (!row.active) return refused('discount_expired', target.path, 'is a discount code that is no longer active')
@@ -84,17 +80,11 @@ export function whyNotUsable(row: DiscountRow, target: RedemptionTarget, now: Da
  * winner's count), so a limit is never passed. Throws the problem for a code that cannot be used.
  */
 export async function redeemDiscount(trx: Executor, store: StoreRow, code: string, target: RedemptionTarget, now: Date): Promise<Redeemed> {
-  const row = await findByCode(trx, store.id, code)
+  const row = await repo.findDiscountByCode(trx, store.id, code)
   if (!row) throw refused('discount_not_found', target.path, 'is not a discount code of this store')
   const why = whyNotUsable(row, target, now)
   if (why) throw why
-  const counted = await trx
-    .updateTable('discounts')
-    .set((eb) => ({ times_redeemed: eb('times_redeemed', '+', 1) }))
-    .where('id', '=', row.id)
-    .where((eb) => eb.or([eb('max_redemptions', 'is', null), eb('times_redeemed', '<', eb.ref('max_redemptions'))]))
-    .returning('times_redeemed')
-    .executeTakeFirst()
+  const counted = await repo.countRedemption(trx, row.id)
   if (!counted) throw refused('discount_exhausted', target.path, 'is a discount code that has been used up')
   return {
     discount: { id: row.id, code: row.code, type: row.type, value: row.value, currency: row.currency === null ? null : row.currency.trim(), duration: row.duration },
@@ -109,7 +99,7 @@ export function discountColumns(redeemed: Redeemed) {
 
 const FINAL = new Set(['cancelled', 'expired'])
 
-export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
+export function createDiscountService({ db, clock, writes }: { db: Db; clock: Clock; writes: SubscriptionWrites }) {
   async function requirePlans(store: StoreRow, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return
     const found = new Set((await findPlanRows(db, store.id, ids)).map((plan) => plan.id))
@@ -122,7 +112,7 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
   }
 
   async function find(store: StoreRow, id: string): Promise<DiscountRow> {
-    const row = await db.selectFrom('discounts').selectAll().where('store_id', '=', store.id).where('id', '=', id).executeTakeFirst()
+    const row = await repo.findDiscount(db, store.id, id)
     if (!row) throw notFound('discount', id)
     return row
   }
@@ -135,11 +125,11 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
       const subscription = await lockForActor(trx, store, id, actor)
       if (FINAL.has(subscription.status)) throw new AppError('invalid_state', `cannot apply a discount to a ${subscription.status} subscription`)
       const now = storeNow(store, clock)
-      const existing = subscription.discount_id !== null ? await findByCode(trx, store.id, code) : undefined
+      const existing = subscription.discount_id !== null ? await repo.findDiscountByCode(trx, store.id, code) : undefined
       // The code it already carries: nothing changes and nothing is counted again.
       if (existing && existing.id === subscription.discount_id) return presentSubscription(subscription, store.store_hash)
       const redeemed = await redeemDiscount(trx, store, code, { planId: subscription.plan_id, currency: subscription.currency, path: '/body/code' }, now)
-      return applyMutation(trx, store, subscription, withMark({ set: discountColumns(redeemed), events: ['subscription.discount_applied'] }, mark), now)
+      return writes.apply(trx, store, subscription, withMark({ set: discountColumns(redeemed), events: ['subscription.discount_applied'] }, mark), now)
     })
   }
 
@@ -164,9 +154,7 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
       await requirePlans(store, plans)
       const now = storeNow(store, clock)
       try {
-        const row = await db
-          .insertInto('discounts')
-          .values({
+        const row = await repo.insertDiscount(db, {
             id: newId('disc'),
             store_id: store.id,
             code: input.code,
@@ -183,8 +171,6 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
             created_at: now,
             updated_at: now,
           })
-          .returningAll()
-          .executeTakeFirstOrThrow()
         return presentDiscount(row)
       } catch (error) {
         if (isUniqueViolation(error)) throw codeTaken(input.code)
@@ -193,13 +179,7 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
     },
 
     list(store: StoreRow, query: PageRequest & { active?: boolean | undefined; code?: string | undefined }): Promise<Page<DiscountView>> {
-      return listPage(query, (bounds) => {
-        let select = db.selectFrom('discounts').selectAll().where('store_id', '=', store.id)
-        if (query.active !== undefined) select = select.where('active', '=', query.active)
-        if (query.code !== undefined) select = select.where(sql`lower(code)`, '=', query.code.toLowerCase())
-        if (bounds.afterId) select = select.where('id', '<', bounds.afterId)
-        return select.orderBy('id', 'desc').limit(bounds.limit + 1).execute()
-      }, presentDiscount)
+      return listPage(query, (bounds) => repo.listDiscounts(db, store.id, { ...bounds, active: query.active, code: query.code }), presentDiscount)
     },
 
     async get(store: StoreRow, id: string): Promise<DiscountView> {
@@ -216,9 +196,7 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
         throw invalidField('/body/max_redemptions', `must be at least the redemptions already made (${current.times_redeemed})`)
       }
       try {
-        const row = await db
-          .updateTable('discounts')
-          .set({
+        const row = await repo.updateDiscount(db, store.id, id, {
             ...(input.code !== undefined ? { code: input.code } : {}),
             ...(input.applies_to_plan_ids !== undefined ? { applies_to_plan_ids: JSON.stringify(input.applies_to_plan_ids) } : {}),
             ...(input.max_redemptions !== undefined ? { max_redemptions: input.max_redemptions } : {}),
@@ -227,10 +205,6 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
             ...(input.active !== undefined ? { active: input.active } : {}),
             updated_at: storeNow(store, clock),
           })
-          .where('store_id', '=', store.id)
-          .where('id', '=', id)
-          .returningAll()
-          .executeTakeFirst()
         if (!row) throw notFound('discount', id)
         return presentDiscount(row)
       } catch (error) {
@@ -243,8 +217,7 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
 
     /** Deletes the code: it can no longer be applied; subscriptions that carry it keep it (they hold its terms). */
     async remove(store: StoreRow, id: string): Promise<void> {
-      const deleted = await db.deleteFrom('discounts').where('store_id', '=', store.id).where('id', '=', id).executeTakeFirst()
-      if (Number(deleted.numDeletedRows) === 0) throw notFound('discount', id)
+      if (!(await repo.deleteDiscount(db, store.id, id))) throw notFound('discount', id)
     },
 
     applyToSubscription,
@@ -256,7 +229,7 @@ export function createDiscountService({ db, clock }: { db: Db; clock: Clock }) {
         if (subscription.discount_id === null) return presentSubscription(subscription, store.store_hash)
         if (FINAL.has(subscription.status)) throw new AppError('invalid_state', `cannot change the discount of a ${subscription.status} subscription`)
         const now = storeNow(store, clock)
-        return applyMutation(trx, store, subscription, { set: { discount_id: null, discount: null, discount_cycles_remaining: null }, events: ['subscription.discount_removed'] }, now)
+        return writes.apply(trx, store, subscription, { set: { discount_id: null, discount: null, discount_cycles_remaining: null }, events: ['subscription.discount_removed'] }, now)
       })
     },
   }

@@ -2,8 +2,8 @@ import type { Executor } from '../../db/database.ts'
 import { findCardNumber } from '../../lib/card-data.ts'
 import { AppError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
-import { enqueueNotificationJobs } from '../notifications/triggers.ts'
 import type { EventType } from './event.schemas.ts'
+import { insertEvents, lastSequences } from './events.repository.ts'
 
 export interface NewEvent {
   storeId: string
@@ -25,70 +25,75 @@ export interface RecordedEvent {
   sequence: number
 }
 
-/**
- * Appends an event to the outbox inside the caller's transaction, so the change and its event commit
- * or vanish together. The caller holds the entity's row lock, which makes `sequence` gapless per entity.
- */
-export async function recordEvent(trx: Executor, event: NewEvent): Promise<RecordedEvent> {
-  const entityId = entityIdOf(event)
-  const last = await trx
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('sequence').as('sequence'))
-    .where('entity_id', '=', entityId)
-    .executeTakeFirst()
-  const { recorded, row } = eventRow(event, entityId, Number(last?.sequence ?? 0) + 1)
-  await trx.insertInto('events').values(row).execute()
-  await queueNotifications(trx, [{ recorded, row }])
-  return recorded
+/** An event as reactions see it: what was recorded, and for which store. */
+export interface EventRecorded {
+  storeId: string
+  occurredAt: Date
+  event: RecordedEvent
 }
 
 /**
- * The first events of entities created in this same transaction, in one statement: nothing can have
- * been recorded about them before, so each entity's sequence starts at 1 in the order given.
+ * Work that must happen exactly when an event does (a subscriber email queued for it, say): run
+ * inside the transaction that records the events, so a rollback leaves nothing and a commit always
+ * leaves the work queued. Reactions are registered by the modules that react (notifications), so
+ * the event log knows none of them.
  */
-export function recordEventsOfNewEntities(trx: Executor, events: NewEvent[]): Promise<RecordedEvent[]> {
-  return insertNumbered(trx, events, new Map())
-}
+export type EventReaction = (trx: Executor, recorded: readonly EventRecorded[]) => Promise<void>
+
+export type EventLog = ReturnType<typeof createEventLog>
 
 /**
- * Events about entities that may already have events, in one read and one write: for batches whose
- * rows the caller has locked. Events of one entity keep the order given.
+ * The outbox: each event is appended inside the caller's transaction, so the change and its event
+ * commit or vanish together. The caller holds the entity's row lock, which makes `sequence` gapless
+ * per entity.
  */
-export async function recordEvents(trx: Executor, events: NewEvent[]): Promise<RecordedEvent[]> {
-  if (events.length === 0) return []
-  const entityIds = [...new Set(events.map(entityIdOf))]
-  const last = await trx
-    .selectFrom('events')
-    .select(['entity_id', (eb) => eb.fn.max('sequence').as('sequence')])
-    .where('entity_id', 'in', entityIds)
-    .groupBy('entity_id')
-    .execute()
-  return insertNumbered(trx, events, new Map(last.map((row) => [row.entity_id, Number(row.sequence)])))
-}
+export function createEventLog() {
+  const reactions: EventReaction[] = []
 
-/** Numbers each entity's events on from its last sequence (0 when it has none) and writes them in one statement. */
-async function insertNumbered(trx: Executor, events: NewEvent[], lastSequence: Map<string, number>): Promise<RecordedEvent[]> {
-  if (events.length === 0) return []
-  const built = events.map((event) => {
-    const entityId = entityIdOf(event)
-    const sequence = (lastSequence.get(entityId) ?? 0) + 1
-    lastSequence.set(entityId, sequence)
-    return eventRow(event, entityId, sequence)
-  })
-  await trx
-    .insertInto('events')
-    .values(built.map(({ row }) => row))
-    .execute()
-  await queueNotifications(trx, built)
-  return built.map(({ recorded }) => recorded)
-}
+  /** Numbers each entity's events on from its last sequence (0 when it has none), writes them in one statement, then reacts. */
+  async function insertNumbered(trx: Executor, events: readonly NewEvent[], lastSequence: Map<string, number>): Promise<RecordedEvent[]> {
+    if (events.length === 0) return []
+    const built = events.map((event) => {
+      const entityId = entityIdOf(event)
+      const sequence = (lastSequence.get(entityId) ?? 0) + 1
+      lastSequence.set(entityId, sequence)
+      return eventRow(event, entityId, sequence)
+    })
+    await insertEvents(trx, built.map(({ row }) => row))
+    const recorded = built.map(({ recorded: event, row }) => ({ storeId: row.store_id, occurredAt: row.occurred_at, event }))
+    for (const reaction of reactions) await reaction(trx, recorded)
+    return built.map(({ recorded: event }) => event)
+  }
 
-/** Subscriber emails are queued with the events that call for them, in the same transaction (src/modules/notifications/triggers.ts). */
-function queueNotifications(trx: Executor, built: ReadonlyArray<ReturnType<typeof eventRow>>): Promise<void> {
-  return enqueueNotificationJobs(
-    trx,
-    built.map(({ recorded, row }) => ({ id: recorded.id, storeId: row.store_id, eventType: row.event_type, occurredAt: row.occurred_at, data: recorded.data })),
-  )
+  return {
+    /** One event about an entity that may already have events. */
+    async record(trx: Executor, event: NewEvent): Promise<RecordedEvent> {
+      const [recorded] = await insertNumbered(trx, [event], await lastSequences(trx, [entityIdOf(event)]))
+      return recorded!
+    },
+
+    /**
+     * Events about entities that may already have events, in one read and one write: for batches whose
+     * rows the caller has locked. Events of one entity keep the order given.
+     */
+    async recordMany(trx: Executor, events: readonly NewEvent[]): Promise<RecordedEvent[]> {
+      if (events.length === 0) return []
+      return insertNumbered(trx, events, await lastSequences(trx, [...new Set(events.map(entityIdOf))]))
+    },
+
+    /**
+     * The first events of entities created in this same transaction, in one statement: nothing can have
+     * been recorded about them before, so each entity's sequence starts at 1 in the order given.
+     */
+    recordOfNewEntities(trx: Executor, events: readonly NewEvent[]): Promise<RecordedEvent[]> {
+      return insertNumbered(trx, events, new Map())
+    },
+
+    /** Adds a reaction to every event recorded from now on (see EventReaction). */
+    react(reaction: EventReaction): void {
+      reactions.push(reaction)
+    },
+  }
 }
 
 function entityIdOf(event: NewEvent): string {

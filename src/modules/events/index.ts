@@ -1,3 +1,24 @@
+import type { Db } from '../../db/database.ts'
+import type { Module } from '../module.ts'
+import { createEventLog, type EventLog } from './event-log.ts'
+import { eventRoutes } from './events.routes.ts'
+import { createEventsService, type EventsService } from './events.service.ts'
+
+export type EventsModuleService = EventsService & {
+  /** Where every module records its events, in its own transaction (the outbox), and where reactions subscribe. */
+  log: EventLog
+}
+
+/** The event log: every change recorded with it, read by the admin API and consumed by webhooks and emails. */
+export function createEventsModule({ db }: { db: Db }): Module<EventsModuleService> {
+  const service = { ...createEventsService({ db }), log: createEventLog() }
+  return {
+    name: 'events',
+    service,
+    routes: { admin: (app) => eventRoutes(app, service) },
+  }
+}
+
 export {
   CHANGE_REQUEST_EVENT_TYPES,
   CHARGE_EVENT_TYPES,
@@ -9,6 +30,5 @@ export {
   TEST_EVENT_TYPES,
   type EventType,
 } from './event.schemas.ts'
-export { recordEvent, recordEvents, recordEventsOfNewEntities, type NewEvent, type RecordedEvent } from './event-log.ts'
-export { eventRoutes } from './events.routes.ts'
-export { findFeedEvent, takeEventsToFanOut, markFannedOut, type FeedEvent } from './event-feed.ts'
+export type { EventLog, EventReaction, EventRecorded, NewEvent, RecordedEvent } from './event-log.ts'
+export { findFeedEvent, markFannedOut, takeEventsToFanOut, type FeedEvent } from './events.repository.ts'

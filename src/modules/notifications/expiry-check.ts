@@ -1,13 +1,13 @@
 import type { Db } from '../../db/database.ts'
-import { enqueueJobs, runAgainIn, type JobHandler } from '../../jobs/runner.ts'
+import { enqueueMany, handleJob, type JobHandler } from '../../jobs/job-kinds.ts'
+import { runAgainIn } from '../../jobs/runner.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { sha256Hex } from '../../lib/secrets.ts'
-import { findStoresByIds } from '../stores/index.ts'
+import { findStoresByIds, isNotificationOn } from '../stores/index.ts'
 import { findInstrumentsExpiringBeforeRenewal, type ExpiringInstrument } from '../subscriptions/index.ts'
-import { isNotificationOn } from './notification-settings.ts'
-import { sendJob } from './triggers.ts'
+import { InstrumentExpiryCheck, sendEntry, SendNotification } from './notifications.jobs.ts'
+import { loggedKeys } from './notifications.repository.ts'
 
-export const INSTRUMENT_EXPIRY_JOB = 'notifications.instrument_expiry_check'
 const EVERY_MS = 24 * 3_600_000
 /** How long before the card's end (or at once, when it has ended) the warning goes out. */
 export const EXPIRY_NOTICE_DAYS = 30
@@ -41,14 +41,13 @@ async function queuePage(db: Db, clock: Clock, found: ExpiringInstrument[]): Pro
     .filter((row) => isNotificationOn(stores.get(row.store_id)?.notifications, 'payment_instrument_expiring'))
     .map((row) => ({ row, key: expiryKey(row.subscription_id, row.payment_instrument_id, row.next_charge_at) }))
   if (candidates.length === 0) return 0
-  const logged = new Set(
-    (await db.selectFrom('notifications').select('dedupe_key').where('dedupe_key', 'in', candidates.map((c) => c.key)).execute()).map((row) => row.dedupe_key),
-  )
+  const logged = await loggedKeys(db, candidates.map((c) => c.key))
   const due = candidates.filter((c) => !logged.has(c.key))
-  await enqueueJobs(
+  await enqueueMany(
     db,
+    SendNotification,
     due.map(({ row, key }) =>
-      sendJob({
+      sendEntry({
         template: 'payment_instrument_expiring',
         store_id: row.store_id,
         subscription_id: row.subscription_id,
@@ -61,11 +60,9 @@ async function queuePage(db: Db, clock: Clock, found: ExpiringInstrument[]): Pro
   return due.length
 }
 
-export function expiryCheckJobs({ db, clock }: { db: Db; clock: Clock }): Record<string, JobHandler> {
-  return {
-    [INSTRUMENT_EXPIRY_JOB]: async () => {
-      await queueExpiryWarnings(db, clock)
-      return runAgainIn(EVERY_MS)
-    },
-  }
+export function expiryCheckJob({ db, clock }: { db: Db; clock: Clock }): JobHandler {
+  return handleJob(InstrumentExpiryCheck, async () => {
+    await queueExpiryWarnings(db, clock)
+    return runAgainIn(EVERY_MS)
+  }, { recurring: { instances: 1 } })
 }

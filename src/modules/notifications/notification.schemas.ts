@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Id, Nullable, PageQuery, StringEnum, Timestamp } from '../../http/schemas.ts'
-import { NOTIFICATION_TEMPLATES } from './notification-settings.ts'
+import { NOTIFICATION_TEMPLATES } from '../stores/index.ts'
 
 export const NotificationTemplateName = StringEnum(NOTIFICATION_TEMPLATES, { description: 'Which email' })
 export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed'] as const

@@ -1,31 +1,11 @@
-import type { Db } from '../../db/database.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { listPage } from '../../lib/pagination.ts'
-import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
-import { Notification, NotificationListQuery, type NotificationView } from './notification.schemas.ts'
-import type { NotificationTemplate } from './notification-settings.ts'
-import type { NotificationsTable } from './notifications.tables.ts'
-import type { Selectable } from 'kysely'
-
-export function presentNotification(row: Selectable<NotificationsTable>): NotificationView {
-  return {
-    id: row.id,
-    object: 'notification',
-    template: row.template as NotificationTemplate,
-    recipient: row.recipient,
-    subscription_id: row.subscription_id,
-    status: row.status,
-    attempts: row.attempts,
-    error: row.error,
-    sent_at: toRfc3339OrNull(row.sent_at),
-    created_at: toRfc3339(row.created_at),
-  }
-}
+import { Notification, NotificationListQuery } from './notification.schemas.ts'
+import type { NotificationsService } from './notifications.service.ts'
 
 /** The store's log of subscriber emails, newest first. */
-export async function notificationAdminRoutes(app: App, { db }: { db: Db }): Promise<void> {
+export async function notificationAdminRoutes(app: App, notifications: NotificationsService): Promise<void> {
   app.get('/notifications', {
     schema: {
       operationId: 'listNotifications',
@@ -35,13 +15,5 @@ export async function notificationAdminRoutes(app: App, { db }: { db: Db }): Pro
       querystring: NotificationListQuery,
       response: { 200: PageOf(Ref(Notification), 'A page of notifications, newest first'), ...problemResponses(400) },
     },
-  }, async (request) => {
-    const store = adminStore(request)
-    const { limit, cursor, subscription_id: subscriptionId, template, status } = request.query
-    let query = db.selectFrom('notifications').selectAll().where('store_id', '=', store.id)
-    if (subscriptionId) query = query.where('subscription_id', '=', subscriptionId)
-    if (template) query = query.where('template', '=', template)
-    if (status) query = query.where('status', '=', status)
-    return listPage({ limit, cursor }, ({ afterId }) => (afterId ? query.where('id', '<', afterId) : query).orderBy('id', 'desc').limit(limit + 1).execute(), presentNotification)
-  })
+  }, async (request) => notifications.list(adminStore(request), request.query))
 }

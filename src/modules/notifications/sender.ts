@@ -1,17 +1,20 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Db, JobRow } from '../../db/database.ts'
+import type { Db } from '../../db/database.ts'
+import { handleJob, type JobHandler } from '../../jobs/job-kinds.ts'
 import { JobGaveUp } from '../../jobs/runner.ts'
+import type { Mailer } from '../../lib/mailer.ts'
 import { containsCardNumber } from '../../lib/card-data.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { printableText } from '../../lib/printable-text.ts'
 import { findPlanRow } from '../catalog/index.ts'
-import { issueEmailSignInLink, type Mailer, type PortalLinkTarget } from '../portal-auth/index.ts'
+import { issueEmailSignInLink, type PortalLinkTarget } from '../portal-auth/index.ts'
 import { findStoreById } from '../stores/index.ts'
 import { findSubscriber, findSubscription } from '../subscriptions/index.ts'
-import { isNotificationOn, NOTIFICATION_TEMPLATES, type NotificationTemplate } from './notification-settings.ts'
+import { isNotificationOn, type NotificationTemplate } from '../stores/index.ts'
+import { SendNotification, type NotificationPayload } from './notifications.jobs.ts'
+import { findNotificationByKey, recordAttempt, recordOutcome } from './notifications.repository.ts'
 import { renderEmail, type EmailInput } from './templates.ts'
-import type { NotificationPayload } from './triggers.ts'
 
 /** Which links each email carries besides "manage". */
 const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>> = {
@@ -32,37 +35,22 @@ const ACTION_OF = { skip: 'skip', paymentMethod: 'payment-instrument' } as const
  * the error and throws, so the job runner retries with back-off; an email already recorded as sent
  * under its key is never sent again.
  */
-export function createNotificationSender({ db, clock, mailer, portalUrl, log }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger }) {
-  return async function sendNotification(job: JobRow): Promise<void> {
-    const payload = job.payload as unknown as NotificationPayload
-    if (!NOTIFICATION_TEMPLATES.includes(payload.template)) throw new JobGaveUp(`unknown notification template ${String(payload.template)}`)
+export function sendNotificationJob({ db, clock, mailer, portalUrl, log }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger }): JobHandler {
+  return handleJob(SendNotification, (payload) => sendNotification(payload))
+
+  async function sendNotification(payload: NotificationPayload): Promise<void> {
     const store = await findStoreById(db, payload.store_id)
     if (!store || !isNotificationOn(store.notifications, payload.template)) return
     const subscription = await findSubscription(db, store.id, payload.subscription_id)
     const subscriber = subscription ? await findSubscriber(db, store.id, subscription.subscriber_id) : undefined
     if (!subscription || !subscriber) return
 
-    const existing = await db.selectFrom('notifications').select(['id', 'status']).where('dedupe_key', '=', payload.dedupe_key).executeTakeFirst()
+    const existing = await findNotificationByKey(db, payload.dedupe_key)
     // Sent by an earlier run whose job could not be removed afterwards: nothing more to do.
     if (existing?.status === 'sent') return
     const now = clock.now()
     const id = existing?.id ?? newId('ntf')
-    await db
-      .insertInto('notifications')
-      .values({
-        id,
-        store_id: store.id,
-        template: payload.template,
-        recipient: subscriber.email,
-        subscription_id: subscription.id,
-        status: 'pending',
-        attempts: 1,
-        dedupe_key: payload.dedupe_key,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.column('dedupe_key').doUpdateSet((eb) => ({ attempts: eb('notifications.attempts', '+', 1), recipient: subscriber.email, updated_at: now })))
-      .execute()
+    await recordAttempt(db, { id, storeId: store.id, template: payload.template, recipient: subscriber.email, subscriptionId: subscription.id, dedupeKey: payload.dedupe_key, at: now })
 
     // Fresh links on every attempt: tokens are stored only as hashes, and an unsent one expires unused.
     const linkTo = (target: PortalLinkTarget) =>
@@ -98,12 +86,7 @@ export function createNotificationSender({ db, clock, mailer, portalUrl, log }: 
     await record(id, 'sent', null)
   }
 
-  async function record(id: string, status: 'sent' | 'failed', error: string | null): Promise<void> {
-    const now = clock.now()
-    await db
-      .updateTable('notifications')
-      .set({ status, error: error === null ? null : printableText(Buffer.from(error.slice(0, 1000))), updated_at: now, ...(status === 'sent' ? { sent_at: now } : {}) })
-      .where('id', '=', id)
-      .execute()
+  function record(id: string, status: 'sent' | 'failed', error: string | null): Promise<void> {
+    return recordOutcome(db, id, { status, error: error === null ? null : printableText(Buffer.from(error.slice(0, 1000))), at: clock.now() })
   }
 }

@@ -1,6 +1,6 @@
-import type { Mail } from '../portal-auth/index.ts'
-import type { NotificationTemplate } from './notification-settings.ts'
-import type { NotificationFacts } from './triggers.ts'
+import type { Mail } from '../../lib/mailer.ts'
+import type { NotificationTemplate } from '../stores/index.ts'
+import type { NotificationFacts } from './notifications.jobs.ts'
 
 /**
  * The subscriber emails: a plain-text body for every client and an HTML body for those that show it,

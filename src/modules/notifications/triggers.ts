@@ -1,11 +1,13 @@
 import type { Executor } from '../../db/database.ts'
-import { enqueueJobs, type NewJob } from '../../jobs/runner.ts'
+import { enqueueMany } from '../../jobs/job-kinds.ts'
 import { discountOn, type DiscountRate } from '../../lib/money.ts'
-import type { NotificationTemplate } from './notification-settings.ts'
+import type { EventRecorded } from '../events/index.ts'
+import type { NotificationTemplate } from '../stores/index.ts'
+import { sendEntry, SendNotification, type NotificationFacts } from './notifications.jobs.ts'
 
 /**
- * How a state change becomes an email (docs/contract.md, Subscriber emails). The event log calls
- * `enqueueNotificationJobs` with the events it records, inside the transaction that records them, so
+ * How a state change becomes an email (docs/contract.md, Subscriber emails). This module reacts to
+ * the events the log records (`queueNotificationsFor`), inside the transaction that records them, so
  * the send job exists exactly when the change does: a rollback leaves no email behind, a commit
  * always leaves one to send, and a crash after the commit loses nothing (the job is in the table).
  * Each job is keyed by its event (`dedupe_key`), and the log row it writes is unique by that key, so
@@ -13,48 +15,12 @@ import type { NotificationTemplate } from './notification-settings.ts'
  * server's acceptance and recording it (at least once, like every job).
  */
 
-export const SEND_NOTIFICATION_JOB = 'notifications.send'
-/** Retries back off 2 s, 4 s, 8 s ... (src/jobs/retry-schedule.ts): twelve attempts span about an hour and a half. */
-export const SEND_ATTEMPTS = 12
-
 const TEMPLATE_OF_EVENT: Readonly<Record<string, NotificationTemplate>> = {
   'subscription.created': 'subscription_created',
   'subscription.renewal_upcoming': 'renewal_upcoming',
   'charge.failed': 'payment_failed',
   'subscription.past_due': 'past_due',
   'subscription.cancelled': 'cancelled',
-}
-
-/** What the email states, as it was when the event happened (later changes do not rewrite it). */
-export interface NotificationFacts {
-  amount?: number
-  currency?: string
-  /** The renewal announced, or the next one. */
-  next_charge_at?: string | null
-  next_retry_at?: string | null
-  cancellation_reason?: string | null
-  /** The card's expiry, for payment_instrument_expiring. */
-  expiry_month?: number
-  expiry_year?: number
-}
-
-export interface NotificationPayload {
-  template: NotificationTemplate
-  store_id: string
-  subscription_id: string
-  /** One email per key: the event id, or the instrument and renewal. */
-  dedupe_key: string
-  /** When it happened, on the store's clock. */
-  occurred_at: string
-  facts: NotificationFacts
-}
-
-export interface RecordedForNotification {
-  id: string
-  storeId: string
-  eventType: string
-  occurredAt: Date
-  data: Record<string, unknown>
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
@@ -80,28 +46,15 @@ function factsOf(template: NotificationTemplate, data: Record<string, unknown>):
   }
 }
 
-export function sendJob(payload: NotificationPayload): NewJob {
-  return { kind: SEND_NOTIFICATION_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `notification:${payload.dedupe_key}`, maxAttempts: SEND_ATTEMPTS }
-}
-
-/** Queues the emails these freshly recorded events call for, in the caller's transaction. */
-export async function enqueueNotificationJobs(trx: Executor, events: readonly RecordedForNotification[]): Promise<void> {
-  const jobs: NewJob[] = []
-  for (const event of events) {
-    const template = TEMPLATE_OF_EVENT[event.eventType]
+/** Queues the emails these freshly recorded events call for, in the caller's transaction (an event reaction). */
+export async function queueNotificationsFor(trx: Executor, recorded: readonly EventRecorded[]): Promise<void> {
+  const entries = []
+  for (const { storeId, occurredAt, event } of recorded) {
+    const template = TEMPLATE_OF_EVENT[event.event_type]
     if (!template) continue
-    const subscriptionId = event.eventType.startsWith('charge.') ? text(event.data.subscription_id) : text(event.data.id)
+    const subscriptionId = event.event_type.startsWith('charge.') ? text(event.data.subscription_id) : text(event.data.id)
     if (!subscriptionId) continue
-    jobs.push(
-      sendJob({
-        template,
-        store_id: event.storeId,
-        subscription_id: subscriptionId,
-        dedupe_key: `event:${event.id}`,
-        occurred_at: event.occurredAt.toISOString(),
-        facts: factsOf(template, event.data),
-      }),
-    )
+    entries.push(sendEntry({ template, store_id: storeId, subscription_id: subscriptionId, dedupe_key: `event:${event.id}`, occurred_at: occurredAt.toISOString(), facts: factsOf(template, event.data) }))
   }
-  await enqueueJobs(trx, jobs)
+  await enqueueMany(trx, SendNotification, entries)
 }

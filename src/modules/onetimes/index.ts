@@ -1,3 +1,25 @@
+import type { Db } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { EventLog } from '../events/index.ts'
+import type { Module } from '../module.ts'
+import { Onetime } from './onetime.schemas.ts'
+import { onetimeAdminRoutes, onetimePortalRoutes } from './onetimes.routes.ts'
+import { createOnetimeService, type OnetimeService } from './onetimes.service.ts'
+
+/** One-time add-ons: a product with a one-time price added to a subscription's next renewal. */
+export function createOnetimesModule({ db, clock, events }: { db: Db; clock: Clock; events: EventLog }): Module<OnetimeService> {
+  const service = createOnetimeService({ db, clock, events })
+  return {
+    name: 'onetimes',
+    service,
+    routes: {
+      admin: (app) => onetimeAdminRoutes(app, service),
+      portal: (app) => onetimePortalRoutes(app, service),
+    },
+    schemas: [Onetime],
+  }
+}
+
 export { Onetime, type OnetimeView } from './onetime.schemas.ts'
-export { createOnetimeService, markAddOnsCharged, pendingAddOns, presentOnetime, type OnetimeService } from './onetimes.service.ts'
-export { onetimeAdminRoutes, onetimePortalRoutes, registerOnetimeRoutes } from './onetimes.routes.ts'
+export { presentOnetime, type OnetimeService } from './onetimes.service.ts'
+export { markAddOnsCharged, pendingAddOns } from './onetimes.repository.ts'

@@ -1,12 +1,7 @@
 import { Type } from 'typebox'
-import type { FastifyRequest } from 'fastify'
-import type { StoreRow } from '../../db/database.ts'
-import { adminStore } from '../../http/admin-auth.ts'
-import { requireSecurityScheme } from '../../http/contract-defaults.ts'
+import { adminActor, portalActor, type ActorOf } from '../../http/actors.ts'
 import { Id, problemResponses, Ref } from '../../http/schemas.ts'
-import { portalActor } from '../portal-auth/index.ts'
 import type { App } from '../../http/types.ts'
-import type { Actor } from '../subscriptions/index.ts'
 import { CreateOnetimeBody, Onetime, OnetimeListQuery, OnetimePage } from './onetime.schemas.ts'
 import type { OnetimeService } from './onetimes.service.ts'
 
@@ -14,7 +9,7 @@ export interface OnetimeRouteOptions {
   onetimes: OnetimeService
   audience: 'admin' | 'portal'
   tags: string[]
-  actorOf: (request: FastifyRequest) => { store: StoreRow; actor: Actor }
+  actorOf: ActorOf
 }
 
 /** `.../subscriptions/:id/onetimes`, for the admin and for the signed-in subscriber alike. */
@@ -72,13 +67,11 @@ export function registerOnetimeRoutes(app: App, { onetimes, audience, tags, acto
 }
 
 /** The merchant adds and removes add-ons on any subscription of the store. Registered under the admin prefix. */
-export async function onetimeAdminRoutes(app: App, { onetimes }: { onetimes: OnetimeService }): Promise<void> {
-  registerOnetimeRoutes(app, { onetimes, audience: 'admin', tags: ['Subscriptions'], actorOf: (request) => ({ store: adminStore(request), actor: { kind: 'admin' } }) })
+export async function onetimeAdminRoutes(app: App, onetimes: OnetimeService): Promise<void> {
+  registerOnetimeRoutes(app, { onetimes, audience: 'admin', tags: ['Subscriptions'], actorOf: adminActor })
 }
 
 /** The signed-in subscriber, on their own subscriptions. Registered under the portal prefix. */
-export async function onetimePortalRoutes(app: App, { onetimes, authenticatePortal }: { onetimes: OnetimeService; authenticatePortal: (request: FastifyRequest) => Promise<void> }): Promise<void> {
-  requireSecurityScheme(app, 'portalSession')
-  app.addHook('onRequest', authenticatePortal)
+export async function onetimePortalRoutes(app: App, onetimes: OnetimeService): Promise<void> {
   registerOnetimeRoutes(app, { onetimes, audience: 'portal', tags: ['Portal'], actorOf: portalActor })
 }

@@ -1,4 +1,4 @@
-import type { Db, Executor, OnetimeRow, StoreRow } from '../../db/database.ts'
+import type { Db, OnetimeRow, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
@@ -6,10 +6,11 @@ import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { findProduct } from '../catalog/index.ts'
-import { recordEvent, recordEventsOfNewEntities } from '../events/index.ts'
+import type { EventLog } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { findSubscription, lockForActor, type Actor } from '../subscriptions/index.ts'
 import type { CreateOnetimeInput, OnetimeView } from './onetime.schemas.ts'
+import { insertOnetime, listOnetimes, lockOnetime, markRemoved, pendingAddOns } from './onetimes.repository.ts'
 
 /**
  * One-time add-ons (docs/contract.md, Discounts and add-ons): a product with a one-time price added
@@ -34,26 +35,9 @@ export function presentOnetime(row: OnetimeRow): OnetimeView {
   }
 }
 
-/** The add-ons waiting for each subscription's next charge, oldest first. */
-export async function pendingAddOns(db: Executor, subscriptionIds: readonly string[]): Promise<Map<string, OnetimeRow[]>> {
-  const bySubscription = new Map<string, OnetimeRow[]>()
-  if (subscriptionIds.length === 0) return bySubscription
-  const rows = await db.selectFrom('onetimes').selectAll().where('subscription_id', 'in', [...new Set(subscriptionIds)]).where('status', '=', 'pending').orderBy('id').execute()
-  for (const row of rows) bySubscription.set(row.subscription_id, [...(bySubscription.get(row.subscription_id) ?? []), row])
-  return bySubscription
-}
-
-/** The add-ons a succeeded charge paid, in the settling transaction; only ones still pending move. */
-export async function markAddOnsCharged(trx: Executor, charges: readonly { chargeId: string; onetimeIds: readonly string[]; at: Date }[]): Promise<void> {
-  for (const { chargeId, onetimeIds, at } of charges) {
-    if (onetimeIds.length === 0) continue
-    await trx.updateTable('onetimes').set({ status: 'charged', charge_id: chargeId, updated_at: at }).where('id', 'in', [...onetimeIds]).where('status', '=', 'pending').execute()
-  }
-}
-
 const FINAL = new Set(['cancelled', 'expired'])
 
-export function createOnetimeService({ db, clock }: { db: Db; clock: Clock }) {
+export function createOnetimeService({ db, clock, events }: { db: Db; clock: Clock; events: EventLog }) {
   return {
     async create(store: StoreRow, subscriptionId: string, actor: Actor, input: CreateOnetimeInput): Promise<OnetimeView> {
       return db.transaction().execute(async (trx) => {
@@ -74,13 +58,9 @@ export function createOnetimeService({ db, clock }: { db: Db; clock: Clock }) {
           })
         }
         const now = storeNow(store, clock)
-        const row = await trx
-          .insertInto('onetimes')
-          .values({ id: newId('ot'), store_id: store.id, subscription_id: subscription.id, product_id: product.id, quantity, unit_amount: product.one_time_amount, currency, status: 'pending', charge_id: null, created_at: now, updated_at: now })
-          .returningAll()
-          .executeTakeFirstOrThrow()
+        const row = await insertOnetime(trx, { id: newId('ot'), store_id: store.id, subscription_id: subscription.id, product_id: product.id, quantity, unit_amount: product.one_time_amount, currency, status: 'pending', charge_id: null, created_at: now, updated_at: now })
         const view = presentOnetime(row)
-        await recordEventsOfNewEntities(trx, [{ storeId: store.id, eventType: 'onetime.created', occurredAt: now, data: view }])
+        await events.recordOfNewEntities(trx, [{ storeId: store.id, eventType: 'onetime.created', occurredAt: now, data: view }])
         return view
       })
     },
@@ -88,26 +68,21 @@ export function createOnetimeService({ db, clock }: { db: Db; clock: Clock }) {
     async list(store: StoreRow, subscriptionId: string, actor: Actor, query: PageRequest & { status?: OnetimeRow['status'] | undefined }): Promise<Page<OnetimeView>> {
       const subscription = await findSubscription(db, store.id, subscriptionId)
       if (!subscription || (actor.kind === 'subscriber' && subscription.subscriber_id !== actor.subscriberId)) throw notFound('subscription', subscriptionId)
-      return listPage(query, (bounds) => {
-        let select = db.selectFrom('onetimes').selectAll().where('store_id', '=', store.id).where('subscription_id', '=', subscription.id)
-        if (query.status !== undefined) select = select.where('status', '=', query.status)
-        if (bounds.afterId) select = select.where('id', '<', bounds.afterId)
-        return select.orderBy('id', 'desc').limit(bounds.limit + 1).execute()
-      }, presentOnetime)
+      return listPage(query, (bounds) => listOnetimes(db, store.id, subscription.id, { ...bounds, status: query.status }), presentOnetime)
     },
 
     /** Takes a pending add-on off the next order; never while a renewal charge is in progress (it may hold it). */
     async remove(store: StoreRow, subscriptionId: string, onetimeId: string, actor: Actor): Promise<OnetimeView> {
       return db.transaction().execute(async (trx) => {
         const subscription = await lockForActor(trx, store, subscriptionId, actor)
-        const row = await trx.selectFrom('onetimes').selectAll().where('id', '=', onetimeId).where('subscription_id', '=', subscription.id).forUpdate().executeTakeFirst()
+        const row = await lockOnetime(trx, subscription.id, onetimeId)
         if (!row) throw notFound('onetime', onetimeId)
         if (row.status !== 'pending') throw new AppError('invalid_state', `the add-on is ${row.status}; only a pending one can be removed`)
         if (subscription.pending_charge_id !== null) throw new AppError('invalid_state', 'a renewal charge is in progress and may hold this add-on; try again once it has settled')
         const now = storeNow(store, clock)
-        const updated = await trx.updateTable('onetimes').set({ status: 'removed', updated_at: now }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow()
+        const updated = await markRemoved(trx, row.id, now)
         const view = presentOnetime(updated)
-        await recordEvent(trx, { storeId: store.id, eventType: 'onetime.removed', occurredAt: now, data: view })
+        await events.record(trx, { storeId: store.id, eventType: 'onetime.removed', occurredAt: now, data: view })
         return view
       })
     },

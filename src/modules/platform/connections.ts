@@ -1,8 +1,8 @@
 import type { Db, Executor } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { resumeStoreBilling, stopStoreBilling, storeHashOf } from '../stores/index.ts'
-import { enqueueHookRegistration } from './order-webhooks.ts'
+import { resumeStoreBilling, stopStoreBilling } from '../stores/index.ts'
+import { clearToken, findConnection, findSealedToken, markHooksRegistered, storesDueForHookCheck, upsertConnection } from './platform.repository.ts'
 import type { PlatformConnectionSource } from './platform.tables.ts'
 import type { PlatformConnectionView } from './platform.schemas.ts'
 import type { TokenVault } from './token-vault.ts'
@@ -13,10 +13,16 @@ export interface PlatformAccess {
   accessToken: string
 }
 
+/**
+ * Work that must happen exactly when a store connects (its order webhooks' registration queued, say),
+ * inside the transaction that records the connection; registered by the module that does it.
+ */
+export type ConnectReaction = (trx: Executor, storeId: string) => Promise<void>
+
 export interface PlatformConnections {
   /**
-   * Keeps the store's token (replacing any earlier one), lets a stopped store bill again, and
-   * enqueues the registration of its order webhooks (a job, so a failure is retried).
+   * Keeps the store's token (replacing any earlier one), lets a stopped store bill again, and runs
+   * the connect reactions (the order webhooks' registration is queued as a job, so a failure is retried).
    */
   connect(storeId: string, input: { accessToken: string; source: PlatformConnectionSource; scopes?: string | undefined }): Promise<PlatformConnectionView>
   /** Deletes the store's token, marks the connection uninstalled and stops the store's billing; its data stays. */
@@ -24,11 +30,20 @@ export interface PlatformConnections {
   status(storeId: string): Promise<PlatformConnectionView>
   /** The store's hash and decrypted token, or undefined when it is not connected. */
   accessOf(storeId: string): Promise<PlatformAccess | undefined>
+  /** How a connected store connected (`app` or `api_account`), or undefined when it is not connected. */
+  sourceOf(storeId: string): Promise<PlatformConnectionSource | undefined>
+  /** Adds a reaction to every connection from now on (see ConnectReaction). */
+  onConnect(reaction: ConnectReaction): void
+  /** Connected stores whose order hooks were not registered since they connected, or not since `checkedBefore`. */
+  dueForHookCheck(checkedBefore: Date): Promise<string[]>
+  markHooksRegistered(storeId: string, at: Date): Promise<void>
 }
 
 export function createPlatformConnections({ db, vault, clock }: { db: Db; vault: TokenVault; clock: Clock }): PlatformConnections {
+  const reactions: ConnectReaction[] = []
+
   async function status(storeId: string, executor: Executor = db): Promise<PlatformConnectionView> {
-    const row = await executor.selectFrom('platform_connections').selectAll().where('store_id', '=', storeId).executeTakeFirst()
+    const row = await findConnection(executor, storeId)
     if (!row) return { object: 'platform_connection', connected: false }
     return {
       object: 'platform_connection',
@@ -58,13 +73,9 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
           // Hooks belong to the token that made them (§7.1): a new token registers (or finds) its own.
           hooks_registered_at: null,
         }
-        await trx
-          .insertInto('platform_connections')
-          .values({ store_id: storeId, ...values })
-          .onConflict((oc) => oc.column('store_id').doUpdateSet(values))
-          .execute()
+        await upsertConnection(trx, storeId, values)
         await resumeStoreBilling(trx, storeId, now)
-        await enqueueHookRegistration(trx, storeId)
+        for (const reaction of reactions) await reaction(trx, storeId)
         return status(storeId, trx)
       })
     },
@@ -72,26 +83,29 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
     async disconnect(storeId) {
       const now = clock.now()
       return db.transaction().execute(async (trx) => {
-        await trx
-          .updateTable('platform_connections')
-          .set({ access_token_ciphertext: null, key_version: null, uninstalled_at: now, updated_at: now })
-          .where('store_id', '=', storeId)
-          .where('access_token_ciphertext', 'is not', null)
-          .execute()
+        await clearToken(trx, storeId, now)
         await stopStoreBilling(trx, storeId, now)
         return status(storeId, trx)
       })
     },
 
     async accessOf(storeId) {
-      const row = await db
-        .selectFrom('platform_connections as c')
-        .select(['c.access_token_ciphertext', 'c.key_version', storeHashOf('c.store_id').as('store_hash')])
-        .where('c.store_id', '=', storeId)
-        .executeTakeFirst()
+      const row = await findSealedToken(db, storeId)
       if (!row?.access_token_ciphertext || row.key_version === null) return undefined
       const accessToken = await vault.open({ ciphertext: row.access_token_ciphertext, keyVersion: row.key_version }, storeId)
       return accessToken === undefined ? undefined : { storeHash: row.store_hash, accessToken }
     },
+
+    async sourceOf(storeId) {
+      const row = await findSealedToken(db, storeId)
+      return row?.access_token_ciphertext ? row.source : undefined
+    },
+
+    onConnect(reaction) {
+      reactions.push(reaction)
+    },
+
+    dueForHookCheck: (checkedBefore) => storesDueForHookCheck(db, checkedBefore),
+    markHooksRegistered: (storeId, at) => markHooksRegistered(db, storeId, at),
   }
 }

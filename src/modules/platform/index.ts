@@ -1,11 +1,72 @@
-export { createPlatformConnections, type PlatformAccess, type PlatformConnections } from './connections.ts'
+import type { Engine } from '../../db/connect.ts'
+import type { Db } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { Module } from '../module.ts'
+import { createPlatformConnections, type PlatformConnections } from './connections.ts'
+import { createPlatformAppService, type IssueConsoleSession, type PlatformAppService } from './platform-app.service.ts'
+import { platformAppRoutes } from './platform-app.routes.ts'
+import type { PlatformAppSettings } from './platform-app.ts'
+import { createPlatformClient, type PlatformClient } from './platform-client.ts'
+import { platformConnectionRoutes } from './platform-connection.routes.ts'
+import { PaymentInstrument, PlatformConnection } from './platform.schemas.ts'
+import { createStoredInstruments, type StoredInstruments } from './stored-instruments.ts'
+import { createTokenVault, resolveTokenKey, type TokenVault } from './token-vault.ts'
+
+export interface PlatformModuleDeps {
+  db: Db
+  clock: Clock
+  /** Where a generated token key is kept: beside the embedded database's data, or in PostgreSQL. */
+  keyStore: { engine: Engine; dataDir: string }
+  settings: {
+    /** PLATFORM_API_URL and PLATFORM_PAYMENTS_URL. */
+    apiUrl: string
+    paymentsUrl: string
+    timeoutMs: number
+    /** PLATFORM_TOKEN_KEY; undefined: one is generated once and kept. */
+    tokenKey: Buffer | undefined
+    app: Omit<PlatformAppSettings, 'timeoutMs' | 'dispatcher'>
+  }
+  /** Signs the merchant into the console from the app's load callback (src/modules/console-auth). */
+  issueConsoleSession?: IssueConsoleSession
+}
+
+export interface PlatformService {
+  /** One keep-alive pool to BigCommerce for the whole process: renewals, instruments, order webhooks. */
+  client: PlatformClient
+  connections: PlatformConnections
+  /** Stores' platform tokens, encrypted at rest. */
+  vault: TokenVault
+  /** Customers' stored instruments, read live. */
+  instruments: StoredInstruments
+  app: PlatformAppService
+}
+
+/** The connection to BigCommerce: each store's token, the HTTP client, customers' stored instruments and the app's callbacks. */
+export function createPlatformModule({ db, clock, keyStore, settings, issueConsoleSession }: PlatformModuleDeps): Module<PlatformService> {
+  const vault = createTokenVault(() => resolveTokenKey({ configured: settings.tokenKey, ...keyStore, db }))
+  // Connection times are real times, whatever a store's test clock says.
+  const connections = createPlatformConnections({ db, vault, clock })
+  const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs })
+  const instruments = createStoredInstruments({ client, accessOf: connections.accessOf })
+  const app = createPlatformAppService({ db, clock, settings: { ...settings.app, timeoutMs: settings.timeoutMs }, connections, issueConsoleSession })
+  const service: PlatformService = { client, connections, vault, instruments, app }
+  return {
+    name: 'platform',
+    service,
+    routes: {
+      admin: (routes) => platformConnectionRoutes(routes, connections),
+      platform: (routes) => platformAppRoutes(routes, app),
+    },
+    schemas: [PlatformConnection, PaymentInstrument],
+    close: () => client.close(),
+  }
+}
+
+export { createPlatformConnections, type ConnectReaction, type PlatformAccess, type PlatformConnections } from './connections.ts'
 export { PaymentInstrument, PaymentInstrumentList, PlatformConnection, type PaymentInstrumentListView, type PlatformConnectionView } from './platform.schemas.ts'
-export { platformAppRoutes, REQUIRED_SCOPES } from './platform-app.routes.ts'
-export { platformConnectionRoutes } from './platform-connection.routes.ts'
+export { REQUIRED_SCOPES } from './platform-app.service.ts'
 export type { PlatformAppSettings } from './platform-app.ts'
-export { createTokenVault, resolveTokenKey, type TokenVault } from './token-vault.ts'
+export { createTokenVault, type TokenVault } from './token-vault.ts'
 export { createPlatformClient, problemText, rateLimitWaitMs, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformReply } from './platform-client.ts'
 export { RENEWAL_ORDER_SOURCE } from './order-source.ts'
 export { createStoredInstruments, parseInstrument, presentInstrument, type PaymentInstrumentView, type PlatformInstrument, type StoredCard, type StoredInstruments } from './stored-instruments.ts'
-export { createOrderWebhooks, ORDER_HOOK_SCOPES, PAID_ORDER_STATUS_IDS, SUBSCRIPTION_OPTION_NAME, WEBHOOK_SECRET_HEADER, type OrderWebhooks } from './order-webhooks.ts'
-export { platformWebhookRoutes } from './platform-webhook.routes.ts'

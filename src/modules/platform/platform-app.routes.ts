@@ -1,12 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyReply } from 'fastify'
 import type { App } from '../../http/types.ts'
-import type { Clock } from '../../lib/clock.ts'
-import type { Db } from '../../db/database.ts'
-import { ensureStoreForHash, findStoreByHash } from '../stores/index.ts'
-import type { ConsoleSessions } from '../console-auth/console-sessions.ts'
-import type { PlatformConnections } from './connections.ts'
-import { assertAppConfigured, exchangeCode, verifySignedPayload, type PlatformAppSettings } from './platform-app.ts'
+import type { PlatformAppService } from './platform-app.service.ts'
 
 /**
  * The BigCommerce app's callbacks, outside /api/v1 and outside the API document: the platform,
@@ -15,16 +10,6 @@ import { assertAppConfigured, exchangeCode, verifySignedPayload, type PlatformAp
  *   GET /platform/load       the merchant opens the app in the control panel
  *   GET /platform/uninstall  BigCommerce's server: the token is deleted, the store's billing stops
  */
-
-/** The scopes renewals need (docs/platform-api.md section 8); missing ones are logged at install. */
-export const REQUIRED_SCOPES = [
-  'store_v2_orders',
-  'store_v2_transactions_read_only',
-  'store_payments_access_token_create',
-  'store_payments_methods_read',
-  'store_v2_customers_read_only',
-  'store_stored_payment_instruments_read_only',
-] as const
 
 // As strict as the portal's (src/http/web-assets.ts), except that the control panel shows the app's
 // pages in a frame: only BigCommerce's own origins may frame them (inferred from the control panel's hosts).
@@ -55,18 +40,9 @@ function page(reply: FastifyReply, title: string, message: string): FastifyReply
 
 const SignedPayloadQuery = Type.Object({ signed_payload_jwt: Type.String({ minLength: 1, maxLength: 8192 }) })
 
-export interface PlatformAppRoutesOptions {
-  db: Db
-  clock: Clock
-  settings: PlatformAppSettings
-  connections: PlatformConnections
-  /** Signs the merchant into the console from the load callback; without it, load answers a page. */
-  consoleSessions?: ConsoleSessions
-}
-
-export async function platformAppRoutes(app: App, { db, clock, settings, connections, consoleSessions }: PlatformAppRoutesOptions): Promise<void> {
+export async function platformAppRoutes(app: App, platformApp: PlatformAppService): Promise<void> {
   // Not configured is 503 before the query is even looked at: the operator learns what to set.
-  app.addHook('onRequest', async () => assertAppConfigured(settings))
+  app.addHook('onRequest', async () => platformApp.assertConfigured())
 
   app.get('/platform/auth', {
     schema: {
@@ -80,27 +56,20 @@ export async function platformAppRoutes(app: App, { db, clock, settings, connect
     },
   }, async (request, reply) => {
     const { code, scope, context } = request.query
-    const granted = await exchangeCode(settings, { code, scope, context })
-    const store = await ensureStoreForHash(db, granted.storeHash)
-    await connections.connect(store.id, { accessToken: granted.accessToken, source: 'app', scopes: granted.scopes })
-    const scopes = granted.scopes.split(' ').filter(Boolean)
-    const missing = REQUIRED_SCOPES.filter((needed) => !scopes.includes(needed))
+    const { store, scopes, missing } = await platformApp.install({ code, scope, context })
     request.log.info({ storeId: store.id, storeHash: store.store_hash, scopes }, 'store connected to BigCommerce by the app install')
     if (missing.length > 0) request.log.warn({ storeId: store.id, missing }, 'the app was granted fewer scopes than renewals need: add them to the app profile')
     return page(reply, 'Subscription Billing is connected', `Store ${store.store_hash} is connected; its renewals are charged through BigCommerce.`)
   })
 
   app.get('/platform/load', { schema: { hide: true, querystring: SignedPayloadQuery } }, async (request, reply) => {
-    const { storeHash } = await verifySignedPayload(settings, request.query.signed_payload_jwt, clock.now())
-    const store = await findStoreByHash(db, storeHash)
-    const connected = store ? (await connections.status(store.id)).connected : false
-    if (!store || !connected) return page(reply, 'Subscription Billing', `Store ${storeHash} is not connected: install the app again from the control panel.`)
-    if (!consoleSessions) return page(reply, 'Subscription Billing', `Store ${storeHash} is connected.`)
+    const { storeHash, storeId, connected, consoleSession: token } = await platformApp.load(request.query.signed_payload_jwt)
+    if (!connected) return page(reply, 'Subscription Billing', `Store ${storeHash} is not connected: install the app again from the control panel.`)
+    if (!token) return page(reply, 'Subscription Billing', `Store ${storeHash} is connected.`)
     // Into the console, signed in as this store: a one-hour console session in the address's fragment,
     // which the browser never sends to any server (a query string would be logged); the console moves
     // it to sessionStorage and takes it out of the address at once. 303: the next request is a GET.
-    const { token } = await consoleSessions.issue(store.id)
-    request.log.info({ storeId: store.id, storeHash }, 'console session issued by the load callback')
+    request.log.info({ storeId, storeHash }, 'console session issued by the load callback')
     reply.removeHeader('x-frame-options')
     return reply
       .code(303)
@@ -112,12 +81,8 @@ export async function platformAppRoutes(app: App, { db, clock, settings, connect
   })
 
   app.get('/platform/uninstall', { schema: { hide: true, querystring: SignedPayloadQuery } }, async (request, reply) => {
-    const { storeHash } = await verifySignedPayload(settings, request.query.signed_payload_jwt, clock.now())
-    const store = await findStoreByHash(db, storeHash)
-    if (store) {
-      await connections.disconnect(store.id)
-      request.log.info({ storeId: store.id, storeHash }, 'BigCommerce app uninstalled: token deleted, billing stopped, data kept')
-    }
+    const { storeHash, storeId } = await platformApp.uninstall(request.query.signed_payload_jwt)
+    if (storeId) request.log.info({ storeId, storeHash }, 'BigCommerce app uninstalled: token deleted, billing stopped, data kept')
     return reply.code(204).send()
   })
 }

@@ -5,7 +5,7 @@ import type { PlatformConnections } from './connections.ts'
 import { PlatformConnection, PutPlatformConnectionBody } from './platform.schemas.ts'
 
 /** Admin routes for the authenticated store's connection to BigCommerce; the token is written, never read. */
-export async function platformConnectionRoutes(app: App, { connections }: { connections: PlatformConnections }): Promise<void> {
+export async function platformConnectionRoutes(app: App, connections: PlatformConnections): Promise<void> {
   app.get('/platform-connection', {
     schema: {
       operationId: 'getPlatformConnection',

@@ -20,11 +20,3 @@ export interface PlatformConnectionsTable {
   /** When the order webhooks were registered on the platform; null: not yet (a job is on it) or since the last connect. */
   hooks_registered_at: NullableTimestamp
 }
-
-/** Order webhooks received, by the payload's `hash` (the same on a duplicate delivery): each is acted on once. */
-export interface PlatformWebhookReceiptsTable {
-  store_id: string
-  hash: string
-  scope: string
-  received_at: Timestamp
-}

@@ -1,4 +1,4 @@
-import type { Mail } from './mailer.ts'
+import type { Mail } from '../../lib/mailer.ts'
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ESCAPES[char]!)

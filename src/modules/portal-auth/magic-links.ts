@@ -1,17 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db, Executor } from '../../db/database.ts'
-import { enqueueJob } from '../../jobs/runner.ts'
+import { enqueue } from '../../jobs/job-kinds.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
+import type { Mailer } from '../../lib/mailer.ts'
 import { randomToken, sha256Hex } from '../../lib/secrets.ts'
 import { findStoreByHash } from '../stores/index.ts'
 import { findSubscriberIdByEmail } from '../subscriptions/index.ts'
 import { magicLinkEmail } from './magic-link-email.ts'
-import type { Mailer } from './mailer.ts'
+import { SendMagicLink } from './portal-auth.jobs.ts'
+import { insertRevokedSession, insertSignInToken, useSignInToken } from './portal-auth.repository.ts'
 import { SESSION_TTL_SECONDS, type PortalSessions, type SessionClaims } from './portal-sessions.ts'
 
 export const MAGIC_LINK_TTL_MS = 15 * 60_000
-export const SEND_MAGIC_LINK_JOB = 'portal.send_magic_link'
 // 32 bytes: 256 bits of entropy, far past guessing.
 const TOKEN_BYTES = 32
 
@@ -31,18 +32,12 @@ export interface SessionAnswer {
  * a subscriber is only looked at in the background, so neither the answer nor its timing tells.
  */
 export async function requestMagicLink(db: Executor, request: LinkRequest): Promise<void> {
-  await enqueueJob(db, {
-    kind: SEND_MAGIC_LINK_JOB,
-    payload: { store_hash: request.store_hash, email: request.email.toLowerCase() },
-    maxAttempts: 6,
-  })
+  await enqueue(db, SendMagicLink, { store_hash: request.store_hash, email: request.email.toLowerCase() })
 }
 
 /** The background half: a token for a known subscriber, stored as a hash, and the email that carries it. */
 export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger }) {
-  return async function sendMagicLink(payload: Record<string, unknown>): Promise<void> {
-    const storeHash = String(payload.store_hash)
-    const email = String(payload.email)
+  return async function sendMagicLink({ store_hash: storeHash, email }: { store_hash: string; email: string }): Promise<void> {
     const store = await findStoreByHash(db, storeHash)
     const subscriberId = store ? await findSubscriberIdByEmail(db, store.id, email) : undefined
     if (!store || !subscriberId) {
@@ -51,15 +46,7 @@ export function createMagicLinkSender({ db, clock, mailer, portalUrl, log }: { d
     }
     // A retry after a failed send makes a fresh token; the unsent one expires unused.
     const token = randomToken(TOKEN_BYTES)
-    await db
-      .insertInto('magic_link_tokens')
-      .values({
-        token_hash: sha256Hex(token),
-        store_id: store.id,
-        subscriber_id: subscriberId,
-        expires_at: new Date(clock.now().getTime() + MAGIC_LINK_TTL_MS),
-      })
-      .execute()
+    await insertSignInToken(db, { tokenHash: sha256Hex(token), storeId: store.id, subscriberId, expiresAt: new Date(clock.now().getTime() + MAGIC_LINK_TTL_MS) })
     const link = new URL('login', withTrailingSlash(portalUrl()))
     link.searchParams.set('token', token)
     // The page the link opens shows the store's name before the subscriber signs in.
@@ -92,10 +79,7 @@ export async function issueEmailSignInLink(
   { now, storeId, storeHash, subscriberId, portalUrl, target }: { now: Date; storeId: string; storeHash: string; subscriberId: string; portalUrl: string; target: PortalLinkTarget },
 ): Promise<string> {
   const token = randomToken(TOKEN_BYTES)
-  await db
-    .insertInto('magic_link_tokens')
-    .values({ token_hash: sha256Hex(token), store_id: storeId, subscriber_id: subscriberId, expires_at: new Date(now.getTime() + EMAIL_LINK_TTL_MS) })
-    .execute()
+  await insertSignInToken(db, { tokenHash: sha256Hex(token), storeId, subscriberId, expiresAt: new Date(now.getTime() + EMAIL_LINK_TTL_MS) })
   const link = new URL('login', withTrailingSlash(portalUrl))
   link.searchParams.set('token', token)
   link.searchParams.set('store', storeHash)
@@ -111,30 +95,13 @@ function withTrailingSlash(url: string): string {
 /** Exchanges a one-time token for a session. The conditional update is the single use: of two racing verifies, one wins. */
 export async function verifyMagicLink(db: Db, clock: Clock, sessions: PortalSessions, token: string): Promise<SessionAnswer> {
   const now = clock.now()
-  const used = await db
-    .updateTable('magic_link_tokens')
-    .set({ used_at: now })
-    .where('token_hash', '=', sha256Hex(token))
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning(['subscriber_id', 'store_id'])
-    .executeTakeFirst()
+  const used = await useSignInToken(db, sha256Hex(token), now)
   if (!used) throw new AppError('invalid_token', 'this sign-in link is not valid: it was used, has expired or never existed; ask for a new one')
   const session = await sessions.issue(used.subscriber_id, used.store_id)
   return { access_token: session.token, token_type: 'Bearer', expires_in: SESSION_TTL_SECONDS }
 }
 
 /** Signs a session out before it expires; the row is kept only as long as the token could be used. */
-export async function revokeSession(db: Executor, claims: Pick<SessionClaims, 'jti' | 'exp'>): Promise<void> {
-  await db
-    .insertInto('revoked_sessions')
-    .values({ jti: claims.jti, expires_at: new Date(claims.exp * 1000) })
-    .onConflict((oc) => oc.column('jti').doNothing())
-    .execute()
-}
-
-/** Removes sign-in tokens and revocations that can no longer matter. */
-export async function purgeExpiredPortalAuth(db: Db, now: Date): Promise<void> {
-  await db.deleteFrom('magic_link_tokens').where('expires_at', '<', new Date(now.getTime() - 24 * 3_600_000)).execute()
-  await db.deleteFrom('revoked_sessions').where('expires_at', '<', now).execute()
+export function revokeSession(db: Executor, claims: Pick<SessionClaims, 'jti' | 'exp'>): Promise<void> {
+  return insertRevokedSession(db, { jti: claims.jti, expiresAt: new Date(claims.exp * 1000) })
 }

@@ -1,10 +1,9 @@
 import type { FastifyRequest } from 'fastify'
 import { rateLimitKey } from '../../http/rate-limit-key.ts'
 import { NoContent, problemResponses, Ref } from '../../http/schemas.ts'
-import type { App, AppDeps } from '../../http/types.ts'
+import type { App } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
-import { requestMagicLink, revokeSession, verifyMagicLink } from './magic-links.ts'
-import type { PortalSessions } from './portal-sessions.ts'
+import type { PortalAuthService } from './portal-auth.service.ts'
 import { LinkRequested, PortalSession, RequestLinkBody, VerifyBody } from './portal-auth.schemas.ts'
 
 /** How many sign-in links may be asked for in each window (docs/contract.md, Magic-link sign-in). */
@@ -18,14 +17,8 @@ export interface MagicLinkLimits {
   windowMs: number
 }
 
-export interface PortalAuthRouteOptions extends AppDeps {
-  magicLinkLimits: MagicLinkLimits
-  sessions: PortalSessions
-  authenticatePortal: (request: FastifyRequest) => Promise<void>
-}
-
 /** Magic-link sign-in (docs/contract.md, Magic-link sign-in): ask for a link, exchange its token for a session, sign out. */
-export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, sessions, authenticatePortal }: PortalAuthRouteOptions): Promise<void> {
+export async function portalAuthRoutes(app: App, portalAuth: PortalAuthService, magicLinkLimits: MagicLinkLimits): Promise<void> {
   const { perEmail, perEmailTotal, perAddress, windowMs } = magicLinkLimits
   const emailOf = (request: FastifyRequest) => {
     const body = request.body as { email: string; store_hash: string }
@@ -71,7 +64,7 @@ export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, s
     if (!overall.isAllowed && overall.isExceeded) {
       request.log.info('sign-in links for this email reached their overall limit for now: answered, nothing sent')
     } else {
-      await requestMagicLink(db, request.body)
+      await portalAuth.requestLink(request.body)
     }
     return reply.code(202).send({ status: 'sent' as const })
   })
@@ -85,7 +78,7 @@ export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, s
       body: VerifyBody,
       response: { 200: Ref(PortalSession), ...problemResponses(401) },
     },
-  }, async (request) => verifyMagicLink(db, clock, sessions, request.body.token))
+  }, async (request) => portalAuth.verify(request.body.token))
 
   app.post('/auth/logout', {
     schema: {
@@ -96,9 +89,9 @@ export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, s
       security: [{ portalSession: [] }],
       response: { 204: NoContent, ...problemResponses(401) },
     },
-    onRequest: authenticatePortal,
+    onRequest: portalAuth.authenticatePortal,
   }, async (request, reply) => {
-    await revokeSession(db, request.portal!.session)
+    await portalAuth.logout(request.portal!.session)
     return reply.code(204).send(null)
   })
 }

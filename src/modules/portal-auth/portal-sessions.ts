@@ -1,6 +1,7 @@
 import { SignJWT } from 'jose'
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../lib/clock.ts'
+import type { PortalSessionClaims } from '../../http/actors.ts'
 import { AppError } from '../../lib/errors.ts'
 import { InvalidJwt, lazySecretKey, verifyHs256 } from '../../lib/hs256-jwt.ts'
 
@@ -12,15 +13,7 @@ export const SESSION_TTL_SECONDS = 15 * 60
 const SESSION_CLAIMS = ['sub', 'jti', 'iat', 'exp'] as const
 const MAX_VERIFIED = 10_000
 
-export interface SessionClaims {
-  /** The subscriber: the only source of who is asking. */
-  sub: string
-  /** The store the subscriber belongs to. */
-  store: string
-  jti: string
-  iat: number
-  exp: number
-}
+export type SessionClaims = PortalSessionClaims
 
 export interface IssuedSession {
   token: string

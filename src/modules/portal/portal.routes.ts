@@ -1,40 +1,26 @@
-import type { FastifyRequest } from 'fastify'
-import type { Db } from '../../db/database.ts'
-import { requireSecurityScheme } from '../../http/contract-defaults.ts'
+import { portalActor } from '../../http/actors.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import type { Clock } from '../../lib/clock.ts'
-import { notFound } from '../../lib/errors.ts'
 import { Charge } from '../billing/index.ts'
-import { Plan, type CatalogService } from '../catalog/index.ts'
-import { PaymentInstrumentList, presentInstrument, type PaymentInstrumentListView, type StoredCard, type StoredInstruments } from '../platform/index.ts'
-import { portalActor } from '../portal-auth/index.ts'
+import { Plan } from '../catalog/index.ts'
+import { PaymentInstrumentList } from '../platform/index.ts'
 import {
   ChangeRequest,
   ChangeRequestBody,
   ChangeRequestListQuery,
-  findSubscriber,
-  presentSubscriber,
   Subscriber,
   Subscription,
   registerSubscriptionActions,
   type ChangeRequestService,
   type SubscriptionService,
 } from '../subscriptions/index.ts'
-import { PageOnlyQuery, PortalStore, PortalSubscriptionListQuery, ProfileUpdateBody, type PortalStoreView } from './portal.schemas.ts'
-import { storeNow } from '../stores/index.ts'
-import { toRfc3339 } from '../../lib/time.ts'
-import { createPortalService } from './portal.service.ts'
+import { PageOnlyQuery, PortalStore, PortalSubscriptionListQuery, ProfileUpdateBody } from './portal.schemas.ts'
+import type { PortalService } from './portal.service.ts'
 
 export interface PortalRouteDeps {
-  db: Db
-  clock: Clock
+  portal: PortalService
   subscriptions: SubscriptionService
   changeRequests: ChangeRequestService
-  catalog: CatalogService
-  /** The platform customers' stored instruments (GET /payment-instruments on a platform store). */
-  instruments: StoredInstruments
-  authenticatePortal: (request: FastifyRequest) => Promise<void>
 }
 
 /**
@@ -42,10 +28,7 @@ export interface PortalRouteDeps {
  * no subscriber or customer id is ever taken from the path or query, and anything of another
  * subscriber or store is simply not found.
  */
-export async function portalRoutes(app: App, { db, clock, subscriptions, changeRequests, catalog, instruments, authenticatePortal }: PortalRouteDeps): Promise<void> {
-  requireSecurityScheme(app, 'portalSession')
-  app.addHook('onRequest', authenticatePortal)
-  const portal = createPortalService({ db, clock, subscriptions, catalog })
+export async function portalRoutes(app: App, { portal, subscriptions, changeRequests }: PortalRouteDeps): Promise<void> {
   const Params = IdParams('sub')
 
   app.get('/me', {
@@ -57,9 +40,7 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
     },
   }, async (request) => {
     const { store, actor } = portalActor(request)
-    const row = await findSubscriber(db, store.id, actor.subscriberId)
-    if (!row) throw notFound('subscriber', actor.subscriberId)
-    return presentSubscriber(row, store.store_hash)
+    return portal.profile(store, actor)
   })
 
   app.get('/store', {
@@ -71,18 +52,7 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
       tags: ['Portal'],
       response: { 200: PortalStore },
     },
-  }, async (request): Promise<PortalStoreView> => {
-    const { store } = portalActor(request)
-    return {
-      object: 'portal_store',
-      store_hash: store.store_hash,
-      name: store.name,
-      timezone: store.timezone,
-      now: toRfc3339(storeNow(store, clock)),
-      past_due_cancel_days: store.past_due_cancel_days,
-      cancellation_reasons: store.cancellation_reasons,
-    }
-  })
+  }, async (request) => portal.store(portalActor(request).store))
 
   app.patch('/me', {
     schema: {
@@ -108,16 +78,9 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
       tags: ['Portal'],
       response: { 200: PaymentInstrumentList, ...problemResponses(503) },
     },
-  }, async (request): Promise<PaymentInstrumentListView> => {
+  }, async (request) => {
     const { store, actor } = portalActor(request)
-    if (store.gateway !== 'platform') return { gateway: 'test', data: [] }
-    const subscriber = await findSubscriber(db, store.id, actor.subscriberId)
-    if (!subscriber) throw notFound('subscriber', actor.subscriberId)
-    // Only the subscriber's own customer: a gift's recipient never sees the buyer's cards.
-    const customerId = subscriber.platform_customer_id
-    if (customerId === null) return { gateway: 'platform', data: [] }
-    const cards = (await instruments.list(store, customerId)).filter((instrument): instrument is StoredCard => instrument.type === 'stored_card')
-    return { gateway: 'platform', data: cards.map(presentInstrument) }
+    return portal.paymentInstruments(store, actor)
   })
 
   app.get('/subscriptions', {

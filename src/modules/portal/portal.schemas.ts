@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Nullable, PageQuery, StringEnum, Timestamp } from '../../http/schemas.ts'
-import { CancellationReasons } from '../retention/retention.schemas.ts'
+import { CancellationReasons } from '../stores/index.ts'
 import { ShippingAddress, SUBSCRIPTION_STATUSES } from '../subscriptions/index.ts'
 
 export const ProfileUpdateBody = Type.Object(

@@ -1,34 +1,59 @@
-import type { Updateable } from 'kysely'
-import type { Db, StoreRow, SubscribersTable } from '../../db/database.ts'
+import type { StoreRow } from '../../db/database.ts'
+import type { SubscriberActor } from '../../http/actors.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { notFound } from '../../lib/errors.ts'
-import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
-import { listChargesOfSubscription, presentCharge, type ChargeView } from '../billing/index.ts'
+import type { Page, PageRequest } from '../../lib/pagination.ts'
+import { toRfc3339 } from '../../lib/time.ts'
+import type { ChargesService, ChargeView } from '../billing/index.ts'
 import type { CatalogService, PlanView } from '../catalog/index.ts'
+import { presentInstrument, type PaymentInstrumentListView, type StoredCard, type StoredInstruments } from '../platform/index.ts'
 import { storeNow } from '../stores/index.ts'
-import { presentSubscriber, updateSubscriber, type Actor, type SubscriberView, type SubscriptionService } from '../subscriptions/index.ts'
-import type { ProfileUpdateInput } from './portal.schemas.ts'
-
-type SubscriberActor = Actor & { kind: 'subscriber' }
+import type { SubscriberView, SubscriptionService } from '../subscriptions/index.ts'
+import type { PortalStoreView, ProfileUpdateInput } from './portal.schemas.ts'
 
 export type PortalService = ReturnType<typeof createPortalService>
 
-/** What the portal adds to the subscription services: the subscriber's own profile, charges and swap choices. */
-export function createPortalService({ db, clock, subscriptions, catalog }: { db: Db; clock: Clock; subscriptions: SubscriptionService; catalog: CatalogService }) {
+/**
+ * What the portal adds to the subscription services: the subscriber's own profile, their store as the
+ * pages show it, their stored cards, charges and swap choices. Every answer is the signed-in
+ * subscriber's own: nothing of another subscriber or store is found.
+ */
+export function createPortalService({ clock, subscriptions, charges, catalog, instruments }: {
+  clock: Clock
+  subscriptions: SubscriptionService
+  charges: ChargesService
+  catalog: CatalogService
+  instruments: StoredInstruments
+}) {
   return {
-    /** No event: the catalogue has none for subscribers, and subscriptions keep their own addresses. */
-    async updateProfile(store: StoreRow, actor: SubscriberActor, input: ProfileUpdateInput): Promise<SubscriberView> {
-      const changes: Updateable<SubscribersTable> = { updated_at: storeNow(store, clock) }
-      if (input.name !== undefined) changes.name = input.name
-      if (input.shipping_address !== undefined) changes.shipping_address = input.shipping_address ? JSON.stringify(input.shipping_address) : null
-      const row = await updateSubscriber(db, store.id, actor.subscriberId, changes)
-      if (!row) throw notFound('subscriber', actor.subscriberId)
-      return presentSubscriber(row, store.store_hash)
+    profile: (store: StoreRow, actor: SubscriberActor): Promise<SubscriberView> => subscriptions.getSubscriber(store, actor.subscriberId),
+
+    updateProfile: (store: StoreRow, actor: SubscriberActor, input: ProfileUpdateInput): Promise<SubscriberView> => subscriptions.updateSubscriber(store, actor.subscriberId, input),
+
+    /** `now` is the store's clock (its test clock on a test store), so a date picker's tomorrow is the store's. */
+    store(store: StoreRow): PortalStoreView {
+      return {
+        object: 'portal_store',
+        store_hash: store.store_hash,
+        name: store.name,
+        timezone: store.timezone,
+        now: toRfc3339(storeNow(store, clock)),
+        past_due_cancel_days: store.past_due_cancel_days,
+        cancellation_reasons: store.cancellation_reasons,
+      }
+    },
+
+    /** The subscriber's own platform customer's stored cards; a gift's recipient never sees the buyer's. */
+    async paymentInstruments(store: StoreRow, actor: SubscriberActor): Promise<PaymentInstrumentListView> {
+      if (store.gateway !== 'platform') return { gateway: 'test', data: [] }
+      const customerId = await subscriptions.platformCustomerOf(store, actor.subscriberId)
+      if (customerId === null) return { gateway: 'platform', data: [] }
+      const cards = (await instruments.list(store, customerId)).filter((instrument): instrument is StoredCard => instrument.type === 'stored_card')
+      return { gateway: 'platform', data: cards.map(presentInstrument) }
     },
 
     async listCharges(store: StoreRow, actor: SubscriberActor, subscriptionId: string, page: PageRequest): Promise<Page<ChargeView>> {
       await subscriptions.get(store, subscriptionId, actor)
-      return listPage(page, (bounds) => listChargesOfSubscription(db, store.id, subscriptionId, bounds), presentCharge)
+      return charges.listOfSubscription(store, subscriptionId, page)
     },
 
     /**

@@ -1,18 +1,13 @@
 import { Type } from 'typebox'
-import type { FastifyRequest } from 'fastify'
-import { requireSecurityScheme } from '../../http/contract-defaults.ts'
 import { Id, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { portalActor } from '../portal-auth/index.ts'
+import { portalActor } from '../../http/actors.ts'
 import { Subscription } from '../subscriptions/index.ts'
 import { ApplicableRetentionOffers, RetentionOfferType } from './retention.schemas.ts'
 import type { RetentionService } from './retention.service.ts'
 
 /** The portal's retention step: the offers shown before a cancellation is confirmed, and taking one. */
-export async function retentionPortalRoutes(app: App, { retention, authenticatePortal }: { retention: RetentionService; authenticatePortal: (request: FastifyRequest) => Promise<void> }): Promise<void> {
-  requireSecurityScheme(app, 'portalSession')
-  app.addHook('onRequest', authenticatePortal)
-
+export async function retentionPortalRoutes(app: App, retention: RetentionService): Promise<void> {
   app.get('/subscriptions/:id/retention-offers', {
     schema: {
       operationId: 'listPortalRetentionOffers',

@@ -3,9 +3,10 @@ import { addDays } from '../../lib/calendar.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import type { RetentionOfferValue } from '../stores/stores.tables.ts'
+import type { RetentionOfferValue } from '../stores/index.ts'
 import type { ActionMark, Actor, SubscriptionService, SubscriptionView } from '../subscriptions/index.ts'
-import type { RetentionOfferType } from './retention.schemas.ts'
+import type { RetentionOfferType } from '../stores/index.ts'
+import { insertRetentionSave } from './retention.repository.ts'
 
 /**
  * Retention offers (docs/contract.md, Cancellation reasons and retention): what the portal shows
@@ -42,20 +43,17 @@ export function whyNotApplicable(offer: RetentionOfferValue, subscription: Subsc
 }
 
 /** Records one save in the caller's transaction (the action's). */
-export async function recordRetentionSave(trx: Executor, save: { storeId: string; subscriptionId: string; offer: RetentionOfferValue; actor: Actor; at: Date }): Promise<void> {
-  await trx
-    .insertInto('retention_saves')
-    .values({
-      id: newId('rsv'),
-      store_id: save.storeId,
-      subscription_id: save.subscriptionId,
-      offer_type: save.offer.type,
-      offer: JSON.stringify(save.offer),
-      actor: save.actor.kind === 'subscriber' ? 'subscriber' : 'admin',
-      occurred_at: save.at,
-      created_at: new Date(),
-    })
-    .execute()
+export function recordRetentionSave(trx: Executor, save: { storeId: string; subscriptionId: string; offer: RetentionOfferValue; actor: Actor; at: Date }): Promise<void> {
+  return insertRetentionSave(trx, {
+    id: newId('rsv'),
+    store_id: save.storeId,
+    subscription_id: save.subscriptionId,
+    offer_type: save.offer.type,
+    offer: JSON.stringify(save.offer),
+    actor: save.actor.kind === 'subscriber' ? 'subscriber' : 'admin',
+    occurred_at: save.at,
+    created_at: new Date(),
+  })
 }
 
 export function createRetentionService({ subscriptions, applyDiscount }: { subscriptions: SubscriptionService; applyDiscount?: ApplyDiscount | undefined }) {

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
-import { CancellationReasons, RetentionOffers } from '../retention/retention.schemas.ts'
-import { NotificationSettings, NotificationSettingsPatch } from '../notifications/notification-settings.ts'
+import { CancellationReasons, RetentionOffers } from './retention-settings.ts'
+import { NotificationSettings, NotificationSettingsPatch } from './notification-settings.ts'
 
 export const StoreMode = StringEnum(['live', 'test'] as const, { description: 'Test-mode stores charge through the test gateway and may use the test clock' })
 
@@ -57,3 +57,12 @@ export const UpdateStoreBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 export type UpdateStoreInput = Static<typeof UpdateStoreBody>
+
+export const StorefrontStore = Type.Object(
+  {
+    object: Type.Literal('storefront_store'),
+    store_hash: Type.String(),
+    name: Type.String({ description: "The store's name, as the portal and widgets show it" }),
+  },
+  { $id: 'StorefrontStore', title: 'StorefrontStore', additionalProperties: false },
+)

@@ -1,11 +1,52 @@
+import { Type, type Static } from 'typebox'
 import { adminStore } from '../../http/admin-auth.ts'
-import { problemResponses, Ref } from '../../http/schemas.ts'
-import type { App, AppDeps } from '../../http/types.ts'
-import { Store, UpdateStoreBody } from './store.schemas.ts'
-import { presentStore, updateStoreSettings } from './stores.service.ts'
+import { Id, Nullable, problemResponses, Ref, Timestamp } from '../../http/schemas.ts'
+import type { App } from '../../http/types.ts'
+import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
+import { Store, StorefrontStore, UpdateStoreBody } from './store.schemas.ts'
+import type { StoresService } from './stores.service.ts'
 
-/** Admin routes for the authenticated store's own settings. */
-export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<void> {
+/**
+ * The store's admin API keys, managed through the API (the console's Settings, or a script): list
+ * (never a key, only its first characters), create (the key is shown in this one answer), revoke.
+ */
+export const ApiKey = Type.Object(
+  {
+    id: Id('key'),
+    object: Type.Literal('api_key'),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The first characters of the key, to tell keys apart; never the key' }),
+    current: Type.Boolean({ description: 'True for the key that made this request' }),
+    created_at: Timestamp,
+    last_used_at: Nullable(Timestamp, { description: 'Updated at most once a minute' }),
+    revoked_at: Nullable(Timestamp),
+  },
+  { title: 'AdminApiKey', additionalProperties: false },
+)
+type ApiKeyView = Static<typeof ApiKey>
+
+const CreatedApiKey = Type.Object(
+  { ...ApiKey.properties, key: Type.String({ description: 'The key itself: shown in this answer only, stored as a hash' }) },
+  { additionalProperties: false },
+)
+
+const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKey) }, { additionalProperties: false })
+
+function presentKey(row: Awaited<ReturnType<StoresService['listApiKeys']>>[number], currentId: string | undefined): ApiKeyView {
+  return {
+    id: row.id,
+    object: 'api_key',
+    name: row.name,
+    prefix: row.key_prefix,
+    current: row.id === currentId,
+    created_at: toRfc3339(row.created_at),
+    last_used_at: toRfc3339OrNull(row.last_used_at),
+    revoked_at: toRfc3339OrNull(row.revoked_at),
+  }
+}
+
+/** Admin routes for the authenticated store's own settings and admin keys. */
+export async function storeAdminRoutes(app: App, stores: StoresService): Promise<void> {
   app.get('/store', {
     schema: {
       operationId: 'getStore',
@@ -13,7 +54,7 @@ export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<voi
       tags: ['Store'],
       response: { 200: Ref(Store) },
     },
-  }, async (request) => presentStore(adminStore(request)))
+  }, async (request) => stores.present(adminStore(request)))
 
   app.patch('/store', {
     schema: {
@@ -24,5 +65,60 @@ export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<voi
       body: UpdateStoreBody,
       response: { 200: Ref(Store), ...problemResponses(404) },
     },
-  }, async (request) => updateStoreSettings(db, adminStore(request), request.body, clock.now()))
+  }, async (request) => stores.updateSettings(adminStore(request), request.body))
+
+  app.get('/api-keys', {
+    schema: {
+      operationId: 'listApiKeys',
+      summary: "List the store's admin API keys (never the keys themselves)",
+      tags: ['Store'],
+      response: { 200: ApiKeyList },
+    },
+  }, async (request) => {
+    const rows = await stores.listApiKeys(adminStore(request))
+    return { object: 'list' as const, data: rows.map((row) => presentKey(row, request.admin?.keyId)) }
+  })
+
+  app.post('/api-keys', {
+    schema: {
+      operationId: 'createApiKey',
+      summary: 'Create an admin API key; the key is in this answer only',
+      tags: ['Store'],
+      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+      response: { 201: CreatedApiKey, ...problemResponses(400) },
+    },
+  }, async (request, reply) => {
+    const { row, key } = await stores.createApiKey(adminStore(request), request.body.name)
+    return reply.code(201).send({ ...presentKey(row, request.admin?.keyId), key })
+  })
+
+  app.delete('/api-keys/:id', {
+    schema: {
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an admin API key at once (not the last active one)',
+      tags: ['Store'],
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      response: { 200: ApiKey, ...problemResponses(404, 409) },
+    },
+  }, async (request) => presentKey(await stores.revokeApiKey(adminStore(request), request.params.id), request.admin?.keyId))
+}
+
+const StorefrontQuery = Type.Object({ store_hash: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false })
+
+/** What a page may show about a store without credentials: its name. */
+export async function storefrontStoreRoutes(app: App, stores: StoresService): Promise<void> {
+  app.get('/storefront/store', {
+    schema: {
+      operationId: 'getStorefrontStore',
+      summary: "A store's public name, for the portal's sign-in page and widgets",
+      tags: ['Storefront'],
+      security: [],
+      querystring: StorefrontQuery,
+      response: { 200: Ref(StorefrontStore), ...problemResponses(404) },
+    },
+  }, async (request, reply) => {
+    const answer = await stores.storefrontStore(request.query.store_hash)
+    reply.header('cache-control', 'public, max-age=60')
+    return answer
+  })
 }

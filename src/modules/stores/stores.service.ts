@@ -1,13 +1,14 @@
-import type { Db, StoreMode, StoreRow } from '../../db/database.ts'
+import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
 import { isUniqueViolation } from '../../db/errors.ts'
-import { AppError, invalidField } from '../../lib/errors.ts'
+import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { isCurrency } from '../../lib/money.ts'
 import { randomToken, sha256Hex } from '../../lib/secrets.ts'
 import { isTimeZone, toRfc3339 } from '../../lib/time.ts'
 import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
-import { checkRetentionSettings, retentionSettingsUpdate } from '../retention/retention-settings.ts'
-import { notificationSettingsOf } from '../notifications/notification-settings.ts'
+import { checkRetentionSettings, retentionSettingsUpdate } from './retention-settings.ts'
+import { notificationSettingsOf } from './notification-settings.ts'
 import * as repo from './stores.repository.ts'
 
 export interface CreateStoreInput {
@@ -152,4 +153,47 @@ export async function ensureBootstrapStore(
       .execute()
   }
   return store
+}
+
+export type StoresService = ReturnType<typeof createStoresService>
+
+/** What the admin API and the storefront do with stores: the store's settings and its admin keys. */
+export function createStoresService({ db, clock }: { db: Db; clock: Clock }) {
+  return {
+    present: presentStore,
+
+    updateSettings: (store: StoreRow, input: UpdateStoreInput): Promise<StoreView> => updateStoreSettings(db, store, input, clock.now()),
+
+    listApiKeys: (store: StoreRow): Promise<AdminApiKeyRow[]> => repo.listAdminKeys(db, store.id),
+
+    /** A new key, shown in this answer only, with its row. */
+    async createApiKey(store: StoreRow, name: string): Promise<{ row: AdminApiKeyRow; key: string }> {
+      const created = await createAdminKey(db, store, name)
+      const row = (await repo.listAdminKeys(db, store.id)).find((candidate) => candidate.id === created.id)!
+      return { row, key: created.key }
+    },
+
+    /** Revokes one of the store's active keys at once, but never its last: the store would lock itself out (the CLI can). */
+    async revokeApiKey(store: StoreRow, id: string): Promise<AdminApiKeyRow> {
+      const keys = await repo.listAdminKeys(db, store.id)
+      const target = keys.find((row) => row.id === id && row.revoked_at === null)
+      if (!target) throw notFound('api key', id)
+      if (keys.filter((row) => row.revoked_at === null).length === 1) {
+        throw new AppError('invalid_state', "this is the store's last active key: create another first, or revoke it with the CLI")
+      }
+      const revoked = await repo.revokeStoreAdminKey(db, store.id, target.id, clock.now())
+      if (!revoked) throw notFound('api key', id)
+      return revoked
+    },
+
+    /** What a page may show about a store without credentials: its name. */
+    async storefrontStore(storeHash: string): Promise<{ object: 'storefront_store'; store_hash: string; name: string }> {
+      const store = await repo.findStoreByHash(db, storeHash)
+      if (!store) throw notFound('store', storeHash)
+      return { object: 'storefront_store', store_hash: store.store_hash, name: store.name }
+    },
+
+    /** Records that a key was used (at most once a minute per key, by the admin authenticator). */
+    touchKey: (keyId: string, at: Date): Promise<void> => repo.touchKey(db, keyId, at),
+  }
 }

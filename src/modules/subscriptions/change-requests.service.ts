@@ -4,15 +4,16 @@ import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { listPage, type Page } from '../../lib/pagination.ts'
-import { recordEvent, type EventType } from '../events/index.ts'
+import type { EventLog, EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
 import { assertChangeAllowed } from './subscription-state.ts'
-import { applyMutation, lockForActor, type Actor, type Mutation } from './subscription-mutation.ts'
+import { lockForActor, type Actor, type Mutation } from './subscription-mutation.ts'
+import type { SubscriptionWrites } from './subscription-writes.ts'
 import { presentChangeRequest } from './subscription.presenter.ts'
 import type { ChangeRequestView } from './subscription.schemas.ts'
 import { cadenceChange, planTerms, requireSwapTarget } from './subscriptions.service.ts'
-import { findChangeRequest, insertChangeRequest, listChangeRequests, lockChangeRequest, lockSubscription } from './subscriptions.repository.ts'
+import { findChangeRequest, insertChangeRequest, listChangeRequests, lockChangeRequest, lockSubscription, recordDecision } from './subscriptions.repository.ts'
 import { isBusinessPlan } from '../catalog/index.ts'
 
 export type ChangeRequestService = ReturnType<typeof createChangeRequestService>
@@ -29,7 +30,7 @@ function assertChangedRenewalAmount(subscription: SubscriptionRow, changes: Chan
 }
 
 /** Subscribers on business (b2b) plans propose quantity, plan or interval changes; the merchant decides. */
-export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock }) {
+export function createChangeRequestService({ db, clock, events, writes }: { db: Db; clock: Clock; events: EventLog; writes: SubscriptionWrites }) {
   async function decide(store: StoreRow, id: string, reason: string | undefined, approve: boolean): Promise<ChangeRequestView> {
     return db.transaction().execute(async (trx) => {
       const request = await lockChangeRequest(trx, store.id, id)
@@ -43,7 +44,7 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
         assertChangeAllowed(subscription.status, 'request_change')
         const changes = request.changes
         const set: Mutation['set'] = {}
-        const events: EventType[] = []
+        const changeEvents: EventType[] = []
         let newAmount: number | null = null
         if (changes.plan_id && changes.plan_id !== subscription.plan_id) {
           const plan = await requireSwapTarget(trx, store, subscription, changes.plan_id, '/changes/plan_id').catch((error: unknown) => {
@@ -52,26 +53,21 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
             throw error
           })
           Object.assign(set, planTerms(subscription, plan))
-          events.push('subscription.swapped')
+          changeEvents.push('subscription.swapped')
           newAmount = plan.amount
         }
         // The subscription may have changed since the request was made (the merchant moved its quantity or plan).
         assertChangedRenewalAmount(subscription, changes, newAmount, '/changes')
         if (changes.interval) Object.assign(set, cadenceChange(subscription, changes.interval, changes.interval_count ?? 1))
         if (changes.quantity) set.quantity = changes.quantity
-        if (events.length === 0) events.push('subscription.updated')
+        if (changeEvents.length === 0) changeEvents.push('subscription.updated')
         // Applied now, the change shapes the next charge: the period already paid keeps its terms.
         effectiveAt = subscription.next_charge_at ?? now
-        await applyMutation(trx, store, subscription, { set, events }, now)
+        await writes.apply(trx, store, subscription, { set, events: changeEvents }, now)
       }
-      const decided = await trx
-        .updateTable('change_requests')
-        .set({ status: approve ? 'approved' : 'rejected', decision_reason: reason ?? null, decided_at: now, effective_at: effectiveAt, updated_at: now })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirstOrThrow()
+      const decided = await recordDecision(trx, id, { status: approve ? 'approved' : 'rejected', decision_reason: reason ?? null, decided_at: now, effective_at: effectiveAt, updated_at: now })
       const view = presentChangeRequest(decided)
-      await recordEvent(trx, { storeId: store.id, eventType: approve ? 'change_request.approved' : 'change_request.rejected', occurredAt: now, data: view })
+      await events.record(trx, { storeId: store.id, eventType: approve ? 'change_request.approved' : 'change_request.rejected', occurredAt: now, data: view })
       return view
     })
   }
@@ -100,7 +96,7 @@ export function createChangeRequestService({ db, clock }: { db: Db; clock: Clock
           updated_at: now,
         })
         const view = presentChangeRequest(row)
-        await recordEvent(trx, { storeId: store.id, eventType: 'change_request.created', occurredAt: now, data: view })
+        await events.record(trx, { storeId: store.id, eventType: 'change_request.created', occurredAt: now, data: view })
         return view
       })
     },

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { canonicalJson } from '../../lib/canonical-json.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
-import { recordEventsOfNewEntities, type EventType, type NewEvent } from '../events/index.ts'
+import type { EventLog, EventType, NewEvent } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
 import { presentSubscription } from './subscription.presenter.ts'
@@ -82,9 +82,10 @@ export function assertPlatformCheckoutFields(input: CheckoutInput): void {
  * the row claiming the order is inserted first, so a concurrent duplicate waits on it and then
  * answers what the first one created.
  */
-export function createCheckoutService({ db, clock, instruments, redeemDiscount }: {
+export function createCheckoutService({ db, clock, events, instruments, redeemDiscount }: {
   db: Db
   clock: Clock
+  events: EventLog
   /**
    * The platform's stored instruments: with it, a store whose gateway is `platform` has its
    * checkouts' instruments checked against the customer's. The composition root always gives it;
@@ -199,16 +200,16 @@ export function createCheckoutService({ db, clock, instruments, redeemDiscount }
         const byId = new Map(inserted.map((row) => [row.id, row]))
         const created = subscriptionIds.map((id) => presentSubscription(byId.get(id)!, store.store_hash))
 
-        const events: NewEvent[] = []
+        const toRecord: NewEvent[] = []
         for (const view of created) {
           const eventTypes: EventType[] = ['subscription.created']
           if (gift) eventTypes.push('subscription.gifted')
           if (view.status === 'active') eventTypes.push('subscription.activated')
           if (view.status === 'active' && view.prepaid !== null) eventTypes.push('prepaid.order_created')
           if (view.discount !== null) eventTypes.push('subscription.discount_applied')
-          for (const eventType of eventTypes) events.push({ storeId: store.id, eventType, occurredAt: now, data: view })
+          for (const eventType of eventTypes) toRecord.push({ storeId: store.id, eventType, occurredAt: now, data: view })
         }
-        await recordEventsOfNewEntities(trx, events)
+        await events.recordOfNewEntities(trx, toRecord)
         return { data: created, replayed: false }
       })
     },

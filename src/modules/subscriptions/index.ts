@@ -1,39 +1,88 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { EventLog } from '../events/index.ts'
+import type { Module } from '../module.ts'
+import type { StoredInstruments } from '../platform/index.ts'
+import { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
+import { createCheckoutService, type CheckoutService, type RedeemCheckoutDiscount } from './checkout.service.ts'
+import { dueWorkJob } from './due-work.jobs.ts'
+import { processDueWork, type DueCounts, type DueKind } from './due-work.ts'
+import type { RenewNow } from './order-now.ts'
+import { subscriptionSchemas } from './subscription.schemas.ts'
+import { createSubscriptionWrites, type SubscriptionWrites } from './subscription-writes.ts'
+import { subscriptionAdminRoutes } from './subscriptions.routes.ts'
+import { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
+
+export interface SubscriptionsModuleDeps {
+  db: Db
+  clock: Clock
+  events: EventLog
+  /** The platform's stored instruments: a platform store's instruments are checked against the customer's. */
+  instruments?: StoredInstruments | undefined
+  /** Order now runs the renewal engine for one subscription (the billing module, given by the composition root). */
+  renewNow?: RenewNow | undefined
+  /** Items' discount codes, redeemed in the checkout's transaction (the discounts module, given by the composition root). */
+  redeemDiscount?: RedeemCheckoutDiscount | undefined
+  log?: FastifyBaseLogger
+}
+
+export interface SubscriptionsModuleService {
+  subscriptions: SubscriptionService
+  checkouts: CheckoutService
+  changeRequests: ChangeRequestService
+  /** Every change to subscription rows with its events, for the modules that move subscriptions (billing, discounts). */
+  writes: SubscriptionWrites
+  /** Runs due lifecycle work now (the worker does it every second; the test clock after each move). */
+  processDueWork(options?: { limit?: number; storeId?: string; kinds?: readonly DueKind[] }): Promise<DueCounts>
+}
+
+/** Subscribers and their subscriptions: checkouts start them, actions change them, due work moves them on the store's clock. */
+export function createSubscriptionsModule({ db, clock, events, instruments, renewNow, redeemDiscount, log }: SubscriptionsModuleDeps): Module<SubscriptionsModuleService> {
+  const writes = createSubscriptionWrites(events)
+  const service: SubscriptionsModuleService = {
+    subscriptions: createSubscriptionService({ db, clock, writes, instruments, renewNow }),
+    checkouts: createCheckoutService({ db, clock, events, instruments, redeemDiscount }),
+    changeRequests: createChangeRequestService({ db, clock, events, writes }),
+    writes,
+    processDueWork: (options = {}) => processDueWork(db, clock, writes, { ...options, ...(log ? { log } : {}) }),
+  }
+  return {
+    name: 'subscriptions',
+    service,
+    routes: { admin: (app) => subscriptionAdminRoutes(app, service) },
+    jobs: [dueWorkJob({ db, clock, writes, ...(log ? { log } : {}) })],
+    schemas: subscriptionSchemas,
+  }
+}
+
 export {
-  BillingIssue,
-  CancelBody,
-  ChangeRequest,
-  ChangeRequestBody,
-  ChangeRequestListQuery,
-  IntervalBody,
-  OptionalBody,
-  PauseBody,
-  PaymentInstrumentBody,
-  QuantityBody,
-  RescheduleBody,
+  CheckoutBody,
   ShippingAddress,
-  ShippingAddressBody,
   Subscriber,
   Subscription,
   SUBSCRIPTION_STATUSES,
-  subscriptionSchemas,
-  SwapBody,
+  ChangeRequest,
+  ChangeRequestBody,
+  ChangeRequestListQuery,
+  type CheckoutInput,
   type SubscriberView,
   type SubscriptionView,
 } from './subscription.schemas.ts'
-export { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
-export { createCheckoutService, type CheckoutService } from './checkout.service.ts'
-export { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
-export { processDueWork, UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind } from './due-work.ts'
-export { subscriptionAdminRoutes } from './subscriptions.routes.ts'
-export type { Actor, ActionMark, Mutation } from './subscription-mutation.ts'
-export { applyMutation, lockForActor, withMark } from './subscription-mutation.ts'
-export { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
-export { findSubscriber, findSubscriberIdByEmail, updateSubscriber } from './subscriptions.repository.ts'
-export { countRenewalsSetAside, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal-queries.ts'
-export type { ShippingAddressValue } from './subscriptions.tables.ts'
+export type { SubscriptionService } from './subscriptions.service.ts'
+export type { CheckoutService } from './checkout.service.ts'
+export type { ChangeRequestService } from './change-requests.service.ts'
+export type { SubscriptionWrites } from './subscription-writes.ts'
+export { UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind } from './due-work.ts'
 export { registerSubscriptionActions } from './subscription-action.routes.ts'
-export { applySubscriptionChanges, CHARGE_REQUIRES_REVIEW, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from './subscription-batch.ts'
-export { DUE_WORK_JOB, dueWorkJobs } from './due-work.jobs.ts'
-export { findInstrumentsExpiringBeforeRenewal, type ExpiringInstrument } from './instrument-expiry.ts'
-export { findSubscription } from './subscriptions.repository.ts'
-export { metricWindows, PERIODS_PER_YEAR, subscriptionMetrics, type MetricWindow, type SubscriptionWindowFigures } from './subscription-metrics.ts'
+export { lockForActor, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
+export { presentSubscription } from './subscription.presenter.ts'
+export { findSubscriberIdByEmail, findSubscriber, findSubscription } from './subscriptions.repository.ts'
+export { countRenewalsSetAside, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal.repository.ts'
+export { setBillingIssue, type SubscriptionChange } from './subscription-batch.repository.ts'
+export { CHARGE_REQUIRES_REVIEW, RENEWAL_FAILED } from './billing-issues.ts'
+export { findInstrumentsExpiringBeforeRenewal, type ExpiringInstrument } from './instrument-expiry.repository.ts'
+export { metricWindows, PERIODS_PER_YEAR, subscriptionMetrics, type MetricWindow, type SubscriptionWindowFigures } from './subscription-metrics.repository.ts'
+export { transition, assertChangeAllowed, type ChangeAction } from './subscription-state.ts'
+export type { AppliedDiscount, ShippingAddressValue } from './subscriptions.tables.ts'
+export { DueWork } from './due-work.jobs.ts'

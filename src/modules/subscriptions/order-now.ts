@@ -3,7 +3,7 @@ import type { StoreRow, SubscriptionRow } from '../../db/database.ts'
 import { periodBoundary } from '../../lib/calendar.ts'
 import { AppError, invalidField } from '../../lib/errors.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { RENEWAL_FAILED } from './subscription-batch.ts'
+import { RENEWAL_FAILED } from './billing-issues.ts'
 
 /**
  * Order now and reschedule (docs/contract.md, Order now and reschedule): when they are allowed, and

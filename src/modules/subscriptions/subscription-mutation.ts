@@ -1,16 +1,15 @@
 import type { Updateable } from 'kysely'
 import type { Db, Executor, StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import type { Actor } from '../../http/actors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
-import { recordEvent, type EventType } from '../events/index.ts'
+import type { EventType } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
-import { presentSubscription } from './subscription.presenter.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
-import { RENEWAL_FAILED } from './subscription-batch.ts'
-import { lockSubscription, updateSubscription } from './subscriptions.repository.ts'
+import type { SubscriptionWrites } from './subscription-writes.ts'
+import { lockSubscription } from './subscriptions.repository.ts'
 
-/** Who acts: the merchant through the admin API, or a subscriber on their own subscriptions only. */
-export type Actor = { kind: 'admin' } | { kind: 'subscriber'; subscriberId: string } | { kind: 'system' }
+export type { Actor } from '../../http/actors.ts'
 
 export interface Mutation {
   set: Updateable<SubscriptionsTable>
@@ -52,20 +51,8 @@ export async function lockForActor(trx: Executor, store: StoreRow, id: string, a
   return subscription
 }
 
-/** Applies a change and records its events in one transaction, holding the row lock throughout. */
-export async function applyMutation(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date): Promise<SubscriptionView> {
-  // A renewal set aside for its data is tried again after any change: the change may have fixed it.
-  const set = subscription.billing_issue?.code === RENEWAL_FAILED && !('billing_issue' in mutation.set) ? { ...mutation.set, billing_issue: null } : mutation.set
-  const updated = await updateSubscription(trx, subscription.id, set, now)
-  const view = presentSubscription(updated, store.store_hash)
-  for (const eventType of mutation.events) {
-    await recordEvent(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view })
-  }
-  if (mutation.after) await mutation.after(trx, view, mutation.at ?? now)
-  return view
-}
-
-export function createMutator(db: Db, clock: Clock) {
+/** Changes one subscription in a transaction of its own: lock, decide, apply and record the events. */
+export function createMutator(db: Db, clock: Clock, writes: SubscriptionWrites) {
   return async function mutate(
     store: StoreRow,
     id: string,
@@ -76,7 +63,7 @@ export function createMutator(db: Db, clock: Clock) {
       const subscription = await lockForActor(trx, store, id, actor)
       const now = storeNow(store, clock)
       const mutation = await decide({ trx, subscription, store, now })
-      return applyMutation(trx, store, subscription, mutation, now)
+      return writes.apply(trx, store, subscription, mutation, now)
     })
   }
 }

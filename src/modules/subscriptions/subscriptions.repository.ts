@@ -87,6 +87,10 @@ export function insertChangeRequest(trx: Executor, row: Insertable<ChangeRequest
   return trx.insertInto('change_requests').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
+export function recordDecision(trx: Executor, id: string, decision: Updateable<ChangeRequestsTable>) {
+  return trx.updateTable('change_requests').set(decision).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
 export function lockChangeRequest(trx: Executor, storeId: string, id: string) {
   return trx.selectFrom('change_requests').selectAll().where('id', '=', id).where('store_id', '=', storeId).forUpdate().executeTakeFirst()
 }

@@ -1,9 +1,9 @@
 import { adminStore } from '../../http/admin-auth.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
+import type { Actor } from '../../http/actors.ts'
 import type { ChangeRequestService } from './change-requests.service.ts'
 import type { CheckoutService } from './checkout.service.ts'
-import type { Actor } from './subscription-mutation.ts'
 import {
   ChangeRequest,
   ChangeRequestListQuery,

@@ -7,11 +7,12 @@ import { assertRenewalAmount } from './renewal-amount.ts'
 import { createFirstPageBatcher } from './first-page-batcher.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { createMutator, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
+import type { SubscriptionWrites } from './subscription-writes.ts'
 import { assertCanRenewNow, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
 import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
 import { reanchorAtNextCharge, scheduleAtResume, scheduleFrom } from './subscription-schedule.ts'
-import type { SubscriptionView } from './subscription.schemas.ts'
-import { findSubscriber, findSubscription, listSubscriptions } from './subscriptions.repository.ts'
+import type { SubscriberView, SubscriptionView } from './subscription.schemas.ts'
+import { findSubscriber, findSubscription, listSubscriptions, updateSubscriber as updateSubscriberRow } from './subscriptions.repository.ts'
 import { findPlanRow, isBusinessPlan } from '../catalog/index.ts'
 import type { StoredCard, StoredInstruments } from '../platform/index.ts'
 
@@ -60,9 +61,10 @@ async function payingCustomerOf(executor: Executor, subscription: Pick<Subscript
   return subscriber?.platform_customer_id ?? subscription.platform_customer_id
 }
 
-export function createSubscriptionService({ db, clock, instruments, renewNow, renewNowWaitMs }: {
+export function createSubscriptionService({ db, clock, writes, instruments, renewNow, renewNowWaitMs }: {
   db: Db
   clock: Clock
+  writes: SubscriptionWrites
   /** With it, a platform store's instrument changes are checked against the customer's stored instruments (see checkout.service.ts). */
   instruments?: StoredInstruments | undefined
   /** Runs the renewal engine for one subscription whose renewal is due (order now); without it the worker charges it. */
@@ -70,7 +72,7 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
   /** How long order now waits for the charge's outcome before answering 202 (docs/contract.md, Order now and reschedule). */
   renewNowWaitMs?: number | undefined
 }) {
-  const mutate = createMutator(db, clock)
+  const mutate = createMutator(db, clock, writes)
   const firstPages = createFirstPageBatcher(db)
   const presentedPages = new WeakMap<SubscriptionRow[], Page<SubscriptionView>>()
 
@@ -105,6 +107,30 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
       const row = await findSubscription(db, store.id, id)
       if (!row || (actor.kind === 'subscriber' && row.subscriber_id !== actor.subscriberId)) throw notFound('subscription', id)
       return presentSubscription(row, store.store_hash)
+    },
+
+    /** A subscriber of the store: the signed-in subscriber's own profile, say. */
+    async getSubscriber(store: StoreRow, subscriberId: string): Promise<SubscriberView> {
+      const row = await findSubscriber(db, store.id, subscriberId)
+      if (!row) throw notFound('subscriber', subscriberId)
+      return presentSubscriber(row, store.store_hash)
+    },
+
+    /** The subscriber's own name or default address; no event (subscriptions keep their own addresses). */
+    async updateSubscriber(store: StoreRow, subscriberId: string, input: { name?: string | undefined; shipping_address?: ShippingAddressValue | null | undefined }): Promise<SubscriberView> {
+      const changes: Parameters<typeof updateSubscriberRow>[3] = { updated_at: storeNow(store, clock) }
+      if (input.name !== undefined) changes.name = input.name
+      if (input.shipping_address !== undefined) changes.shipping_address = input.shipping_address ? JSON.stringify(input.shipping_address) : null
+      const row = await updateSubscriberRow(db, store.id, subscriberId, changes)
+      if (!row) throw notFound('subscriber', subscriberId)
+      return presentSubscriber(row, store.store_hash)
+    },
+
+    /** The platform customer whose stored instruments pay this subscriber's subscriptions, if any. */
+    async platformCustomerOf(store: StoreRow, subscriberId: string): Promise<string | null> {
+      const subscriber = await findSubscriber(db, store.id, subscriberId)
+      if (!subscriber) throw notFound('subscriber', subscriberId)
+      return subscriber.platform_customer_id
     },
 
     async getWithSubscriber(store: StoreRow, id: string) {

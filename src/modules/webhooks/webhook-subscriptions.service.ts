@@ -1,11 +1,11 @@
-import { sql } from 'kysely'
 import type { Db, StoreRow, WebhookAttemptRow, WebhookSubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { findFeedEvent, markFannedOut, recordEvent } from '../events/index.ts'
+import { findFeedEvent, markFannedOut, type EventLog } from '../events/index.ts'
+import * as repo from './webhooks.repository.ts'
 import { checkWebhookUrl } from './ssrf-guard.ts'
 import { ATTEMPTS_SHOWN, presentDelivery, presentWebhookSubscription } from './webhook.presenter.ts'
 import type { CreateWebhookInput, UpdateWebhookInput, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
@@ -16,6 +16,7 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000
 
 export interface WebhookServiceOptions {
   db: Db
+  events: EventLog
   /** Real time: deliveries and their bookkeeping happen now, whatever a store's test clock says. */
   clock: Clock
   allowPrivateNetworks: boolean
@@ -25,9 +26,9 @@ export interface WebhookServiceOptions {
 
 export type WebhookService = ReturnType<typeof createWebhookService>
 
-export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }: WebhookServiceOptions) {
+export function createWebhookService({ db, events, clock, allowPrivateNetworks, onWork }: WebhookServiceOptions) {
   async function requireEndpoint(store: StoreRow, id: string): Promise<WebhookSubscriptionRow> {
-    const row = await db.selectFrom('webhook_subscriptions').selectAll().where('store_id', '=', store.id).where('id', '=', id).executeTakeFirst()
+    const row = await repo.findEndpoint(db, store.id, id)
     if (!row) throw notFound('webhook subscription', id)
     return row
   }
@@ -39,12 +40,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
 
   async function deliveryViews(rows: Parameters<typeof presentDelivery>[0][]): Promise<WebhookDeliveryView[]> {
     if (rows.length === 0) return []
-    const attempts = await db
-      .selectFrom('webhook_attempts')
-      .selectAll()
-      .where('delivery_id', 'in', rows.map((row) => row.id))
-      .orderBy('id', 'desc')
-      .execute()
+    const attempts = await repo.attemptsOf(db, rows.map((row) => row.id))
     const byDelivery = new Map<string, WebhookAttemptRow[]>()
     for (const attempt of attempts) {
       const list = byDelivery.get(attempt.delivery_id) ?? []
@@ -59,58 +55,33 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
     const now = clock.now()
     const event = await findFeedEvent(db, store.id, eventId)
     if (!event) throw notFound('event', eventId)
-    const row = await db.transaction().execute(async (trx) => {
-      // A first attempt that succeeded lives on the delivery row (see the dispatcher); before the row is
-      // reused it becomes a webhook_attempts row, so the log keeps it. The row is locked whatever it holds
-      // (a dispatcher recording it right now is waited for and its record read), then reused.
-      await sql`
-        WITH locked AS (
-          SELECT id, delivered_at, last_status_code, delivered_latency_ms, delivered_response_body FROM webhook_deliveries
-           WHERE webhook_subscription_id = ${endpoint.id} AND event_id = ${event.id}
-             FOR UPDATE)
-        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body)
-        SELECT id, delivered_at, last_status_code, delivered_latency_ms, NULL, delivered_response_body FROM locked
-         WHERE delivered_latency_ms IS NOT NULL AND delivered_at IS NOT NULL`.execute(trx)
-      return trx
-        .insertInto('webhook_deliveries')
-        .values({
-          id: newId('msg'),
-          store_id: store.id,
-          webhook_subscription_id: endpoint.id,
-          event_id: event.id,
-          event_type: event.event_type,
-          entity_id: event.entity_id,
-          event_position: event.position,
-          status: 'pending',
-          next_attempt_at: now,
-          created_at: now,
-          updated_at: now,
-        })
-        .onConflict((oc) =>
-          oc.columns(['webhook_subscription_id', 'event_id']).doUpdateSet({
-            status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, lease_token: null, delivered_latency_ms: null, delivered_response_body: null, updated_at: now,
-          }),
-        )
-        .returningAll()
-        .executeTakeFirstOrThrow()
-    })
+    const row = await db.transaction().execute((trx) => repo.requeueDelivery(trx, {
+      id: newId('msg'),
+      store_id: store.id,
+      webhook_subscription_id: endpoint.id,
+      event_id: event.id,
+      event_type: event.event_type,
+      entity_id: event.entity_id,
+      event_position: event.position,
+      status: 'pending',
+      next_attempt_at: now,
+      created_at: now,
+      updated_at: now,
+    }))
     onWork?.()
     return (await deliveryViews([row]))[0]!
   }
 
   return {
     async list(store: StoreRow, page: PageRequest): Promise<Page<WebhookSubscriptionView>> {
-      const query = db.selectFrom('webhook_subscriptions').selectAll().where('store_id', '=', store.id)
-      return listPage(page, ({ afterId, limit }) => (afterId ? query.where('id', '<', afterId) : query).orderBy('id', 'desc').limit(limit + 1).execute(), presentWebhookSubscription)
+      return listPage(page, (bounds) => repo.listEndpoints(db, store.id, bounds), presentWebhookSubscription)
     },
 
     async create(store: StoreRow, input: CreateWebhookInput): Promise<WebhookSubscriptionView & { secret: string }> {
       await assertUrlAllowed(store, input.url)
       const now = clock.now()
       const status = input.status ?? 'enabled'
-      const row = await db
-        .insertInto('webhook_subscriptions')
-        .values({
+      const row = await repo.insertEndpoint(db, {
           id: newId('wh'),
           store_id: store.id,
           url: input.url,
@@ -122,8 +93,6 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
           created_at: now,
           updated_at: now,
         })
-        .returningAll()
-        .executeTakeFirstOrThrow()
       return { ...presentWebhookSubscription(row), secret: row.secret }
     },
 
@@ -140,13 +109,12 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
       if (input.description !== undefined) changes.description = input.description
       if (input.status === 'enabled') Object.assign(changes, { status: 'enabled', disabled_reason: null, failing_since: null })
       if (input.status === 'disabled') Object.assign(changes, { status: 'disabled', disabled_reason: 'disabled by an admin' })
-      const row = await db.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).where('store_id', '=', store.id).returningAll().executeTakeFirstOrThrow()
+      const row = await repo.updateEndpoint(db, store.id, id, changes)
       return presentWebhookSubscription(row)
     },
 
     async remove(store: StoreRow, id: string): Promise<void> {
-      const deleted = await db.deleteFrom('webhook_subscriptions').where('id', '=', id).where('store_id', '=', store.id).executeTakeFirst()
-      if (Number(deleted.numDeletedRows) === 0) throw notFound('webhook subscription', id)
+      if (!(await repo.deleteEndpoint(db, store.id, id))) throw notFound('webhook subscription', id)
     },
 
     async rotateSecret(store: StoreRow, id: string) {
@@ -154,11 +122,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
       const now = clock.now()
       const expires = new Date(now.getTime() + ROTATION_OVERLAP_MS)
       const secret = newWebhookSecret()
-      await db
-        .updateTable('webhook_subscriptions')
-        .set({ secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires, updated_at: now })
-        .where('id', '=', id)
-        .execute()
+      await repo.updateEndpoint(db, store.id, id, { secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires, updated_at: now })
       return { object: 'webhook_secret' as const, secret, previous_secret_expires_at: toRfc3339(expires) }
     },
 
@@ -166,7 +130,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
     async sendTest(store: StoreRow, id: string): Promise<WebhookDeliveryView> {
       const endpoint = await requireEndpoint(store, id)
       const event = await db.transaction().execute(async (trx) => {
-        const recorded = await recordEvent(trx, {
+        const recorded = await events.record(trx, {
           storeId: store.id,
           eventType: 'webhook.test',
           occurredAt: clock.now(),
@@ -181,9 +145,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
 
     async listDeliveries(store: StoreRow, id: string, query: PageRequest & { status?: 'pending' | 'succeeded' | 'failed' | undefined }): Promise<Page<WebhookDeliveryView>> {
       await requireEndpoint(store, id)
-      let rows = db.selectFrom('webhook_deliveries').selectAll().where('webhook_subscription_id', '=', id)
-      if (query.status) rows = rows.where('status', '=', query.status)
-      const page = await listPage(query, ({ afterId, limit }) => (afterId ? rows.where('id', '<', afterId) : rows).orderBy('id', 'desc').limit(limit + 1).execute(), (row) => row)
+      const page = await listPage(query, (bounds) => repo.listDeliveries(db, id, { ...bounds, status: query.status }), (row) => row)
       return { data: await deliveryViews(page.data), next_cursor: page.next_cursor }
     },
 
@@ -195,14 +157,7 @@ export function createWebhookService({ db, clock, allowPrivateNetworks, onWork }
     async replay(store: StoreRow, id: string, since: string) {
       await requireEndpoint(store, id)
       const now = clock.now()
-      const result = await db
-        .updateTable('webhook_deliveries')
-        .set({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, lease_token: null, updated_at: now })
-        .where('webhook_subscription_id', '=', id)
-        .where('status', '=', 'failed')
-        .where('created_at', '>=', new Date(since))
-        .executeTakeFirst()
-      const redelivered = Number(result.numUpdatedRows)
+      const redelivered = await repo.requeueFailedSince(db, id, new Date(since), now)
       if (redelivered > 0) onWork?.()
       return { object: 'webhook_replay' as const, redelivered }
     },

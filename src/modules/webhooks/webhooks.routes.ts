@@ -21,7 +21,7 @@ const PageOnly = Type.Object({ ...PageQuery }, { additionalProperties: false })
 const tags = ['Webhooks']
 
 /** The webhook-subscription routes, plus what operating endpoints needs (docs/contract.md, Webhook delivery). */
-export async function webhookAdminRoutes(app: App, { webhooks }: { webhooks: WebhookService }): Promise<void> {
+export async function webhookAdminRoutes(app: App, webhooks: WebhookService): Promise<void> {
   app.get('/webhook-subscriptions', {
     schema: {
       operationId: 'listWebhookSubscriptions',

@@ -6,7 +6,7 @@ import type { ChargeView } from '../../modules/billing/charge.schemas.ts'
 import type { PlanView, ProductView } from '../../modules/catalog/catalog.schemas.ts'
 import type { OnetimeView } from '../../modules/onetimes/onetime.schemas.ts'
 import type { PaymentInstrumentListView } from '../../modules/platform/platform.schemas.ts'
-import type { RetentionOfferInput } from '../../modules/retention/retention.schemas.ts'
+import type { RetentionOfferInput } from '../../modules/stores/retention-settings.ts'
 import type { ChangeRequestView, SubscriberView, SubscriptionView } from '../../modules/subscriptions/subscription.schemas.ts'
 
 export type Subscription = SubscriptionView

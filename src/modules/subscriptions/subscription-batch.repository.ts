@@ -1,12 +1,12 @@
 import { sql, type Updateable } from 'kysely'
 import type { BillingIssue, Executor, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
-import { recordEvents, type EventType, type NewEvent } from '../events/index.ts'
-import { presentSubscription } from './subscription.presenter.ts'
+import type { EventType } from '../events/index.ts'
+import { RENEWAL_FAILED } from './billing-issues.ts'
 
 /**
  * The batched write path for subscriptions: the renewal engine moves hundreds of subscriptions per
  * transaction, and one UPDATE per row would dominate its cost. Every change other modules make to a
- * subscription row goes through here (or through `applyMutation` for one row).
+ * subscription row goes through here (see subscription-writes.ts, which records their events).
  */
 export interface SubscriptionChange {
   id: string
@@ -33,22 +33,14 @@ function toParam(value: unknown): unknown {
   return value
 }
 
-/**
- * Applies each change (one UPDATE per shape of change) and records their events in one more
- * statement, after `precedingEvents` (events about other entities that happened first, such as the
- * charge events of a settlement). The caller holds the rows' locks. Answers the rows afterwards, by id.
- */
-export async function applySubscriptionChanges(trx: Executor, changes: readonly SubscriptionChange[], precedingEvents: readonly NewEvent[] = []): Promise<Map<string, SubscriptionRow>> {
+/** Applies each change, one UPDATE per shape of change; the caller holds the rows' locks. Answers the rows afterwards, by id. */
+export async function updateSubscriptionsInBatch(trx: Executor, changes: readonly SubscriptionChange[]): Promise<Map<string, SubscriptionRow>> {
   const after = new Map<string, SubscriptionRow>()
-  if (changes.length === 0) {
-    await recordEvents(trx, [...precedingEvents])
-    return after
-  }
   const groups = new Map<string, SubscriptionChange[]>()
   for (const change of changes) {
     const columns = Object.keys(change.set).sort()
     for (const column of columns) {
-      if (!(column in COLUMN_TYPES)) throw new Error(`applySubscriptionChanges cannot set ${column}`)
+      if (!(column in COLUMN_TYPES)) throw new Error(`a batched subscription change cannot set ${column}`)
     }
     const key = columns.join(',')
     groups.set(key, [...(groups.get(key) ?? []), change])
@@ -67,13 +59,6 @@ export async function applySubscriptionChanges(trx: Executor, changes: readonly 
    RETURNING s.*`.execute(trx)
     for (const row of updated) after.set(row.id, row)
   }
-  const events: NewEvent[] = [...precedingEvents]
-  for (const change of changes) {
-    if (!change.events?.length) continue
-    const view = presentSubscription(after.get(change.id)!, change.storeHash)
-    for (const eventType of change.events) events.push({ storeId: change.storeId, eventType, occurredAt: change.at, data: view })
-  }
-  await recordEvents(trx, events)
   return after
 }
 
@@ -93,7 +78,3 @@ export async function setBillingIssue(db: Executor, ids: readonly string[], issu
   if (options.whilePendingCharge !== undefined) update = update.where('pending_charge_id', '=', options.whilePendingCharge)
   await update.execute()
 }
-
-/** Issue codes a change to the subscription clears (its data may now be fixed); others need their own action. */
-export const RENEWAL_FAILED = 'renewal_failed' as const
-export const CHARGE_REQUIRES_REVIEW = 'charge_requires_review' as const

@@ -1,22 +1,19 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Db, JobRow, StoreRow } from '../../db/database.ts'
+import type { Db, StoreRow } from '../../db/database.ts'
 import { createAjv } from '../../http/ajv.ts'
-import { enqueueJob, JobGaveUp, type JobHandler } from '../../jobs/runner.ts'
+import { enqueue } from '../../jobs/job-kinds.ts'
+import { JobGaveUp } from '../../jobs/runner.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal } from '../../lib/money.ts'
 import { findPlanRows, platformProductIdOf } from '../catalog/index.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, ERROR_STATUS } from '../../lib/errors.ts'
+import { problemText, RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformConnections, type TokenVault } from '../platform/index.ts'
 import { findStoreByHash, findStoreById } from '../stores/index.ts'
-import type { CheckoutService } from '../subscriptions/index.ts'
-import { CheckoutBody } from '../subscriptions/subscription.schemas.ts'
-import type { CheckoutInput } from '../subscriptions/subscription.schemas.ts'
-import type { PlatformAccess, PlatformConnections } from './connections.ts'
-import { RENEWAL_ORDER_SOURCE } from './order-source.ts'
-import type { PlatformAnswer, PlatformCall, PlatformClient } from './platform-client.ts'
-import { problemText } from './platform-client.ts'
-import type { TokenVault } from './token-vault.ts'
+import { CheckoutBody, type CheckoutInput, type CheckoutService } from '../subscriptions/index.ts'
+import { HandleOrderWebhook, RegisterOrderHooks } from './storefront-orders.jobs.ts'
+import { purgeReceipts, recordReceipt } from './storefront-orders.repository.ts'
 
 /**
  * Orders placed on the storefront start subscriptions (docs/bigcommerce.md "Order webhooks",
@@ -43,8 +40,6 @@ export const ORDER_HOOK_SCOPES = ['store/order/created', 'store/order/statusUpda
 /** The custom header that carries the store's webhook secret. */
 export const WEBHOOK_SECRET_HEADER = 'x-subscription-billing-secret'
 export const WEBHOOK_PATH = '/platform/webhooks'
-export const REGISTER_ORDER_HOOKS_JOB = 'platform.register_order_hooks'
-export const ORDER_WEBHOOK_JOB = 'platform.order_webhook'
 
 /**
  * Order statuses (§2.5, compared by id, never by name) that mean the shopper has paid: Shipped,
@@ -261,24 +256,18 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
      * store, deduplicated while one is queued. Nothing is checked without a public https origin.
      */
     async maintain(now: Date = clock.now()): Promise<{ purged: number; queued: number }> {
-      const purged = await db.deleteFrom('platform_webhook_receipts').where('received_at', '<', new Date(now.getTime() - RECEIPT_RETENTION_MS)).executeTakeFirst()
+      const purged = await purgeReceipts(db, new Date(now.getTime() - RECEIPT_RETENTION_MS))
       let queued = 0
       try {
         destinationOf(publicUrl)
       } catch {
-        return { purged: Number(purged.numDeletedRows), queued }
+        return { purged, queued }
       }
-      const due = await db
-        .selectFrom('platform_connections')
-        .select('store_id')
-        .where('access_token_ciphertext', 'is not', null)
-        .where((eb) => eb.or([eb('hooks_registered_at', 'is', null), eb('hooks_registered_at', '<', new Date(now.getTime() - HOOK_CHECK_EVERY_MS))]))
-        .execute()
-      for (const { store_id } of due) {
-        await enqueueJob(db, { kind: REGISTER_ORDER_HOOKS_JOB, payload: { store_id }, dedupeKey: `${REGISTER_ORDER_HOOKS_JOB}:${store_id}` })
+      for (const storeId of await connections.dueForHookCheck(new Date(now.getTime() - HOOK_CHECK_EVERY_MS))) {
+        await enqueue(db, RegisterOrderHooks, { store_id: storeId }, { dedupeKey: `${RegisterOrderHooks.kind}:${storeId}` })
         queued += 1
       }
-      return { purged: Number(purged.numDeletedRows), queued }
+      return { purged, queued }
     },
 
     /**
@@ -316,7 +305,7 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
           updated += 1
         }
       }
-      await db.updateTable('platform_connections').set({ hooks_registered_at: clock.now() }).where('store_id', '=', storeId).where('access_token_ciphertext', 'is not', null).execute()
+      await connections.markHooksRegistered(storeId, clock.now())
       log.info({ storeId, destination, created, updated }, 'BigCommerce order webhooks registered')
       return { created, updated }
     },
@@ -336,23 +325,18 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       const secretOk = presented.length === expected.length && timingSafeEqual(presented, expected)
       if (!store) return { accepted: false, reason: 'no store for this producer' }
       if (!secretOk) return { accepted: false, reason: 'the secret header does not match' }
-      const connection = await db.selectFrom('platform_connections').select(['source', 'access_token_ciphertext']).where('store_id', '=', store.id).executeTakeFirst()
-      if (!connection?.access_token_ciphertext) return { accepted: false, reason: 'the store is not connected' }
-      if (connection.source === 'app' && appClientSecret && signatureMatches(appClientSecret, headers, rawBody) === false) {
+      const source = await connections.sourceOf(store.id)
+      if (!source) return { accepted: false, reason: 'the store is not connected' }
+      if (source === 'app' && appClientSecret && signatureMatches(appClientSecret, headers, rawBody) === false) {
         return { accepted: false, reason: 'the Standard Webhooks signature does not match' }
       }
       const orderEvent = payload.scope.startsWith('store/order/') && payload.data.type === 'order'
       return db.transaction().execute(async (trx) => {
-        const fresh = await trx
-          .insertInto('platform_webhook_receipts')
-          .values({ store_id: store.id, hash: payload.hash, scope: payload.scope, received_at: clock.now() })
-          .onConflict((oc) => oc.columns(['store_id', 'hash']).doNothing())
-          .returning('hash')
-          .executeTakeFirst()
+        const fresh = await recordReceipt(trx, { storeId: store.id, hash: payload.hash, scope: payload.scope, at: clock.now() })
         if (!fresh) return { accepted: true, duplicate: true, enqueued: false }
         if (!orderEvent) return { accepted: true, duplicate: false, enqueued: false }
         // No dedupe key: a job already running for this order must not swallow a later status change.
-        await enqueueJob(trx, { kind: ORDER_WEBHOOK_JOB, payload: { store_id: store.id, order_id: payload.data.id, scope: payload.scope, hash: payload.hash } })
+        await enqueue(trx, HandleOrderWebhook, { store_id: store.id, order_id: payload.data.id, scope: payload.scope, hash: payload.hash })
         return { accepted: true, duplicate: false, enqueued: true }
       })
     },
@@ -449,23 +433,6 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       log.info({ storeId, orderId, subscriptions: ids, replayed: outcome.replayed }, outcome.replayed ? 'storefront order already started its subscriptions' : 'storefront order started subscriptions')
       return { outcome: outcome.replayed ? 'replayed' : 'created', subscriptions: ids }
     },
-
-    /** The job handlers, for the worker. */
-    jobs(): Record<string, JobHandler> {
-      return {
-        [REGISTER_ORDER_HOOKS_JOB]: async (job: JobRow) => {
-          await api.registerHooks(String(job.payload.store_id))
-        },
-        [ORDER_WEBHOOK_JOB]: async (job: JobRow) => {
-          await api.handleOrder(String(job.payload.store_id), Number(job.payload.order_id), String(job.payload.scope))
-        },
-      }
-    },
   }
   return api
-}
-
-/** Enqueues the registration of a store's order hooks (inside the caller's transaction). */
-export function enqueueHookRegistration(db: Parameters<typeof enqueueJob>[0], storeId: string): Promise<void> {
-  return enqueueJob(db, { kind: REGISTER_ORDER_HOOKS_JOB, payload: { store_id: storeId } })
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Executor, SubscriptionRow } from '../../db/database.ts'
 import { billingStoreClocks } from '../stores/index.ts'
-import { RENEWAL_FAILED } from './subscription-batch.ts'
+import { RENEWAL_FAILED } from './billing-issues.ts'
 import type { ShippingAddressValue } from './subscriptions.tables.ts'
 
 /**

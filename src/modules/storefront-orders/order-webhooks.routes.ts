@@ -4,7 +4,7 @@ import { jsonNestingExceeds } from '../../http/json-body.ts'
 import { rateLimitKey } from '../../http/rate-limit-key.ts'
 import type { App } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
-import { WEBHOOK_PATH, WEBHOOK_SECRET_HEADER, type OrderWebhookPayload, type OrderWebhooks } from './order-webhooks.ts'
+import { WEBHOOK_PATH, WEBHOOK_SECRET_HEADER, type OrderWebhookPayload, type OrderWebhooks } from './order-webhooks.service.ts'
 
 /**
  * `POST /platform/webhooks`: BigCommerce's order callbacks (docs/platform-api.md §7.3), outside
@@ -39,7 +39,7 @@ const SECRET_FORMAT = /^[A-Za-z0-9_-]{16,128}$/
  */
 export const WEBHOOK_RATE_LIMIT_FACTOR = 10
 
-export async function platformWebhookRoutes(app: App, { orderWebhooks, rateLimit }: { orderWebhooks: OrderWebhooks; rateLimit: { max: number; windowMs: number } }): Promise<void> {
+export async function orderWebhookRoutes(app: App, orderWebhooks: OrderWebhooks, rateLimit: { max: number; windowMs: number }): Promise<void> {
   // The raw bytes are kept for a Standard Webhooks signature, which is computed over them (§7.5).
   const rawBodies = new WeakMap<FastifyRequest, Buffer>()
   const parse = app.getDefaultJsonParser('error', 'error')

@@ -1,0 +1,3 @@
+/** Issue codes a change to the subscription clears (its data may now be fixed); others need their own action. */
+export const RENEWAL_FAILED = 'renewal_failed' as const
+export const CHARGE_REQUIRES_REVIEW = 'charge_requires_review' as const

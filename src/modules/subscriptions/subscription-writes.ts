@@ -1,0 +1,48 @@
+import type { Executor, StoreRow, SubscriptionRow } from '../../db/database.ts'
+import type { EventLog, NewEvent } from '../events/index.ts'
+import { RENEWAL_FAILED } from './billing-issues.ts'
+import { updateSubscriptionsInBatch, type SubscriptionChange } from './subscription-batch.repository.ts'
+import type { Mutation } from './subscription-mutation.ts'
+import { presentSubscription } from './subscription.presenter.ts'
+import type { SubscriptionView } from './subscription.schemas.ts'
+import { updateSubscription } from './subscriptions.repository.ts'
+
+export type SubscriptionWrites = ReturnType<typeof createSubscriptionWrites>
+
+/**
+ * Every change to a subscription row, with the events it calls for, in the caller's transaction:
+ * one row at a time (`apply`, for actions) or in batches (`applyChanges`, for the renewal engine).
+ */
+export function createSubscriptionWrites(events: EventLog) {
+  return {
+    /** Applies a change and records its events in one transaction, holding the row lock throughout. */
+    async apply(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date): Promise<SubscriptionView> {
+      // A renewal set aside for its data is tried again after any change: the change may have fixed it.
+      const set = subscription.billing_issue?.code === RENEWAL_FAILED && !('billing_issue' in mutation.set) ? { ...mutation.set, billing_issue: null } : mutation.set
+      const updated = await updateSubscription(trx, subscription.id, set, now)
+      const view = presentSubscription(updated, store.store_hash)
+      for (const eventType of mutation.events) {
+        await events.record(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view })
+      }
+      if (mutation.after) await mutation.after(trx, view, mutation.at ?? now)
+      return view
+    },
+
+    /**
+     * Applies each change and records their events in one more statement, after `precedingEvents`
+     * (events about other entities that happened first, such as the charge events of a settlement).
+     * The caller holds the rows' locks. Answers the rows afterwards, by id.
+     */
+    async applyChanges(trx: Executor, changes: readonly SubscriptionChange[], precedingEvents: readonly NewEvent[] = []): Promise<Map<string, SubscriptionRow>> {
+      const after = changes.length === 0 ? new Map<string, SubscriptionRow>() : await updateSubscriptionsInBatch(trx, changes)
+      const recorded: NewEvent[] = [...precedingEvents]
+      for (const change of changes) {
+        if (!change.events?.length) continue
+        const view = presentSubscription(after.get(change.id)!, change.storeHash)
+        for (const eventType of change.events) recorded.push({ storeId: change.storeId, eventType, occurredAt: change.at, data: view })
+      }
+      await events.recordMany(trx, recorded)
+      return after
+    },
+  }
+}
