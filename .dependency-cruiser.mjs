@@ -34,10 +34,10 @@ export default {
       to: { path: ['^src/db/', '(^|/)node_modules/kysely/'] },
     },
     {
-      name: 'sql-in-repositories',
-      comment: 'Only repositories (and the database layer) build SQL: nothing else in a module imports kysely.',
+      name: 'no-sql-in-services-or-routes',
+      comment: "Statements live in repositories (and in the engines' step files, docs/architecture.md): a module's index, services, routes, presenters, schemas and jobs import nothing of kysely but types.",
       severity: 'error',
-      from: { path: '^src/modules/', pathNot: '\\.(repository|tables)\\.ts$' },
+      from: { path: ['^src/modules/[^/]+/index\\.ts$', '\\.(service|routes|presenter|presenters|schemas|jobs)\\.ts$'] },
       to: { path: '(^|/)node_modules/kysely/', dependencyTypesNot: ['type-only'] },
     },
     {

@@ -8,13 +8,14 @@ import { sql } from 'kysely'
 import type { Engine } from '../src/db/connect.ts'
 import type { Db, StoreRow } from '../src/db/database.ts'
 import { systemClock } from '../src/lib/clock.ts'
-import { analyticsFigures, resolveWindow } from '../src/modules/analytics/index.ts'
-import { createCatalogService } from '../src/modules/catalog/index.ts'
+import { createAnalyticsModule, resolveWindow } from '../src/modules/analytics/index.ts'
+ '../src/modules/catalog/index.ts'
 import { createStore } from '../src/modules/stores/index.ts'
 import { runDatabaseBench, type DatabaseBench } from './lib/database-bench.ts'
 import { runBench } from './lib/harness.ts'
 import { machineSummary, markdownTable } from './lib/report.ts'
 import { readBenchOptions } from './lib/settings.ts'
+import { testModules } from '../test/helpers/modules.ts'
 
 const TARGET_P95_MS = 200
 const DEFAULTS = {
@@ -60,7 +61,7 @@ function readSettings(engine: Engine): Settings | undefined {
  */
 async function seed(db: Db, settings: Settings, now: Date): Promise<{ store: StoreRow; counts: Record<string, number> }> {
   const store = await createStore(db, { storeHash: `bench-analytics-${Date.now().toString(36)}`, mode: 'test' })
-  const catalog = createCatalogService({ db, clock: systemClock, onChange: () => {} })
+  const catalog = testModules(db, { clock: systemClock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: 'p-analytics', name: 'Coffee beans' })
   const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
   const n = settings.subscriptions
@@ -125,7 +126,8 @@ async function main({ db, engine, settings, startedAt, background, description }
   const seedSeconds = (performance.now() - seedStart) / 1000
   const window = resolveWindow({}, now)
 
-  const summary = () => analyticsFigures(db, store.id, [window])
+  const analytics = createAnalyticsModule({ db, clock: systemClock }).service
+  const summary = () => analytics.summary(store, { from: window.from.toISOString(), to: window.to.toISOString() })
   const countAll = () => sql`SELECT count(*) FROM subscriptions WHERE store_id = ${store.id}`.execute(db)
   for (let i = 0; i < DEFAULTS.warmup; i++) {
     await summary()
@@ -140,7 +142,7 @@ async function main({ db, engine, settings, startedAt, background, description }
     await countAll()
     times.count.push(performance.now() - start)
   }
-  const [figures] = await summary()
+  const { currencies: figures } = await summary()
   const stats = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b)
     return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted[sorted.length - 1]! }
@@ -159,7 +161,7 @@ async function main({ db, engine, settings, startedAt, background, description }
     `- database: ${description}`,
     `- machine: ${machineSummary()}; CPUs ${background} busy with other work just before the run`,
     `- data: one store, ${counts.subscriptions!.toLocaleString('en-US')} subscriptions (${counts.subscription_history!.toLocaleString('en-US')} history rows), ${counts.charges!.toLocaleString('en-US')} charges, ${counts.refunds!.toLocaleString('en-US')} refunds; seeded in ${seedSeconds.toFixed(1)} s (not measured)`,
-    `- runs: ${settings.runs} of each, alternating, after ${DEFAULTS.warmup} unmeasured; the summary is analyticsFigures() as the route calls it (two statements in parallel${onPostgres ? ' over the pool' : ''}), window ${window.from.toISOString()} .. ${window.to.toISOString()}`,
+    `- runs: ${settings.runs} of each, alternating, after ${DEFAULTS.warmup} unmeasured; the summary is the analytics service's summary, as the route calls it (two statements in parallel${onPostgres ? ' over the pool' : ''}), window ${window.from.toISOString()} .. ${window.to.toISOString()}`,
     `- answer: ${JSON.stringify(figures)}`,
     '',
     markdownTable(['query', 'p50 ms', 'p95 ms', 'max ms', 'p95 ratio to count(*)'], rows, ['left', 'right', 'right', 'right', 'right']),

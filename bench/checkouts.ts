@@ -14,9 +14,10 @@ import type { Database, Db, PlanRow, StoreRow } from '../src/db/database.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { newId } from '../src/lib/ids.ts'
-import { createCatalogService } from '../src/modules/catalog/index.ts'
+ '../src/modules/catalog/index.ts'
 import { createStore } from '../src/modules/stores/index.ts'
-import { createCheckoutService } from '../src/modules/subscriptions/index.ts'
+ '../src/modules/subscriptions/index.ts'
+import { testModules } from '../test/helpers/modules.ts'
 
 const TARGETS = { minRatio: 0.3, minPostgresPerSecond: 500 }
 const DEFAULTS = { pglite: { orders: 2_000, concurrency: 16 }, postgres: { orders: 5_000, concurrency: 16 } }
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     const db = bench.handle.db
     const service = await setup(db, 'svc')
     const plain = await setup(db, 'plain')
-    const checkouts = createCheckoutService({ db, clock: systemClock })
+    const checkouts = testModules(db, { clock: systemClock }).checkouts
 
     const viaService = (i: number) => checkouts.checkout(service.store, checkoutInput(service.plan, `svc-${i}`)).then(() => undefined)
     const viaInserts = (i: number) => plainInsert(db, plain.store, plain.plan, `plain-${i}`)
@@ -149,7 +150,7 @@ async function onServer<T>(url: string, work: (client: pg.Client) => Promise<T>)
 
 async function setup(db: Db, label: string): Promise<{ store: StoreRow; plan: PlanRow }> {
   const store = await createStore(db, { storeHash: `bench-${label}-${randomBytes(3).toString('hex')}`, mode: 'live' })
-  const catalog = createCatalogService({ db, clock: systemClock, onChange: () => {} })
+  const catalog = testModules(db, { clock: systemClock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: `p-${label}`, name: 'Coffee beans' })
   const view = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
   const plan = await db.selectFrom('plans').selectAll().where('id', '=', view.id).executeTakeFirstOrThrow()
@@ -256,7 +257,7 @@ async function verify(db: Db, store: StoreRow, expected: number): Promise<void> 
 async function profileService(bench: BenchDb, target: { store: StoreRow; plan: PlanRow }, concurrency: number): Promise<string> {
   if (!bench.profiled) return '\n(--profile times statements on PostgreSQL only)\n'
   const { db, statements } = bench.profiled
-  const checkouts = createCheckoutService({ db, clock: systemClock })
+  const checkouts = testModules(db, { clock: systemClock }).checkouts
   const orders = 1_000
   const run = await runOrders(orders, concurrency, (i) => checkouts.checkout(target.store, checkoutInput(target.plan, `profile-${i}`)).then(() => undefined))
   const rows = [...statements].sort((a, b) => b[1].ms - a[1].ms)

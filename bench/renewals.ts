@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks'
 import type { Engine } from '../src/db/connect.ts'
 import type { Db } from '../src/db/database.ts'
 import { systemClock } from '../src/lib/clock.ts'
-import { createRenewalEngine, createTestGateway, type GatewayResolver, type RenewalCounts } from '../src/modules/billing/index.ts'
+import { createTestGateway, type GatewayResolver, type RenewalCounts } from '../src/modules/billing/index.ts'
 import { cpuTimes } from './lib/cpu.ts'
 import { runDatabaseBench, type DatabaseBench } from './lib/database-bench.ts'
 import { runBench } from './lib/harness.ts'
@@ -15,6 +15,7 @@ import { machineSummary, markdownTable, type Align } from './lib/report.ts'
 import { dueSubscriptions, plainRenewalBatch, seedDueSubscriptions, tidyTables, verifyRenewed, type SeededStore } from './lib/renewal-workload.ts'
 import { readBenchOptions } from './lib/settings.ts'
 import { StatementProfiler } from './lib/statement-profiler.ts'
+import { testModules } from '../test/helpers/modules.ts'
 
 const TARGETS = { minRatio: 0.3, minPostgresPerSecond: 1_000, minPostgresPerSecondWithLatency: 300 }
 const DEFAULTS = {
@@ -157,7 +158,7 @@ async function engineCase(db: Db, label: string, count: number, latencyMs: numbe
   const seeded = await seed(db, label, count)
   const gateway = createTestGateway(engineDb, { latencyMs })
   const gateways: GatewayResolver = { forStore: () => gateway, byName: () => gateway }
-  const renewals = createRenewalEngine({ db: engineDb, clock: systemClock, gateways, concurrency: settings.concurrency, batchSize: settings.batch })
+  const renewals = testModules(engineDb).renewalEngine({ clock: systemClock, gateways, concurrency: settings.concurrency, batchSize: settings.batch })
   const totals: RenewalCounts = { claimed: 0, renewals: 0, retries: 0, expirations: 0, unsettled: 0, setAside: 0 }
   const measured = await timed(count, async () => {
     let batches = 0

@@ -14,18 +14,10 @@ import { Webhook } from 'standardwebhooks'
 import type { Engine } from '../src/db/connect.ts'
 import type { Db, StoreRow } from '../src/db/database.ts'
 import { systemClock } from '../src/lib/clock.ts'
-import { createCatalogService } from '../src/modules/catalog/index.ts'
+ '../src/modules/catalog/index.ts'
 import { createStore } from '../src/modules/stores/index.ts'
-import { createCheckoutService } from '../src/modules/subscriptions/index.ts'
-import {
-  createWebhookAgent,
-  createWebhookDispatcher,
-  createWebhookService,
-  DEFAULT_DISABLE_AFTER_MS,
-  DEFAULT_RETRY_SCHEDULE_MS,
-  startDispatchLoop,
-  type WebhookDispatcher,
-} from '../src/modules/webhooks/index.ts'
+ '../src/modules/subscriptions/index.ts'
+import { createWebhookAgent, createWebhookDispatcher, DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, startDispatchLoop, type WebhookDispatcher } from '../src/modules/webhooks/index.ts'
 import { signatureHeader } from '../src/modules/webhooks/webhook-signing.ts'
 import { deferCleanup } from './lib/cleanup.ts'
 import { cpuSecondsOf, cpuTimes } from './lib/cpu.ts'
@@ -37,6 +29,7 @@ import { StatementProfiler } from './lib/statement-profiler.ts'
 import { profileCpu } from './lib/webhook-cpu-profile.ts'
 import { now, startReceivers, type ReceiverLog, type Receivers } from './lib/webhook-receivers.ts'
 import { insertBacklog, produceSteady, timedDispatcher, type CommitTimes, type PassStats } from './lib/webhook-workload.ts'
+import { testModules } from '../test/helpers/modules.ts'
 
 // Issue 17 set the ratio target to 0.4 of the same-run bare undici loop (it was 0.5).
 const TARGETS = { minPostgresPerSecond: 1_000, minRatio: 0.4, maxSteadyP99Ms: 250 }
@@ -174,15 +167,15 @@ function progress(message: string): void {
 /** A test-mode store (http endpoints allowed), its endpoints, and a real checkout's subscription as the payload template. */
 async function setup(db: Db, urls: string[]): Promise<{ store: StoreRow; template: Record<string, unknown>; secrets: string[] }> {
   const store = await createStore(db, { storeHash: `bench-webhooks-${randomBytes(3).toString('hex')}`, mode: 'test' })
-  const webhooks = createWebhookService({ db, clock: systemClock, allowPrivateNetworks: true })
+  const webhooks = testModules(db).webhooks
   const secrets: string[] = []
   for (const [index, url] of urls.entries()) {
     secrets.push((await webhooks.create(store, { url, event_types: [...EVENT_TYPES], description: `bench receiver ${index}` })).secret)
   }
-  const catalog = createCatalogService({ db, clock: systemClock, onChange: () => {} })
+  const catalog = testModules(db, { clock: systemClock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: 'bench-beans', name: 'Single-origin coffee, 1 lb' })
   const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1800, currency: 'USD', interval: 'month' })
-  const outcome = await createCheckoutService({ db, clock: systemClock }).checkout(store, {
+  const outcome = await testModules(db, { clock: systemClock }).checkouts.checkout(store, {
     platform_order_id: 'bench-template',
     email: 'ada@example.com',
     name: 'Ada Lovelace',

@@ -10,10 +10,11 @@ import { systemClock } from '../../src/lib/clock.ts'
 import { newId } from '../../src/lib/ids.ts'
 import { presentCharge } from '../../src/modules/billing/charge.presenter.ts'
 import { chargeIdempotencyKey } from '../../src/modules/billing/gateways/index.ts'
-import { createCatalogService } from '../../src/modules/catalog/index.ts'
+ '../../src/modules/catalog/index.ts'
 import { createStore } from '../../src/modules/stores/index.ts'
 import { presentSubscription } from '../../src/modules/subscriptions/index.ts'
 import { scheduleAtActivation } from '../../src/modules/subscriptions/subscription-schedule.ts'
+import { testModules } from '../../test/helpers/modules.ts'
 
 const ADDRESS = { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
 const CADENCE = { interval: 'month' as const, interval_count: 1, prepaid_cycles: null }
@@ -34,7 +35,7 @@ export interface SeededStore {
  */
 export async function seedDueSubscriptions(db: Db, label: string, count: number, now: Date): Promise<SeededStore> {
   const store = await createStore(db, { storeHash: `bench-renewals-${label}-${randomBytes(3).toString('hex')}`, mode: 'test' })
-  const catalog = createCatalogService({ db, clock: systemClock, onChange: () => {} })
+  const catalog = testModules(db, { clock: systemClock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: `p-${label}`, name: 'Coffee beans' })
   const view = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
   const plan = await db.selectFrom('plans').selectAll().where('id', '=', view.id).executeTakeFirstOrThrow()

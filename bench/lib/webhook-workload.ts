@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, StoreRow } from '../../src/db/database.ts'
 import { newId } from '../../src/lib/ids.ts'
-import { recordEventsOfNewEntities, type NewEvent } from '../../src/modules/events/index.ts'
+import { createEventsModule, type NewEvent } from '../../src/modules/events/index.ts'
 import type { WebhookDispatcher } from '../../src/modules/webhooks/index.ts'
 import { now } from './webhook-receivers.ts'
 
@@ -24,7 +24,8 @@ function eventsFor(store: StoreRow, template: Record<string, unknown>, count: nu
 }
 
 async function commitEvents(db: Db, events: NewEvent[], commits: CommitTimes): Promise<void> {
-  const recorded = await db.transaction().execute((trx) => recordEventsOfNewEntities(trx, events))
+  const log = createEventsModule({ db }).service.log
+  const recorded = await db.transaction().execute((trx) => log.recordOfNewEntities(trx, events))
   const at = now()
   for (const event of recorded) commits.set(event.id, at)
 }

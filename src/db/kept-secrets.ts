@@ -1,15 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { Generated } from 'kysely'
 import type { Engine } from './connect.ts'
 import type { Db } from './database.ts'
-
-/** Secrets the service generates once and keeps (session signing key, platform token key). */
-export interface ServiceSecretsTable {
-  name: string
-  value: string
-  created_at: Generated<Date>
-}
 
 export interface KeptSecretSource {
   engine: Engine

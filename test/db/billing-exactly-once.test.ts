@@ -5,13 +5,14 @@ import type { DatabaseHandle } from '../../src/db/connect.ts'
 import type { Db, PlanInterval, StoreRow } from '../../src/db/database.ts'
 import { periodBoundary } from '../../src/lib/calendar.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
-import { createCatalogService } from '../../src/modules/catalog/index.ts'
+ '../../src/modules/catalog/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
-import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
+ '../../src/modules/subscriptions/index.ts'
 import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
+import { testModules } from '../helpers/modules.ts'
 
 /**
  * Exactly-once charging, proved against real processes: workers running the service (`ROLE=worker`)
@@ -51,11 +52,11 @@ async function seed(db: Db, total: number): Promise<Population> {
   const clock = fixedClock(T0)
   let store = await ensureBootstrapStore(db, { storeHash: STORE_HASH, adminApiKey: ADMIN_KEY, mode: 'test' })
   store = await db.updateTable('stores').set({ test_clock_now: T0 }).where('id', '=', store.id).returningAll().executeTakeFirstOrThrow()
-  const catalog = createCatalogService({ db, clock, onChange: () => {} })
+  const catalog = testModules(db, { clock: clock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: 'beans', name: 'Beans' })
   const monthly = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
   const weekly = await catalog.createPlan(store, { product_id: product.id, name: 'Weekly', amount: 450, currency: 'USD', interval: 'week' })
-  const checkouts = createCheckoutService({ db, clock })
+  const checkouts = testModules(db, { clock: clock }).checkouts
   const expected: Population['expected'] = new Map()
   for (let order = 0; expected.size < total; order++) {
     const kind: Kind = order % 10 === 8 ? 'timeout' : order % 10 === 9 ? 'declined' : 'ok'

@@ -3,15 +3,16 @@ import { after, before, describe, test } from 'node:test'
 import { pino } from 'pino'
 import { connectDatabase } from '../../src/db/connect.ts'
 import type { Db } from '../../src/db/database.ts'
-import { jobHandlers } from '../../src/worker.ts'
-import { createJobRunner, ensureRecurringJob } from '../../src/jobs/runner.ts'
+import { jobHandlersOf } from '../../src/worker.ts'
+import { ensureRecurring } from '../../src/jobs/job-kinds.ts'
+import { createJobRunner } from '../../src/jobs/runner.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
-import { processDueWork } from '../../src/modules/subscriptions/index.ts'
+import { DueWork } from '../../src/modules/subscriptions/index.ts'
 import { createPlan, createProduct } from '../helpers/catalog.ts'
 import { closePools, onPostgres, scratchUrl, taggedUrl } from '../helpers/database.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
-import { createTestRenewals } from '../helpers/billing.ts'
 import { storedEvents } from '../helpers/subscriptions.ts'
+import { testModules } from '../helpers/modules.ts'
 
 // The service's wall clock is years away from the stores' test clocks, so an event stamped with the
 // wall time instead of the due time cannot pass by accident.
@@ -93,7 +94,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
   }
 
   // Renewal reminders and prepaid cycles have their own tests (test/api/billing); these are the lifecycle's.
-  const process_ = (shop: Shop) => processDueWork(t.db, clock, { storeId: shop.store.id, kinds: ['activation', 'resumption', 'cancellation'] })
+  const process_ = (shop: Shop) => testModules(t.db, { clock: clock }).processDueWork({ storeId: shop.store.id, kinds: ['activation', 'resumption', 'cancellation'] })
 
   test('a future-start subscription stays pending before its start and activates at its start time once the store clock passes it', async () => {
     const shop = await newShop()
@@ -218,7 +219,7 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     await setStoreClock(early, plus(T0, 4 * DAY))
 
     // Unscoped, as the worker runs it: each store is judged on its own clock.
-    await processDueWork(t.db, clock)
+    await testModules(t.db, { clock: clock }).processDueWork()
     assert.equal((await read(early, inEarly.id)).status, 'active')
     assert.equal((await read(late, inLate.id)).status, 'pending', 'the other store is still at T0')
   })
@@ -236,11 +237,11 @@ describe('due lifecycle work on the store clock (processDueWork)', () => {
     const url = taggedUrl(scratchUrl(t.database)!)
     const pools = [await connectDatabase({ databaseUrl: url, poolSize: 4 }), await connectDatabase({ databaseUrl: url, poolSize: 4 })]
     try {
-      const results = await Promise.all(pools.flatMap((pool) => [0, 1].map(() => processDueWork(pool.db, clock, { storeId: shop.store.id }))))
+      const results = await Promise.all(pools.flatMap((pool) => [0, 1].map(() => testModules(pool.db, { clock: clock }).processDueWork({ storeId: shop.store.id }))))
       const activations = results.reduce((sum, counts) => sum + counts.activations, 0)
       assert.equal(activations, COUNT, `the workers together activated ${activations} of ${COUNT}`)
       // Rows a worker skipped while locked are picked up by the next run: that must change nothing now.
-      assert.deepEqual(await processDueWork(pools[0]!.db, clock, { storeId: shop.store.id }), NONE)
+      assert.deepEqual(await testModules(pools[0]!.db, { clock: clock }).processDueWork({ storeId: shop.store.id }), NONE)
     } finally {
       await closePools(t.db, pools)
     }
@@ -284,10 +285,11 @@ describe('due lifecycle work through the worker (subscriptions.due_work job)', (
     const subscription = response.json.data[0]
     await t.db.updateTable('stores').set({ test_clock_now: new Date(plus(startAt, DAY)) }).where('id', '=', shop.store.id).execute()
 
-    const { 'subscriptions.due_work': dueWork } = jobHandlers({ db: t.db, clock, log: pino({ level: 'silent' }), portalUrl: () => 'http://127.0.0.1/portal', mailer: { send: async () => {}, close() {} }, renewals: createTestRenewals(t.db, clock) })
+    const dueWork = jobHandlersOf(t.services).find(({ job }) => job.kind === 'subscriptions.due_work')
     assert.ok(dueWork, 'the catalogue has a subscriptions.due_work handler')
-    await ensureRecurringJob(t.db, 'subscriptions.due_work')
-    const runner = createJobRunner({ db: t.db, handlers: { 'subscriptions.due_work': dueWork }, log: pino({ level: 'silent' }) })
+    assert.deepEqual(dueWork.recurring, { instances: 1 }, 'the worker keeps one due-work job queued')
+    await ensureRecurring(t.db, DueWork)
+    const runner = createJobRunner({ db: t.db, handlers: [dueWork], log: pino({ level: 'silent' }) })
     const ranFrom = Date.now()
     assert.equal(await runner.runOnce(), 1, 'the recurring due-work job was claimed')
 

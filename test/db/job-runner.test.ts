@@ -4,10 +4,28 @@ import { after, before, beforeEach, describe, test } from 'node:test'
 import { pino } from 'pino'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import type { Db, JobRow } from '../../src/db/database.ts'
-import { createJobRunner, enqueueJob, ensureRecurringJob, type JobHandler } from '../../src/jobs/runner.ts'
+import { Type } from 'typebox'
+import { enqueue, ensureRecurring, handleJob, jobKind, NoPayload, type JobHandler } from '../../src/jobs/job-kinds.ts'
+import { createJobRunner } from '../../src/jobs/runner.ts'
 import { closePools, createTestDatabase, onPostgres, scratchUrl, taggedUrl } from '../helpers/database.ts'
 
 const log = pino({ level: 'silent' })
+
+/** The runner works typed kinds (src/jobs/job-kinds.ts); these tests need only names, with any object payload. */
+const AnyPayload = Type.Object({}, { additionalProperties: true })
+type Run = (job: JobRow) => Promise<{ rescheduleAt?: Date } | void>
+
+function enqueueJob(db: Db, job: { kind: string; payload?: Record<string, unknown>; runAt?: Date; dedupeKey?: string; maxAttempts?: number }): Promise<void> {
+  return enqueue(db, jobKind(job.kind, AnyPayload, job.maxAttempts ? { maxAttempts: job.maxAttempts } : {}), job.payload ?? {}, {
+    ...(job.runAt ? { runAt: job.runAt } : {}),
+    ...(job.dedupeKey ? { dedupeKey: job.dedupeKey } : {}),
+  })
+}
+
+/** Handlers by kind, as the runner takes them. */
+function handlersOf(byKind: Record<string, Run>): JobHandler[] {
+  return Object.entries(byKind).map(([kind, run]) => handleJob(jobKind(kind, AnyPayload), (_payload, job) => run(job)))
+}
 const T0 = new Date('2026-03-01T12:00:00.000Z')
 const at = (ms: number) => new Date(T0.getTime() + ms)
 
@@ -15,7 +33,7 @@ const at = (ms: number) => new Date(T0.getTime() + ms)
 /** A handler that counts its runs per job id, doing `then` for each run. */
 function counting(then: (job: JobRow) => Promise<{ rescheduleAt?: Date } | void> = async () => {}) {
   const runs = new Map<number, number>()
-  const handler: JobHandler = async (job) => {
+  const handler: Run = async (job) => {
     runs.set(job.id, (runs.get(job.id) ?? 0) + 1)
     return then(job)
   }
@@ -44,9 +62,9 @@ describe('job runner (jobs table, claim under a lease, retry with backoff)', () 
   })
 
   /** A runner whose clock is `now` (mutable through the returned setter). */
-  function runnerAt(start: Date, handlers: Record<string, JobHandler>, options: { leaseMs?: number } = {}) {
+  function runnerAt(start: Date, handlers: Record<string, Run>, options: { leaseMs?: number } = {}) {
     let current = start
-    const runner = createJobRunner({ db, handlers, log, now: () => current, ...options })
+    const runner = createJobRunner({ db, handlers: handlersOf(handlers), log, now: () => current, ...options })
     return Object.assign(runner, { setNow: (to: Date) => void (current = to) })
   }
 
@@ -66,6 +84,21 @@ describe('job runner (jobs table, claim under a lease, retry with backoff)', () 
     assert.deepEqual(await allJobs(db), [], 'a job that succeeded is removed')
     assert.equal(await runner.runOnce(), 0, 'nothing is left to run')
     assert.equal(work.total(), 1, 'the job ran exactly once')
+  })
+
+  test('a job whose payload does not fit its kind is set aside with the reason, never run on a guess', async () => {
+    const Typed = jobKind('test.typed', Type.Object({ order: Type.Integer() }, { additionalProperties: false }))
+    let ran = 0
+    const runner = createJobRunner({ db, handlers: [handleJob(Typed, async () => void (ran += 1))], log, now: () => T0 })
+    // Queued by an older version with another shape (or by hand): the kind's schema refuses it.
+    await enqueueJob(db, { kind: 'test.typed', payload: { order: 'forty-two' }, runAt: at(-1_000) })
+    await enqueue(db, Typed, { order: 7 }, { runAt: at(-500) })
+
+    assert.equal(await runner.runOnce(), 2)
+    assert.equal(ran, 1, 'only the job whose payload fits ran')
+    const left = await onlyJob(db)
+    assert.ok(left.failed_at, 'the misfit is set aside at once, not retried')
+    assert.match(left.last_error ?? '', /payload does not fit test\.typed: \/order/)
   })
 
   test('a job whose run_at is in the future does not run until the clock reaches it', async () => {
@@ -150,8 +183,8 @@ describe('job runner (jobs table, claim under a lease, retry with backoff)', () 
     assert.equal(jobs.length, 2, 'one job per dedupe key')
     assert.deepEqual(jobs.find((job) => job.dedupe_key === 'order:1')!.payload, { first: true }, 'the first enqueue wins')
 
-    await ensureRecurringJob(db, 'test.tick')
-    await ensureRecurringJob(db, 'test.tick')
+    await ensureRecurring(db, jobKind('test.tick', NoPayload))
+    await ensureRecurring(db, jobKind('test.tick', NoPayload))
     const ticks = (await allJobs(db)).filter((job) => job.kind === 'test.tick')
     assert.equal(ticks.length, 1, 'a recurring job exists once however often it is ensured')
     assert.equal(ticks[0]!.run_at.getTime(), 0, 'a new recurring job is due at once')
@@ -284,14 +317,14 @@ describe('job runner (jobs table, claim under a lease, retry with backoff)', () 
           log,
           now: () => at(1_000),
           batchSize: 10,
-          handlers: {
+          handlers: handlersOf({
             'test.race': async (job) => {
               runs.set(job.id, (runs.get(job.id) ?? 0) + 1)
               perRunner[index]! += 1
               // Yield so the other runner's claims interleave with this batch.
               await sleep(1)
             },
-          },
+          }),
         }),
       )
       // Several loops per runner, so claims race inside each pool as well as between the two.

@@ -4,10 +4,9 @@ import { sql } from 'kysely'
 import type { SubscriptionRow } from '../../src/db/database.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { AppError } from '../../src/lib/errors.ts'
-import { recordEvent } from '../../src/modules/events/event-log.ts'
-import { processDueWork } from '../../src/modules/subscriptions/index.ts'
 import { checkoutInput, checkoutViaApi, createCatalog, createShop, setStoreClock, type Catalog } from '../helpers/subscriptions.ts'
 import { buildTestApp, call, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
+import { testModules } from '../helpers/modules.ts'
 
 const CRASH_MESSAGE = 'simulated crash between the state change and its event'
 
@@ -122,11 +121,11 @@ describe('outbox: a state change and its event commit together or not at all', (
     const clock = fixedClock(store.test_clock_now!)
     try {
       await refuseEvents()
-      await assert.rejects(processDueWork(t.db, clock, { storeId: store.id }), new RegExp(CRASH_MESSAGE))
+      await assert.rejects(testModules(t.db, { clock: clock }).processDueWork({ storeId: store.id }), new RegExp(CRASH_MESSAGE))
       assert.deepEqual(await row(created.id), before)
 
       await allowEvents()
-      assert.deepEqual(await processDueWork(t.db, clock, { storeId: store.id }), { activations: 1, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 })
+      assert.deepEqual(await testModules(t.db, { clock: clock }).processDueWork({ storeId: store.id }), { activations: 1, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 })
       assert.equal((await row(created.id)).status, 'active')
       assert.deepEqual((await eventsOf(created.id)).map((event) => event.event_type), ['subscription.created', 'subscription.activated'])
     } finally {
@@ -134,13 +133,13 @@ describe('outbox: a state change and its event commit together or not at all', (
     }
   })
 
-  test('recordEvent refuses a payload holding a card number, and the change in its transaction is rolled back with it', async () => {
+  test('the event log refuses a payload holding a card number, and the change in its transaction is rolled back with it', async () => {
     const before = await activeSubscription()
     const eventsBefore = await eventsOf(before.id)
     await assert.rejects(
       t.db.transaction().execute(async (trx) => {
         await trx.updateTable('subscriptions').set({ quantity: 7, version: before.version + 1 }).where('id', '=', before.id).execute()
-        await recordEvent(trx, {
+        await testModules(t.db).events.record(trx, {
           storeId: shop.store.id,
           eventType: 'subscription.updated',
           occurredAt: new Date(),

@@ -4,13 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import type { Db, StoreRow } from '../../src/db/database.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
-import { createCatalogService } from '../../src/modules/catalog/index.ts'
+ '../../src/modules/catalog/index.ts'
 import { createPlatformConnections, createTokenVault } from '../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
-import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
+ '../../src/modules/subscriptions/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
 import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
+import { testModules } from '../helpers/modules.ts'
 
 /**
  * Exactly once on the real platform path, against real processes: worker processes renewing through
@@ -59,11 +60,11 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
     const clock = fixedClock(T0)
     store = await ensureBootstrapStore(db, { storeHash: STORE_HASH, adminApiKey: ADMIN_KEY, mode: 'test' })
     store = await db.updateTable('stores').set({ test_clock_now: T0 }).where('id', '=', store.id).returningAll().executeTakeFirstOrThrow()
-    const catalog = createCatalogService({ db, clock, onChange: () => {} })
+    const catalog = testModules(db, { clock: clock }).catalog
     const product = await catalog.createProduct(store, { platform_product_id: '77', name: 'Beans' })
     const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
     // Checkout while the store still uses the test gateway (no platform call), then switch it over.
-    const checkouts = createCheckoutService({ db, clock })
+    const checkouts = testModules(db, { clock: clock }).checkouts
     await checkouts.checkout(store, {
       platform_order_id: 'first-order',
       email: 'buyer@example.com',

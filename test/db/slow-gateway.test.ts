@@ -5,18 +5,19 @@ import { sql } from 'kysely'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import type { ChargeRow, Db, StoreRow } from '../../src/db/database.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
-import { createRenewalEngine, type GatewayResolver, type RenewalEngine } from '../../src/modules/billing/index.ts'
+import { type GatewayResolver, type RenewalEngine } from '../../src/modules/billing/index.ts'
 import { createPlatformGateway } from '../../src/modules/billing/gateways/platform-gateway.ts'
-import { createCatalogService } from '../../src/modules/catalog/index.ts'
+ '../../src/modules/catalog/index.ts'
 import { randomBytes } from 'node:crypto'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient, type PlatformConnections } from '../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
-import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
+ '../../src/modules/subscriptions/index.ts'
 import { killRepeatedly } from '../helpers/crash-loop.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator, type SimOrder } from '../helpers/bigcommerce-simulator.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
+import { testModules } from '../helpers/modules.ts'
 
 /**
  * A slow platform must never be paid twice. The bug this guards against: a charge's lease started at
@@ -55,10 +56,10 @@ async function seedLiveStore(
   assert.equal(store.mode, 'live')
   assert.equal(store.test_clock_now, null)
   await connections.connect(store.id, { accessToken: options.accessToken, source: 'api_account' })
-  const catalog = createCatalogService({ db, clock, onChange: () => {} })
+  const catalog = testModules(db, { clock: clock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: '77', name: 'Beans' })
   const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
-  const checkouts = createCheckoutService({ db, clock })
+  const checkouts = testModules(db, { clock: clock }).checkouts
   const subscriptionIds: string[] = []
   for (let order = 0; subscriptionIds.length < options.count; order++) {
     const items = Math.min(ITEMS_PER_ORDER, options.count - subscriptionIds.length)
@@ -236,7 +237,7 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
           },
         }
         // Built directly: configuration would refuse a lease shorter than the gateway's calls, which is the point here.
-        engines.push(createRenewalEngine({ db: pool.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, concurrency: 16, batchSize: 50, log }))
+        engines.push(testModules(pool.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, concurrency: 16, batchSize: 50, log }))
       }
 
       let stopped = false

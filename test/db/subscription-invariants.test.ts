@@ -5,18 +5,12 @@ import type { DatabaseHandle } from '../../src/db/connect.ts'
 import type { ChangeSet, Db, EventRow, PlanInterval, StoreRow, SubscriptionRow, SubscriptionStatus } from '../../src/db/database.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { AppError } from '../../src/lib/errors.ts'
-import {
-  createChangeRequestService,
-  createCheckoutService,
-  createSubscriptionService,
-  processDueWork,
-  type Actor,
-  type DueCounts,
-} from '../../src/modules/subscriptions/index.ts'
+import type { Actor, ChangeRequestService, CheckoutService, DueCounts, SubscriptionService } from '../../src/modules/subscriptions/index.ts'
 import { presentSubscription } from '../../src/modules/subscriptions/subscription.presenter.ts'
 import { scheduleAtActivation } from '../../src/modules/subscriptions/subscription-schedule.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import { checkoutInput, createCatalog, createShop, reloadStore, setStoreClock, SHIPPING_ADDRESS, type Catalog, type PlanVariant } from '../helpers/subscriptions.ts'
+import { testModules } from '../helpers/modules.ts'
 
 const START = new Date('2026-01-31T15:00:00.000Z')
 const TIME_ZONE = 'America/New_York'
@@ -150,14 +144,19 @@ const scenarioArbitrary = fc.record({
 })
 
 
+/** The services a world acts through, from one wiring of the modules. */
+function pick({ subscriptions, checkouts, changeRequests }: ReturnType<typeof testModules>) {
+  return { subscriptions, checkouts, changeRequests }
+}
+
 interface World {
   db: Db
   clock: ReturnType<typeof fixedClock>
   store: StoreRow
   catalog: Catalog
-  subscriptions: ReturnType<typeof createSubscriptionService>
-  checkouts: ReturnType<typeof createCheckoutService>
-  changeRequests: ReturnType<typeof createChangeRequestService>
+  subscriptions: SubscriptionService
+  checkouts: CheckoutService
+  changeRequests: ChangeRequestService
   subscriptionIds: string[]
   requestIds: string[]
   /** Committed mutations per subscription, counted by this model rather than read from the row. */
@@ -275,7 +274,7 @@ async function runStep(world: World, step: Step): Promise<void> {
     const predicted = predictDueWork(before, to, world.store.timezone)
     Object.assign(expect, predicted.expect)
     mustSucceed = true
-    run = async () => assert.deepEqual(await processDueWork(world.db, world.clock, { storeId: world.store.id, kinds: LIFECYCLE_KINDS }), predicted.counts, 'due work counts')
+    run = async () => assert.deepEqual(await testModules(world.db, { clock: world.clock }).processDueWork({ storeId: world.store.id, kinds: LIFECYCLE_KINDS }), predicted.counts, 'due work counts')
   } else if (step.kind === 'checkout') {
     const plan = world.catalog.plans[step.plan]
     const startAt = step.start === null ? undefined : new Date(now.getTime() + (step.start === 'past' ? -2 : step.start) * 24 * HOUR_MS)
@@ -528,9 +527,7 @@ async function runScenario(db: Db, scenario: { checkouts: Step[]; steps: Step[] 
     clock,
     store: shop.store,
     catalog: await createCatalog(db, shop.store, clock),
-    subscriptions: createSubscriptionService({ db, clock }),
-    checkouts: createCheckoutService({ db, clock }),
-    changeRequests: createChangeRequestService({ db, clock }),
+    ...pick(testModules(db, { clock })),
     subscriptionIds: [],
     requestIds: [],
     mutations: new Map(),
@@ -554,18 +551,17 @@ describe('subscription lifecycle invariants (property-based, one database)', () 
     const clock = fixedClock(START)
     const shop = await createShop(database.db, { timezone: TIME_ZONE, clockAt: START })
     const catalog = await createCatalog(database.db, shop.store, clock)
+    const modules = testModules(database.db, { clock })
     let store = shop.store
     return {
       catalog,
       store: () => store,
-      subscriptions: createSubscriptionService({ db: database.db, clock }),
-      checkouts: createCheckoutService({ db: database.db, clock }),
-      changeRequests: createChangeRequestService({ db: database.db, clock }),
+      ...pick(modules),
       row: (id: string) => database.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
       async advanceTo(at: Date) {
         clock.set(at)
         store = await setStoreClock(database.db, store.id, at)
-        return processDueWork(database.db, clock, { storeId: store.id })
+        return modules.processDueWork({ storeId: store.id })
       },
     }
   }

@@ -6,15 +6,16 @@ import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import type { Db, StoreRow } from '../../src/db/database.ts'
 import { systemClock } from '../../src/lib/clock.ts'
-import { createCatalogService } from '../../src/modules/catalog/index.ts'
-import { recordEvents, type NewEvent } from '../../src/modules/events/index.ts'
+ '../../src/modules/catalog/index.ts'
+import type { NewEvent } from '../../src/modules/events/index.ts'
 import { createStore } from '../../src/modules/stores/index.ts'
-import { createCheckoutService } from '../../src/modules/subscriptions/index.ts'
-import { createWebhookService } from '../../src/modules/webhooks/index.ts'
+ '../../src/modules/subscriptions/index.ts'
+ '../../src/modules/webhooks/index.ts'
 import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
 import { onPostgres } from '../helpers/database.ts'
 import type { RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
+import { testModules } from '../helpers/modules.ts'
 
 /**
  * At-least-once delivery, proved against real processes (docs/contract.md, Webhook delivery): the service's
@@ -119,16 +120,16 @@ interface Seeded {
 /** Two endpoints, then >= 5,000 events over 2,000 subscriptions: checkouts, and updates in bulk transactions. */
 async function seed(db: Db, urls: string[]): Promise<Seeded> {
   const store = await createStore(db, { storeHash: 'webhooks-crash', mode: 'test' })
-  const webhooks = createWebhookService({ db, clock: systemClock, allowPrivateNetworks: true })
+  const webhooks = testModules(db).webhooks
   const secrets: string[] = []
   for (const [index, url] of urls.entries()) {
     const created = await webhooks.create(store, { url, event_types: [...EVENT_TYPES], description: `receiver ${index}` })
     secrets.push(created.secret)
   }
-  const catalog = createCatalogService({ db, clock: systemClock, onChange: () => {} })
+  const catalog = testModules(db, { clock: systemClock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: 'beans', name: 'Beans' })
   const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
-  const checkouts = createCheckoutService({ db, clock: systemClock })
+  const checkouts = testModules(db, { clock: systemClock }).checkouts
   const subscriptions: { id: string; object: 'subscription' }[] = []
   for (let order = 0; subscriptions.length < CHECKOUT_SUBSCRIPTIONS; order++) {
     const outcome = await checkouts.checkout(store, {
@@ -151,7 +152,7 @@ async function seed(db: Db, urls: string[]): Promise<Seeded> {
         occurredAt: now,
         data: { ...subscription, quantity: 7 },
       }))
-      await recordEvents(trx, events)
+      await testModules(db).events.recordMany(trx, events)
     })
   }
   const rows = await db.selectFrom('events').select(['id', 'entity_id', 'sequence', 'event_type']).where('store_id', '=', store.id).execute()

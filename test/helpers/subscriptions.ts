@@ -2,11 +2,12 @@ import assert from 'node:assert/strict'
 import type { Db, StoreRow } from '../../src/db/database.ts'
 import type { App } from '../../src/http/types.ts'
 import { systemClock, type Clock } from '../../src/lib/clock.ts'
-import { createCatalogService, type PlanView, type ProductView } from '../../src/modules/catalog/index.ts'
+import { type PlanView, type ProductView } from '../../src/modules/catalog/index.ts'
 import type { CreatePlanInput } from '../../src/modules/catalog/catalog.schemas.ts'
-import { createCheckoutService, type SubscriptionView } from '../../src/modules/subscriptions/index.ts'
+import { type SubscriptionView } from '../../src/modules/subscriptions/index.ts'
 import type { CheckoutInput } from '../../src/modules/subscriptions/subscription.schemas.ts'
 import { call, createStoreWithKey, type StoreWithKey } from './test-app.ts'
+import { testModules } from './modules.ts'
 
 /** The plan shapes the subscription tests need; `euro` and `archived` exist to be refused. */
 export const PLAN_VARIANTS = {
@@ -49,7 +50,7 @@ let productCounter = 0
 
 /** One product with a plan of every variant, made through the catalogue service. */
 export async function createCatalog(db: Db, store: StoreRow, clock: Clock = systemClock): Promise<Catalog> {
-  const catalog = createCatalogService({ db, clock, onChange: () => {} })
+  const catalog = testModules(db, { clock: clock }).catalog
   productCounter += 1
   const product = await catalog.createProduct(store, { platform_product_id: `sub-test-${productCounter}`, name: `Coffee ${productCounter}` })
   const plans = {} as Record<PlanVariant, PlanView>
@@ -77,7 +78,7 @@ export function checkoutInput(planIds: string | string[], overrides: Partial<Che
 
 /** A checkout through the service, as the admin route runs it. */
 export async function checkout(db: Db, clock: Clock, store: StoreRow, input: CheckoutInput): Promise<SubscriptionView[]> {
-  const outcome = await createCheckoutService({ db, clock }).checkout(store, input)
+  const outcome = await testModules(db, { clock: clock }).checkouts.checkout(store, input)
   return outcome.data
 }
 

@@ -4,15 +4,21 @@ import { buildApp } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 import type { Db, StoreMode, StoreRow } from '../../src/db/database.ts'
+import { pino } from 'pino'
 import type { App } from '../../src/http/types.ts'
+import { loggerOptions } from '../../src/http/logging.ts'
 import type { Clock } from '../../src/lib/clock.ts'
+import type { Mailer } from '../../src/lib/mailer.ts'
 import { createAdminKey, createStore } from '../../src/modules/stores/index.ts'
+import { createServices, type Services } from '../../src/services.ts'
 import { createTestDatabase } from './database.ts'
 
 export interface TestApp {
   app: App
   db: Db
   database: DatabaseHandle
+  /** The composition root the app was built on: its modules, and their jobs for a worker (src/worker.ts jobHandlersOf). */
+  services: Services
   /** Every log line the app wrote, as text: for asserting what never reaches the logs. */
   logs: string[]
   close(): Promise<void>
@@ -23,6 +29,9 @@ export interface TestAppOptions {
   clock?: Clock
   /** Reuse a database (to build a second app on the same data); it is then not closed with the app. */
   database?: DatabaseHandle
+  /** For tests that run the worker's email jobs: the mailer and where links point. */
+  mailer?: Mailer
+  portalUrl?: () => string
 }
 
 export function testConfig(env: Record<string, string> = {}): Readonly<Config> {
@@ -40,10 +49,19 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   })
   const config = testConfig(options.env)
-  const { loggerOptions } = await import('../../src/http/logging.ts')
+  // The services log where the app does, so a test sees every line either wrote.
+  const services = createServices({
+    database,
+    config,
+    log: pino(loggerOptions(config.logLevel) as object, stream),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.mailer ? { mailer: options.mailer } : {}),
+    ...(options.portalUrl ? { portalUrl: options.portalUrl } : {}),
+  })
   const app = await buildApp({
     database,
     config,
+    services,
     ...(options.clock ? { clock: options.clock } : {}),
     logger: { ...(loggerOptions(config.logLevel) as object), stream },
   })
@@ -52,9 +70,11 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     db: database.db,
     database,
+    services,
     logs,
     close: async () => {
       await app.close()
+      await services.close()
       if (!options.database) await database.close()
     },
   }

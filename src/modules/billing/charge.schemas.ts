@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
-import { BillingIssue } from '../subscriptions/subscription.schemas.ts'
+import { BillingIssue } from '../subscriptions/index.ts'
 
 export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'requires_review'] as const
 

@@ -3,7 +3,7 @@ import type { StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/dat
 import { addDays, periodBoundary, type Period } from '../../lib/calendar.ts'
 import { discountOn, MAX_RENEWAL_AMOUNT, type DiscountRate } from '../../lib/money.ts'
 import type { EventType } from '../events/index.ts'
-import { transition } from '../subscriptions/subscription-state.ts'
+import { transition } from '../subscriptions/index.ts'
 import type { FailureCode } from './gateways/index.ts'
 import type { ChargeLineItem } from './billing.tables.ts'
 

@@ -36,7 +36,7 @@ export function createStoresModule({ db, clock, changes }: StoresModuleDeps): Mo
 }
 
 export { Store, StorefrontStore, type StoreView } from './store.schemas.ts'
-export type { AuthCache } from './auth-cache.ts'
+export { ENTRY_TTL_MS, LOCAL_WRITE_QUIET_MS, type AuthCache } from './auth-cache.ts'
 export type { StoresService } from './stores.service.ts'
 export { createAdminKey, createStore, ensureBootstrapStore, ensureStoreForHash, presentStore, revokeAdminKey, STORE_HASH_PATTERN, updateStoreSettings } from './stores.service.ts'
 export {

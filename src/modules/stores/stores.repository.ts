@@ -135,6 +135,11 @@ export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_
     .executeTakeFirstOrThrow()
 }
 
+/** A key made on several processes' start at once: the first insert wins, the others change nothing. */
+export async function insertAdminKeyIfAbsent(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
+  await db.insertInto('admin_api_keys').values(key).onConflict((oc) => oc.column('key_hash').doNothing()).execute()
+}
+
 export function findKeyByHash(db: Executor, keyHash: string): Promise<AdminApiKeyRow | undefined> {
   return db.selectFrom('admin_api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst()
 }

@@ -146,11 +146,7 @@ export async function ensureBootstrapStore(
     warn?.(`BOOTSTRAP_ADMIN_API_KEY (${existing.key_prefix}..., key ${existing.id}) was revoked and stays revoked: configure a new key to use it for store ${bootstrap.storeHash}`)
   }
   if (!existing) {
-    await db
-      .insertInto('admin_api_keys')
-      .values({ id: newId('key'), store_id: store.id, name: 'bootstrap', key_hash: keyHash, key_prefix: bootstrap.adminApiKey.slice(0, KEY_PREFIX_LENGTH) })
-      .onConflict((oc) => oc.column('key_hash').doNothing())
-      .execute()
+    await repo.insertAdminKeyIfAbsent(db, { id: newId('key'), store_id: store.id, name: 'bootstrap', key_hash: keyHash, key_prefix: bootstrap.adminApiKey.slice(0, KEY_PREFIX_LENGTH) })
   }
   return store
 }

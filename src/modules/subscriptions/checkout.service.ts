@@ -10,7 +10,7 @@ import { assertRenewalAmount } from './renewal-amount.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import { activationTime, scheduleAtActivation } from './subscription-schedule.ts'
 import type { CheckoutInput, SubscriptionView } from './subscription.schemas.ts'
-import { findSubscriptionsByIds, insertSubscriptions, upsertSubscriber } from './subscriptions.repository.ts'
+import { claimCheckout, findCheckout, findSubscriptionsByIds, insertSubscriptions, upsertSubscriber } from './subscriptions.repository.ts'
 import { findPlanRows } from '../catalog/index.ts'
 import type { StoredCard, StoredInstruments } from '../platform/index.ts'
 
@@ -100,7 +100,7 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
     if (!instruments || store.gateway !== 'platform') return undefined
     assertPlatformCheckoutFields(input)
     // An order already ingested is answered from the database (replayed or refused as a conflict) without asking the platform.
-    const ingested = await db.selectFrom('checkouts').select('platform_order_id').where('store_id', '=', store.id).where('platform_order_id', '=', orderId).executeTakeFirst()
+    const ingested = await findCheckout(db, store.id, orderId)
     if (ingested) return undefined
     return instruments.requireInstrument(store, String(input.platform_customer_id), input.payment_instrument_id)
   }
@@ -119,12 +119,7 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
       const subscriptionIds = input.items.map(() => newId('sub'))
 
       return db.transaction().execute(async (trx) => {
-        const claimed = await trx
-          .insertInto('checkouts')
-          .values({ store_id: store.id, platform_order_id: orderId, request_hash: hash, subscription_ids: subscriptionIds })
-          .onConflict((oc) => oc.columns(['store_id', 'platform_order_id']).doNothing())
-          .returning('platform_order_id')
-          .executeTakeFirst()
+        const claimed = await claimCheckout(trx, { store_id: store.id, platform_order_id: orderId, request_hash: hash, subscription_ids: subscriptionIds })
         if (!claimed) return replay(trx, store, orderId, hash)
 
         const plans = await requirePlans(trx, store, input)
@@ -217,12 +212,7 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
 }
 
 async function replay(trx: Executor, store: StoreRow, orderId: string, hash: string): Promise<CheckoutOutcome> {
-  const existing = await trx
-    .selectFrom('checkouts')
-    .selectAll()
-    .where('store_id', '=', store.id)
-    .where('platform_order_id', '=', orderId)
-    .executeTakeFirstOrThrow()
+  const existing = (await findCheckout(trx, store.id, orderId))!
   if (existing.request_hash !== hash) {
     throw new AppError('conflict', `order ${orderId} was already ingested with different contents`)
   }

@@ -2,7 +2,8 @@ import { sql } from 'kysely'
 import type { Db, Executor, SubscriptionRow } from '../../db/database.ts'
 import { storeBillsOf, storeClockOf, storeDaysOf } from '../stores/index.ts'
 import { RENEWAL_FAILED } from './billing-issues.ts'
-import type { DueKind } from './due-work.ts'
+
+export type DueKind = 'activation' | 'resumption' | 'cancellation' | 'reminder' | 'prepaid_cycle' | 'unpaid_cancellation'
 
 // A store may announce renewals at most this many days ahead (store schema); bounds the index scan.
 const MAX_REMINDER_DAYS = 30

@@ -4,7 +4,9 @@ import type { EventType } from '../events/index.ts'
 import { findStoreById, storeNow } from '../stores/index.ts'
 import { isRowDataError } from '../../db/errors.ts'
 import { RENEWAL_FAILED } from './billing-issues.ts'
-import { findDue, lockForDueWork } from './due-work.repository.ts'
+import { findDue, lockForDueWork, type DueKind } from './due-work.repository.ts'
+
+export type { DueKind }
 import { setBillingIssue } from './subscription-batch.repository.ts'
 import type { Mutation } from './subscription-mutation.ts'
 import type { SubscriptionWrites } from './subscription-writes.ts'
@@ -12,7 +14,6 @@ import { scheduleAtActivation, scheduleAtResume } from './subscription-schedule.
 import { periodAt } from '../../lib/calendar.ts'
 import { transition } from './subscription-state.ts'
 
-export type DueKind = 'activation' | 'resumption' | 'cancellation' | 'reminder' | 'prepaid_cycle' | 'unpaid_cancellation'
 
 export interface DueCounts {
   activations: number

@@ -57,6 +57,7 @@ export function createSubscriptionsModule({ db, clock, events, instruments, rene
 }
 
 export {
+  BillingIssue,
   CheckoutBody,
   ShippingAddress,
   Subscriber,

@@ -1,9 +1,7 @@
-import type { FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
-import type { StoreRow } from '../../db/database.ts'
+import type { Actor, ActorOf } from '../../http/actors.ts'
 import { IdParams, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import type { Actor } from './subscription-mutation.ts'
 import {
   CancelBody,
   IntervalBody,
@@ -29,7 +27,7 @@ interface SubscriptionAction {
   body?: TSchema
   /** Statuses beyond 200 it answers with the subscription (run returns a `StatusReply` for them). */
   alsoAnswers?: number[]
-  run(subscriptions: SubscriptionService, store: StoreRow, id: string, actor: Actor, input: any): Promise<unknown>
+  run(subscriptions: SubscriptionService, store: Parameters<SubscriptionService['get']>[0], id: string, actor: Actor, input: any): Promise<unknown>
 }
 
 /** An answer other than 200, still with the subscription as its body. */
@@ -99,7 +97,7 @@ export interface ActionRouteOptions {
   audience: 'admin' | 'portal'
   tags: string[]
   /** Who acts, and in which store, as the scope's authentication established it. */
-  actorOf: (request: FastifyRequest) => { store: StoreRow; actor: Actor }
+  actorOf: ActorOf
   summaries?: Partial<Record<string, string>>
 }
 

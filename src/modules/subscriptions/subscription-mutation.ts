@@ -1,12 +1,9 @@
 import type { Updateable } from 'kysely'
-import type { Db, Executor, StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import type { Executor, StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
 import type { Actor } from '../../http/actors.ts'
-import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { EventType } from '../events/index.ts'
-import { storeNow } from '../stores/index.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
-import type { SubscriptionWrites } from './subscription-writes.ts'
 import { lockSubscription } from './subscriptions.repository.ts'
 
 export type { Actor } from '../../http/actors.ts'
@@ -49,21 +46,4 @@ export async function lockForActor(trx: Executor, store: StoreRow, id: string, a
     throw notFound('subscription', id)
   }
   return subscription
-}
-
-/** Changes one subscription in a transaction of its own: lock, decide, apply and record the events. */
-export function createMutator(db: Db, clock: Clock, writes: SubscriptionWrites) {
-  return async function mutate(
-    store: StoreRow,
-    id: string,
-    actor: Actor,
-    decide: (context: MutationContext) => Mutation | Promise<Mutation>,
-  ): Promise<SubscriptionView> {
-    return db.transaction().execute(async (trx) => {
-      const subscription = await lockForActor(trx, store, id, actor)
-      const now = storeNow(store, clock)
-      const mutation = await decide({ trx, subscription, store, now })
-      return writes.apply(trx, store, subscription, mutation, now)
-    })
-  }
 }

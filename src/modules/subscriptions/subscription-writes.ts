@@ -1,8 +1,11 @@
-import type { Executor, StoreRow, SubscriptionRow } from '../../db/database.ts'
+import type { Db, Executor, StoreRow, SubscriptionRow } from '../../db/database.ts'
+import type { Actor } from '../../http/actors.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { storeNow } from '../stores/index.ts'
 import type { EventLog, NewEvent } from '../events/index.ts'
 import { RENEWAL_FAILED } from './billing-issues.ts'
 import { updateSubscriptionsInBatch, type SubscriptionChange } from './subscription-batch.repository.ts'
-import type { Mutation } from './subscription-mutation.ts'
+import { lockForActor, type Mutation, type MutationContext } from './subscription-mutation.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
 import { updateSubscription } from './subscriptions.repository.ts'
@@ -44,5 +47,22 @@ export function createSubscriptionWrites(events: EventLog) {
       await events.recordMany(trx, recorded)
       return after
     },
+  }
+}
+
+/** Changes one subscription in a transaction of its own: lock, decide, apply and record the events. */
+export function createMutator(db: Db, clock: Clock, writes: SubscriptionWrites) {
+  return async function mutate(
+    store: StoreRow,
+    id: string,
+    actor: Actor,
+    decide: (context: MutationContext) => Mutation | Promise<Mutation>,
+  ): Promise<SubscriptionView> {
+    return db.transaction().execute(async (trx) => {
+      const subscription = await lockForActor(trx, store, id, actor)
+      const now = storeNow(store, clock)
+      const mutation = await decide({ trx, subscription, store, now })
+      return writes.apply(trx, store, subscription, mutation, now)
+    })
   }
 }

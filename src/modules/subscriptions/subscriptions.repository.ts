@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from 'kysely'
-import type { ChangeRequestsTable, Executor, SubscriberRow, SubscribersTable, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import type { ChangeRequestsTable, CheckoutsTable, Executor, SubscriberRow, SubscribersTable, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
 
 export function findSubscription(db: Executor, storeId: string, id: string): Promise<SubscriptionRow | undefined> {
   return db.selectFrom('subscriptions').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
@@ -81,6 +81,21 @@ export function upsertSubscriber(trx: Executor, row: Insertable<SubscribersTable
     )
     .returningAll()
     .executeTakeFirstOrThrow()
+}
+
+/** A checkout's order, claimed once per store: false when it was ingested before (the caller replays it). */
+export async function claimCheckout(trx: Executor, row: Insertable<CheckoutsTable>): Promise<boolean> {
+  const claimed = await trx
+    .insertInto('checkouts')
+    .values(row)
+    .onConflict((oc) => oc.columns(['store_id', 'platform_order_id']).doNothing())
+    .returning('platform_order_id')
+    .executeTakeFirst()
+  return claimed !== undefined
+}
+
+export function findCheckout(db: Executor, storeId: string, platformOrderId: string) {
+  return db.selectFrom('checkouts').selectAll().where('store_id', '=', storeId).where('platform_order_id', '=', platformOrderId).executeTakeFirst()
 }
 
 export function insertChangeRequest(trx: Executor, row: Insertable<ChangeRequestsTable>) {

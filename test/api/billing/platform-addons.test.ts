@@ -2,12 +2,13 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
-import { createGatewayResolver, createRenewalEngine, type RenewalEngine } from '../../../src/modules/billing/index.ts'
+import { createGatewayResolver, type RenewalEngine } from '../../../src/modules/billing/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient } from '../../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 /**
  * A platform store's renewal with a one-time add-on and a discount, against the BigCommerce
@@ -53,7 +54,7 @@ describe('a platform renewal with an add-on (BigCommerce simulator)', () => {
     client = createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 2_000 })
     const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: client })
     closeResolver = gateways.close
-    engineAt = (at) => createRenewalEngine({ db: t.db, clock: fixedClock(at), gateways })
+    engineAt = (at) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways })
   })
   after(async () => {
     await closeResolver?.()

@@ -5,15 +5,16 @@ import { after, before, describe, test } from 'node:test'
 import type { DatabaseHandle } from '../../../src/db/connect.ts'
 import type { Db, StoreRow } from '../../../src/db/database.ts'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
-import { createRenewalEngine, type GatewayResolver } from '../../../src/modules/billing/index.ts'
+import { type GatewayResolver } from '../../../src/modules/billing/index.ts'
 import { createPlatformGateway, type PlatformGateway } from '../../../src/modules/billing/gateways/platform-gateway.ts'
-import { createCatalogService } from '../../../src/modules/catalog/index.ts'
+ '../../../src/modules/catalog/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient, type PlatformConnections } from '../../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../../src/modules/stores/index.ts'
-import { createCheckoutService } from '../../../src/modules/subscriptions/index.ts'
+ '../../../src/modules/subscriptions/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createTestDatabase } from '../../helpers/database.ts'
 import { SHIPPING_ADDRESS } from '../../helpers/subscriptions.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 /**
  * Refunds on the platform, which takes no idempotency key (docs/platform-api.md §5): a quote, then
@@ -39,10 +40,10 @@ async function seed(db: Db, sim: BigCommerceSimulator, connections: PlatformConn
   const clock = fixedClock(new Date(Date.now() - 35 * DAY_MS))
   const store = await ensureBootstrapStore(db, { storeHash: hash, adminApiKey: `sk_test_review_refund_${seeded}_0123456789abcdef`, mode: 'live' })
   await connections.connect(store.id, { accessToken, source: 'api_account' })
-  const catalog = createCatalogService({ db, clock, onChange: () => {} })
+  const catalog = testModules(db, { clock: clock }).catalog
   const product = await catalog.createProduct(store, { platform_product_id: '77', name: 'Beans' })
   const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
-  await createCheckoutService({ db, clock }).checkout(store, {
+  await testModules(db, { clock: clock }).checkouts.checkout(store, {
     platform_order_id: 'order-1',
     email: 'a@example.com',
     name: 'A',
@@ -53,7 +54,7 @@ async function seed(db: Db, sim: BigCommerceSimulator, connections: PlatformConn
     items: Array.from({ length: renewals }, () => ({ plan_id: plan.id, quantity: 1 })),
   })
   // The renewal, due now, paid through the platform: the order to refund is a real paid order.
-  await createRenewalEngine({ db, clock: systemClock, gateways: resolver }).runDue({ storeId: store.id })
+  await testModules(db).renewalEngine({ clock: systemClock, gateways: resolver }).runDue({ storeId: store.id })
   const rows = await db.selectFrom('charges').selectAll().where('store_id', '=', store.id).orderBy('platform_order_id').execute()
   assert.equal(rows.length, renewals)
   const charges = rows.map((charge) => {
@@ -96,7 +97,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
 
   test('a partial refund whose answer is lost is not sent again: it waits for review, its amount reserved', async () => {
     const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
-    const engine = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const engine = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     sim.loseNextAnswer('createOrderRefund')
     const first = await engine.refund(store, chargeId, { amount: 500 })
     assert.equal(first.completed, false, '202: the answer was lost')
@@ -119,8 +120,8 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
 
   test("a refund slower than its lease is not sent again by another worker's refund pass", async () => {
     const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
-    const a = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    const b = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     sim.setLatency(3 * LEASE_MS, 'createOrderRefund')
     try {
       const inFlight = a.refund(store, chargeId, { amount: 400 })
@@ -147,8 +148,8 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
       const charge = await handle.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
       await handle.db.insertInto('refunds').values({ id: `re_rv${i}_${chargeId}`, store_id: store.id, charge_id: chargeId, amount: 100, currency: 'USD', reason: null, status: 'pending', idempotency_key: `${charge.idempotency_key}:refund:1`, created_at: new Date(Date.now() + i) } as any).execute()
     }
-    const a = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    const b = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     sim.setLatency(200, 'createOrderRefund') // each refund well inside the lease
     try {
       const first = a.reconcile()
@@ -175,8 +176,8 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     for (let i = 1; i <= 2; i++) {
       await handle.db.insertInto('refunds').values({ id: `re_one${i}_${chargeId}`, store_id: store.id, charge_id: chargeId, amount: 100, currency: 'USD', reason: null, status: 'pending', idempotency_key: `${charge.idempotency_key}:refund:${i}`, created_at: new Date(Date.now() + i) } as any).execute()
     }
-    const a = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    const b = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     const violations = sim.violations.length
     sim.setLatency(400, 'createOrderRefund')
     try {
@@ -193,7 +194,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
 
   test("a merchant's second refund while the first is at the platform waits its turn, then goes", async () => {
     const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
-    const engine = createRenewalEngine({ db: handle.db, clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const engine = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
     const violations = sim.violations.length
     sim.setLatency(400, 'createOrderRefund')
     let second

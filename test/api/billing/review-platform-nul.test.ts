@@ -15,12 +15,13 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
-import { createGatewayResolver, createRenewalEngine } from '../../../src/modules/billing/index.ts'
+import { createGatewayResolver } from '../../../src/modules/billing/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient } from '../../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 const STORE_HASH = `nulrev${process.pid}`
 const ACCESS_TOKEN = 'platform-store-token-SECRET-9090'
@@ -74,7 +75,7 @@ describe('review: platform text with U+0000 in a charge outcome', () => {
 
   test('a charge whose outcome stays unknown past the grace period requires review, NUL or not', async () => {
     const [subscription] = await checkout(t.app, shop.auth, checkoutBody(planId, { payment_instrument_id: card, platform_customer_id: 11, billing_address: ADDRESS }))
-    const engine = createRenewalEngine({ db: t.db, clock: fixedClock(subscription.next_charge_at), gateways, leaseMs: 300, unknownGraceMs: 200 })
+    const engine = testModules(t.db).renewalEngine({ clock: fixedClock(subscription.next_charge_at), gateways, leaseMs: 300, unknownGraceMs: 200 })
     await engine.runDue({ storeId: shop.store.id }).catch(() => undefined)
     const errors: string[] = []
     for (let i = 0; i < 6; i++) {

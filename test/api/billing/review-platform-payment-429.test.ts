@@ -18,12 +18,13 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
-import { createGatewayResolver, createRenewalEngine } from '../../../src/modules/billing/index.ts'
+import { createGatewayResolver } from '../../../src/modules/billing/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient } from '../../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 const STORE_HASH = `pay429rev${process.pid}`
 const ACCESS_TOKEN = 'platform-store-token-SECRET-4290'
@@ -63,7 +64,7 @@ describe('review: a payment refused with 429 past the wait budget', () => {
 
   test('the renewal is paid on a later pass, once, after the payments host stops answering 429', async () => {
     const [subscription] = await checkout(t.app, shop.auth, checkoutBody(planId, { payment_instrument_id: card, platform_customer_id: 11, billing_address: ADDRESS }))
-    const engine = createRenewalEngine({ db: t.db, clock: fixedClock(subscription.next_charge_at), gateways, leaseMs: 300 })
+    const engine = testModules(t.db).renewalEngine({ clock: fixedClock(subscription.next_charge_at), gateways, leaseMs: 300 })
     sim.rateLimitNext(1, { resetMs: 1_000, host: 'payments' })
     await engine.runDue({ storeId: shop.store.id })
     // The rate limit is over; the reconciler looks at the charge again and again.

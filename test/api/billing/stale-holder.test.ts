@@ -3,12 +3,13 @@ import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../../../src/db/connect.ts'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
-import { createRenewalEngine, type ChargeOutcome, type ChargeRequest, type GatewayResolver, type OrderOutcome, type PaymentGateway, type RefundRequest } from '../../../src/modules/billing/index.ts'
-import { createCatalogService } from '../../../src/modules/catalog/index.ts'
+import { type ChargeOutcome, type ChargeRequest, type GatewayResolver, type OrderOutcome, type PaymentGateway, type RefundRequest } from '../../../src/modules/billing/index.ts'
+ '../../../src/modules/catalog/index.ts'
 import { ensureBootstrapStore } from '../../../src/modules/stores/index.ts'
-import { createCheckoutService } from '../../../src/modules/subscriptions/index.ts'
+ '../../../src/modules/subscriptions/index.ts'
 import { createTestDatabase } from '../../helpers/database.ts'
 import { SHIPPING_ADDRESS } from '../../helpers/subscriptions.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 /**
  * A worker that stalls while raising a renewal's order, and wakes after another worker took the
@@ -32,10 +33,10 @@ describe('an order raised by a worker that lost its lease', () => {
     const db = handle.db
     const clock = fixedClock(new Date(Date.now() - 35 * 86_400_000))
     const store = await ensureBootstrapStore(db, { storeHash: 'review-order', adminApiKey: 'sk_test_review_order_0123456789abcdef', mode: 'live' })
-    const catalog = createCatalogService({ db, clock, onChange: () => {} })
+    const catalog = testModules(db, { clock: clock }).catalog
     const product = await catalog.createProduct(store, { platform_product_id: '77', name: 'Beans' })
     const plan = await catalog.createPlan(store, { product_id: product.id, name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month' })
-    await createCheckoutService({ db, clock }).checkout(store, {
+    await testModules(db, { clock: clock }).checkouts.checkout(store, {
       platform_order_id: 'order-1', email: 'a@example.com', name: 'A', shipping_address: SHIPPING_ADDRESS, payment_instrument_id: 'vault_tok_1',
       items: [{ plan_id: plan.id, quantity: 1 }],
     })
@@ -80,8 +81,8 @@ describe('an order raised by a worker that lost its lease', () => {
     }
     const resolver: GatewayResolver = { forStore: () => gateway, byName: () => gateway }
     // Long lease: the keeper does not tick during the test; the stall is made by expiring the lease by hand.
-    const a = createRenewalEngine({ db, clock: systemClock, gateways: resolver, leaseMs: 30_000 })
-    const b = createRenewalEngine({ db, clock: systemClock, gateways: resolver, leaseMs: 30_000 })
+    const a = testModules(db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: 30_000 })
+    const b = testModules(db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: 30_000 })
 
     const runA = a.runDue()
     await gates[0]!.called.promise // A is raising its order ... and stalls past its lease

@@ -5,14 +5,15 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ensureRecurringJob, createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
+import { pino } from 'pino'
+import { ensureRecurring } from '../../../src/jobs/job-kinds.ts'
+import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
 import { systemClock } from '../../../src/lib/clock.ts'
 import { containsCardNumber } from '../../../src/lib/card-data.ts'
-import { createMailer, type Mailer } from '../../../src/modules/portal-auth/index.ts'
-import { INSTRUMENT_EXPIRY_JOB, queueExpiryWarnings, SEND_NOTIFICATION_JOB } from '../../../src/modules/notifications/index.ts'
-import { jobHandlers } from '../../../src/worker.ts'
+import { createMailer, type Mailer } from '../../../src/lib/mailer.ts'
+import { InstrumentExpiryCheck, queueExpiryWarnings, SendNotification } from '../../../src/modules/notifications/index.ts'
+import { jobHandlersOf } from '../../../src/worker.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
-import { createTestRenewals } from '../../helpers/billing.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helpers/smtp-sink.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
@@ -36,13 +37,12 @@ interface Harness {
 
 async function startHarness(env: Record<string, string> = {}, setup?: (t: TestApp) => Promise<StoreWithKey>): Promise<Harness> {
   const sink = await startSmtpSink()
-  const t = await buildTestApp({ env: { PORTAL_URL, SMTP_URL: sink.url, ...env } })
-  const mailer = createMailer({ smtpUrl: sink.url, from: 'Bean & Leaf <no-reply@bean.test>', log: t.app.log })
-  const handlers = jobHandlers({ db: t.db, clock: systemClock, log: t.app.log, portalUrl: () => PORTAL_URL, mailer, renewals: createTestRenewals(t.db, systemClock) })
+  const mailer = createMailer({ smtpUrl: sink.url, from: 'Bean & Leaf <no-reply@bean.test>', log: pino({ level: 'silent' }) })
+  const t = await buildTestApp({ env: { PORTAL_URL, SMTP_URL: sink.url, ...env }, mailer, portalUrl: () => PORTAL_URL })
   // Only the notification work: the other kinds checkouts queue are not what these tests are about.
   const runner = createJobRunner({
     db: t.db,
-    handlers: { [SEND_NOTIFICATION_JOB]: handlers[SEND_NOTIFICATION_JOB]!, [INSTRUMENT_EXPIRY_JOB]: handlers[INSTRUMENT_EXPIRY_JOB]! },
+    handlers: jobHandlersOf(t.services).filter(({ job }) => job === SendNotification || job === InstrumentExpiryCheck),
     log: t.app.log,
     pollMs: 25,
   })
@@ -86,7 +86,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 /** No send job left for the store: every email it called for was sent (or decided against). */
 async function drained(h: Harness): Promise<void> {
   await waitFor('the send jobs to finish', async () => {
-    const left = await h.t.db.selectFrom('jobs').select('id').where('kind', '=', SEND_NOTIFICATION_JOB).where('failed_at', 'is', null).execute()
+    const left = await h.t.db.selectFrom('jobs').select('id').where('kind', '=', SendNotification.kind).where('failed_at', 'is', null).execute()
     return left.length === 0
   })
 }
@@ -349,7 +349,7 @@ describe('a card that expires before the next renewal (BigCommerce simulator)', 
     assertEmail(await h.sink.waitForMessage(email, WAIT_MS), email, /has started/)
 
     // The daily job, as the worker runs it.
-    await ensureRecurringJob(h.t.db, INSTRUMENT_EXPIRY_JOB)
+    await ensureRecurring(h.t.db, InstrumentExpiryCheck)
     const warning = await h.sink.waitForMessage(email, WAIT_MS)
     assertEmail(warning, email, /expires before your next renewal/)
     assert.match(String(warning.parsed.text), /VISA ending in 4242/)

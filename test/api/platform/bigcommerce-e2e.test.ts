@@ -4,7 +4,8 @@ import { after, before, describe, test } from 'node:test'
 import { SignJWT } from 'jose'
 import pino from 'pino'
 import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
-import { REQUIRED_SCOPES, SUBSCRIPTION_OPTION_NAME, type PlatformAccess } from '../../../src/modules/platform/index.ts'
+import { REQUIRED_SCOPES, type PlatformAccess } from '../../../src/modules/platform/index.ts'
+import { SUBSCRIPTION_OPTION_NAME } from '../../../src/modules/storefront-orders/index.ts'
 import { createServices, type Services } from '../../../src/services.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
@@ -66,7 +67,7 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     sim.routeWebhooksTo(`http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`)
     // The worker's job runner, on the same database and configuration.
     services = createServices({ database: t.database, config: testConfig(env), log: pino({ level: 'silent' }) })
-    runner = createJobRunner({ db: t.db, handlers: services.orderWebhooks.jobs(), log: pino({ level: 'silent' }) })
+    runner = createJobRunner({ db: t.db, handlers: services.modules.storefrontOrders.jobs!.filter(({ recurring }) => !recurring), log: pino({ level: 'silent' }) })
 
     // A sandbox store in test mode, created before the install, so it keeps its mode and test clock.
     shop = await createStoreWithKey(t.db, { mode: 'test', storeHash: HASH })
@@ -85,7 +86,7 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     for (let i = 0; i < 20 && (await runner.runOnce()) > 0; i++);
   }
   async function access(): Promise<PlatformAccess> {
-    const found = await services.platformConnections.accessOf(shop.store.id)
+    const found = await services.modules.platform.service.connections.accessOf(shop.store.id)
     assert.ok(found, 'the store is connected')
     return found
   }
@@ -117,7 +118,7 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
 
   test('a storefront order with a subscription line, once paid, starts the subscription through the webhooks', async () => {
     const store = await access()
-    const created = await services.platformClient.call(store, {
+    const created = await services.modules.platform.service.client.call(store, {
       method: 'POST', path: '/v2/orders',
       body: { status_id: 0, customer_id: CUSTOMER, billing_address: BILLING, products: [{ product_id: PRODUCT, quantity: 2, product_options: [{ id: PLAN_OPTION, value: planId }] }] },
     })
@@ -127,8 +128,8 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     assert.equal((await t.db.selectFrom('subscriptions').selectAll().where('platform_order_id', '=', String(orderId)).execute()).length, 0, 'not before it is paid')
 
     // The shopper pays with their stored card.
-    const pat = await services.platformClient.call(store, { method: 'POST', path: '/v3/payments/access_tokens', body: { order: { id: orderId } } })
-    const paid = await services.platformClient.call(store, {
+    const pat = await services.modules.platform.service.client.call(store, { method: 'POST', path: '/v3/payments/access_tokens', body: { order: { id: orderId } } })
+    const paid = await services.modules.platform.service.client.call(store, {
       method: 'POST', host: 'payments', path: '/payments', pat: (pat.sent && (pat.answer.body as { data: { id: string } }).data.id) as string,
       body: { payment: { instrument: { type: 'stored_card', token: cardA }, payment_method_id: 'stripe.card' } },
     })

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import pino from 'pino'
 import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
-import { RENEWAL_ORDER_SOURCE, SUBSCRIPTION_OPTION_NAME, WEBHOOK_SECRET_HEADER, type PlatformAccess, type PlatformClient } from '../../../src/modules/platform/index.ts'
+import { RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformClient } from '../../../src/modules/platform/index.ts'
+import { SUBSCRIPTION_OPTION_NAME, WEBHOOK_SECRET_HEADER } from '../../../src/modules/storefront-orders/index.ts'
 import { createServices, type Services } from '../../../src/services.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
@@ -67,8 +68,8 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     sim.routeWebhooksTo(`http://127.0.0.1:${address.port}`)
     // The worker's side: the same configuration and database, as ROLE=worker would build them.
     services = createServices({ database: t.database, config: testConfig(env), log: pino({ level: 'silent' }) })
-    runner = createJobRunner({ db: t.db, handlers: services.orderWebhooks.jobs(), log: pino({ level: 'silent' }) })
-    client = services.platformClient
+    runner = createJobRunner({ db: t.db, handlers: services.modules.storefrontOrders.jobs!.filter(({ recurring }) => !recurring), log: pino({ level: 'silent' }) })
+    client = services.modules.platform.service.client
 
     shop = await createStoreWithKey(t.db, { mode: 'live', storeHash: STORE_HASH })
     other = await createStoreWithKey(t.db, { mode: 'live', storeHash: OTHER_HASH })
@@ -266,8 +267,8 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     await t.db.updateTable('platform_connections').set({ hooks_registered_at: new Date(now.getTime() - 2 * 24 * 3_600_000) }).where('store_id', '=', shop.store.id).execute()
     await t.db.updateTable('platform_connections').set({ hooks_registered_at: now }).where('store_id', '!=', shop.store.id).execute()
 
-    const first = await services.orderWebhooks.maintain(now)
-    const again = await services.orderWebhooks.maintain(now)
+    const first = await services.modules.storefrontOrders.service.maintain(now)
+    const again = await services.modules.storefrontOrders.service.maintain(now)
     assert.equal(first.purged >= 1, true)
     assert.equal(first.queued, 1, 'only the store whose check is due')
     assert.equal((await t.db.selectFrom('jobs').selectAll().where('kind', '=', 'platform.register_order_hooks').execute()).length, 1, 'queued once however often upkeep runs')

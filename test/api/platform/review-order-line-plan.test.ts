@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import pino from 'pino'
 import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
-import { SUBSCRIPTION_OPTION_NAME, type PlatformAccess, type PlatformClient } from '../../../src/modules/platform/index.ts'
+import { type PlatformAccess, type PlatformClient } from '../../../src/modules/platform/index.ts'
+import { SUBSCRIPTION_OPTION_NAME } from '../../../src/modules/storefront-orders/index.ts'
 import { createServices, type Services } from '../../../src/services.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
@@ -60,8 +61,8 @@ describe('review: the order job trusts the shopper-typed plan id of a line', () 
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     sim.routeWebhooksTo(`http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`)
     services = createServices({ database: t.database, config: testConfig(env), log: pino({ level: 'silent' }) })
-    runner = createJobRunner({ db: t.db, handlers: services.orderWebhooks.jobs(), log: pino({ level: 'silent' }) })
-    client = services.platformClient
+    runner = createJobRunner({ db: t.db, handlers: services.modules.storefrontOrders.jobs!.filter(({ recurring }) => !recurring), log: pino({ level: 'silent' }) })
+    client = services.modules.platform.service.client
     shop = await createStoreWithKey(t.db, { mode: 'live', storeHash: STORE_HASH })
     await createProduct(t.app, shop.auth, { platform_product_id: String(STICKER) })
     const coffee = await createProduct(t.app, shop.auth, { platform_product_id: String(COFFEE) })

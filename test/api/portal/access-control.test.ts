@@ -23,12 +23,13 @@ import { ulid } from 'ulid'
 import { systemClock } from '../../../src/lib/clock.ts'
 import { newId } from '../../../src/lib/ids.ts'
 import { createAdminKey, revokeAdminKey } from '../../../src/modules/stores/index.ts'
-import { createChangeRequestService } from '../../../src/modules/subscriptions/index.ts'
+ '../../../src/modules/subscriptions/index.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
 import { checkout, checkoutInput, createCatalog, createShop } from '../../helpers/subscriptions.ts'
 import { buildTestApp, call, testConfig } from '../../helpers/test-app.ts'
 import { closeTestApp } from '../subscriptions/fixtures.ts'
-import { createWebhookService } from '../../../src/modules/webhooks/index.ts'
+ '../../../src/modules/webhooks/index.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 /** Raise these as routes land: the guard fails if the document loses its security declarations. */
 const MIN_PORTAL_OPERATIONS = 20
@@ -75,7 +76,7 @@ const subscriberA2 = subsA2[0]!.subscriber_id
 const subscriberB1 = subsB1[0]!.subscriber_id
 assert.notEqual(subscriberA1, subscriberA2)
 
-const changeRequestA1 = await createChangeRequestService({ db, clock: systemClock }).request(
+const changeRequestA1 = await testModules(db, { clock: systemClock }).changeRequests.request(
   shopA.store,
   subA1.id,
   { kind: 'subscriber', subscriberId: subscriberA1 },
@@ -103,7 +104,7 @@ await db
   })
   .execute()
 
-const webhookA = await createWebhookService({ db, clock: systemClock, allowPrivateNetworks: true }).create(shopA.store, {
+const webhookA = await testModules(db).webhooks.create(shopA.store, {
   url: 'https://hooks.example.com/billing',
   event_types: ['subscription.created'],
 })

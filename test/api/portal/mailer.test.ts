@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { pino } from 'pino'
 import type { FastifyBaseLogger } from 'fastify'
-import { createMailer } from '../../../src/modules/portal-auth/index.ts'
+import { createMailer } from '../../../src/lib/mailer.ts'
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink.ts'
 
 const FROM = 'Bean & Leaf <no-reply@bean.test>'

@@ -11,18 +11,18 @@ import { sql } from 'kysely'
 import { connectDatabase, type DatabaseHandle } from '../../../src/db/connect.ts'
 import type { Db } from '../../../src/db/database.ts'
 import { migrateToLatest } from '../../../src/db/migrate.ts'
-import { jobHandlers } from '../../../src/worker.ts'
+import { jobHandlersOf } from '../../../src/worker.ts'
 import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
 import { fixedClock, type Clock } from '../../../src/lib/clock.ts'
 import { sha256Hex } from '../../../src/lib/secrets.ts'
-import { createMailer, resolveSessionSecret, SEND_MAGIC_LINK_JOB, type Mailer } from '../../../src/modules/portal-auth/index.ts'
+import { createMailer, type Mailer } from '../../../src/lib/mailer.ts'
+import { resolveSessionSecret, SendMagicLink } from '../../../src/modules/portal-auth/index.ts'
 import { createTestDatabase, onPostgres } from '../../helpers/database.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helpers/smtp-sink.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { checkout, checkoutBody, closeTestApp, nextEmail } from '../subscriptions/fixtures.ts'
-import { createTestRenewals } from '../../helpers/billing.ts'
 import { assertProblem } from '../../helpers/problem.ts'
 
 const PORTAL_URL = 'http://portal.test'
@@ -50,14 +50,18 @@ interface Harness {
 /** The service, a job runner with the real sender on a short poll, a real SMTP sink (unless smtp: false) and a shop with one plan. */
 async function startHarness({ env = {}, clock = fixedClock(new Date()), smtp = true }: { env?: Record<string, string>; clock?: Clock; smtp?: boolean } = {}): Promise<Harness> {
   const sink = smtp ? await startSmtpSink() : undefined
+  // The mailer logs through the app's logger (a mail written to the log is read from there), so it is made
+  // once the app is, and handed to the services through this forwarder.
+  let made: Mailer | undefined
   const t = await buildTestApp({
     clock,
     env: { PORTAL_URL, JWT_SECRET, JWT_ISSUER, ...(sink ? { SMTP_URL: sink.url } : {}), ...env },
+    mailer: { send: (mail) => made!.send(mail), close: () => made?.close() },
+    portalUrl: () => PORTAL_URL,
   })
-  const mailer = createMailer({ smtpUrl: sink?.url, from: 'Bean & Leaf <no-reply@bean.test>', log: t.app.log })
-  const handlers = jobHandlers({ db: t.db, clock, log: t.app.log, portalUrl: () => PORTAL_URL, mailer, renewals: createTestRenewals(t.db, clock) })
+  const mailer = (made = createMailer({ smtpUrl: sink?.url, from: 'Bean & Leaf <no-reply@bean.test>', log: t.app.log }))
   // Only the sign-in sender: other kinds of work checkouts may queue are not what these tests are about.
-  const runner = createJobRunner({ db: t.db, handlers: { [SEND_MAGIC_LINK_JOB]: handlers[SEND_MAGIC_LINK_JOB]! }, log: t.app.log, pollMs: 25 })
+  const runner = createJobRunner({ db: t.db, handlers: jobHandlersOf(t.services).filter(({ job }) => job === SendMagicLink), log: t.app.log, pollMs: 25 })
   runner.start()
   const shop = await createStoreWithKey(t.db)
   await t.db.updateTable('stores').set({ name: STORE_NAME }).where('id', '=', shop.store.id).execute()
@@ -120,13 +124,13 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 }
 
 function pendingSendJobs(db: Db) {
-  return db.selectFrom('jobs').selectAll().where('kind', '=', SEND_MAGIC_LINK_JOB).where('failed_at', 'is', null).execute()
+  return db.selectFrom('jobs').selectAll().where('kind', '=', SendMagicLink.kind).where('failed_at', 'is', null).execute()
 }
 
 /** Until every queued sign-in job has run to completion (none pending, none given up on). */
 async function waitForSendJobsDone(h: Harness): Promise<void> {
   await waitFor('the sign-in jobs to finish', async () => (await pendingSendJobs(h.t.db)).length === 0)
-  const failed = await h.t.db.selectFrom('jobs').select(['id', 'last_error']).where('kind', '=', SEND_MAGIC_LINK_JOB).where('failed_at', 'is not', null).execute()
+  const failed = await h.t.db.selectFrom('jobs').select(['id', 'last_error']).where('kind', '=', SendMagicLink.kind).where('failed_at', 'is not', null).execute()
   assert.deepEqual(failed, [], 'no sign-in job may have given up')
 }
 
@@ -417,7 +421,7 @@ describe('portal sign-in over a real SMTP server', () => {
 
   test('malformed bodies are 400 validation_failed and queue nothing', async () => {
     const storeHash = h.shop.store.store_hash
-    const jobsBefore = (await h.t.db.selectFrom('jobs').select('id').where('kind', '=', SEND_MAGIC_LINK_JOB).execute()).length
+    const jobsBefore = (await h.t.db.selectFrom('jobs').select('id').where('kind', '=', SendMagicLink.kind).execute()).length
     const bad: Array<[Record<string, unknown>, string]> = [
       [{ email: 'not-an-email', store_hash: storeHash }, '/email'],
       [{ email: 'ada@example.com' }, '/store_hash'],
@@ -433,7 +437,7 @@ describe('portal sign-in over a real SMTP server', () => {
     assertProblem(await call(h.t.app, { method: 'POST', url: '/api/v1/portal/auth/verify', payload: {} }), 400, 'validation_failed')
     assertProblem(await call(h.t.app, { method: 'POST', url: '/api/v1/portal/auth/verify', payload: { token: 'x', extra: 1 } }), 400, 'validation_failed')
     assertProblem(await call(h.t.app, { method: 'POST', url: '/api/v1/portal/auth/verify', payload: { token: '' } }), 400, 'validation_failed')
-    const jobsAfter = (await h.t.db.selectFrom('jobs').select('id').where('kind', '=', SEND_MAGIC_LINK_JOB).execute()).length
+    const jobsAfter = (await h.t.db.selectFrom('jobs').select('id').where('kind', '=', SendMagicLink.kind).execute()).length
     assert.equal(jobsAfter, jobsBefore)
   })
 })

@@ -4,11 +4,12 @@ import type { ChangeSet } from '../../../src/db/database.ts'
 import { systemClock } from '../../../src/lib/clock.ts'
 import { AppError } from '../../../src/lib/errors.ts'
 import { newId } from '../../../src/lib/ids.ts'
-import { createChangeRequestService, type ChangeRequestService } from '../../../src/modules/subscriptions/index.ts'
+import { type ChangeRequestService } from '../../../src/modules/subscriptions/index.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { assertEnvelope, checkout, checkoutBody, closeTestApp, getSubscription, rowCounts, storedEvents } from './fixtures.ts'
 import { assertProblem } from '../../helpers/problem.ts'
+import { testModules } from '../../helpers/modules.ts'
 
 describe('B2B change requests', () => {
   let t: TestApp
@@ -24,7 +25,7 @@ describe('B2B change requests', () => {
     shop = await createStoreWithKey(t.db)
     other = await createStoreWithKey(t.db)
     // The portal route comes later: subscribers' requests are made through the service.
-    service = createChangeRequestService({ db: t.db, clock: systemClock })
+    service = testModules(t.db, { clock: systemClock }).changeRequests
     const product = await createProduct(t.app, shop.auth)
     business = await createPlan(t.app, shop.auth, product.id, { name: 'Office coffee', amount: 10_000, b2b: true })
     businessPlus = await createPlan(t.app, shop.auth, product.id, { name: 'Office coffee plus', amount: 15_000, b2b: true })

@@ -6,12 +6,14 @@ import { Migrator } from 'kysely/migration'
 import type { Db } from '../../../src/db/database.ts'
 import { migrateToLatest } from '../../../src/db/migrate.ts'
 import { migrations } from '../../../src/db/migrations/index.ts'
-import { recordEvents, type NewEvent } from '../../../src/modules/events/event-log.ts'
-import { takeEventsToFanOut } from '../../../src/modules/events/index.ts'
+import { createEventsModule, takeEventsToFanOut, type NewEvent } from '../../../src/modules/events/index.ts'
 import { startDispatchLoop } from '../../../src/modules/webhooks/index.ts'
 import { createTestDatabase, onPostgres } from '../../helpers/database.ts'
 import { createStoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { createEndpoint, drive, endpointAction, listDeliveries, newShop, removeEndpoints, webhookSuite } from './fixtures.ts'
+
+/** The event log as the modules record with it (no reactions: these tests watch the fan-out only). */
+const eventLog = (db: Db) => createEventsModule({ db }).service.log
 
 /**
  * The fan-out's work list is a narrow queue filled by a trigger on `events` (migration 0017), and
@@ -43,14 +45,14 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
 
     await assert.rejects(
       t.db.transaction().execute(async (trx) => {
-        await recordEvents(trx, [updated(storeId, 'sub_rolledback', 'never')])
+        await eventLog(trx).recordMany(trx, [updated(storeId, 'sub_rolledback', 'never')])
         throw new Error('rolled back')
       }),
       /rolled back/,
     )
     assert.deepEqual(await queued(t.db, storeId), [], 'a rolled-back event was never queued')
 
-    const recorded = await t.db.transaction().execute((trx) => recordEvents(trx, [updated(storeId, 'sub_queue_a', 'first'), updated(storeId, 'sub_queue_a', 'second')]))
+    const recorded = await t.db.transaction().execute((trx) => eventLog(trx).recordMany(trx, [updated(storeId, 'sub_queue_a', 'first'), updated(storeId, 'sub_queue_a', 'second')]))
     const ids = recorded.map((event) => event.id)
     assert.deepEqual(await queued(t.db, storeId), ids, 'queued at commit, in log order')
 
@@ -87,7 +89,7 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
     const other = await receiver()
     const otherEndpoint = await createEndpoint(t.app, shop.auth, { url: other.url, event_types: ['subscription.updated'] })
     const storeId = shop.store.id
-    const [early, plain] = await t.db.transaction().execute((trx) => recordEvents(trx, [updated(storeId, 'sub_early', 'early'), updated(storeId, 'sub_plain', 'plain')]))
+    const [early, plain] = await t.db.transaction().execute((trx) => eventLog(trx).recordMany(trx, [updated(storeId, 'sub_early', 'early'), updated(storeId, 'sub_plain', 'plain')]))
     const redelivered = await endpointAction(t.app, shop.auth, endpoint.id, 'redeliver', { event_id: early!.id })
     assert.ok([200, 202].includes(redelivered.statusCode), redelivered.body)
     assert.deepEqual(await queued(t.db, storeId), [early!.id, plain!.id], 'both still waiting for fan-out')
@@ -108,7 +110,7 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
   test('concurrent takers get disjoint events, and an event taken by an open transaction is skipped, not waited for', async (context) => {
     const shop = await newShop(t)
     const storeId = shop.store.id
-    const recorded = await t.db.transaction().execute((trx) => recordEvents(trx, ['a', 'b', 'c'].map((n) => updated(storeId, `sub_take_${n}`, n))))
+    const recorded = await t.db.transaction().execute((trx) => eventLog(trx).recordMany(trx, ['a', 'b', 'c'].map((n) => updated(storeId, `sub_take_${n}`, n))))
     let release!: () => void
     const held = new Promise<void>((resolve) => {
       release = resolve
@@ -156,7 +158,7 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
     })
     const endpoint = await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: ['subscription.updated'] })
     const entities = ['sub_lane_a', 'sub_lane_b', 'sub_lane_c']
-    await t.db.transaction().execute((trx) => recordEvents(trx, entities.flatMap((entity) => [updated(storeId, entity, '1'), updated(storeId, entity, '2')])))
+    await t.db.transaction().execute((trx) => eventLog(trx).recordMany(trx, entities.flatMap((entity) => [updated(storeId, entity, '1'), updated(storeId, entity, '2')])))
     const run = dispatcher({ concurrency: 2, batchSize: 2 })
     assert.equal(await run.fanOut(), 6)
 
@@ -200,7 +202,7 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
     const endpoint = await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: ['subscription.updated'] })
     const entities = Array.from({ length: 20 }, (_, i) => `sub_loop_${i}`)
     const recorded = await t.db.transaction().execute((trx) =>
-      recordEvents(trx, [1, 2, 3].flatMap((step) => entities.map((entity) => updated(storeId, entity, String(step))))),
+      eventLog(trx).recordMany(trx, [1, 2, 3].flatMap((step) => entities.map((entity) => updated(storeId, entity, String(step))))),
     )
     const errors: unknown[] = []
     const loop = startDispatchLoop({ dispatcher: dispatcher({ concurrency: 3, batchSize: 4 }), log: { error: (object) => errors.push(object) }, lanes: 2, idleMs: 5 })
@@ -227,7 +229,7 @@ describe('migration 0017: events waiting for fan-out when it runs are queued, an
     try {
       const { db } = handle
       const { store } = await createStoreWithKey(db)
-      const [waiting, taken] = await db.transaction().execute((trx) => recordEvents(trx, [updated(store.id, 'sub_mig_a', 'a'), updated(store.id, 'sub_mig_b', 'b')]))
+      const [waiting, taken] = await db.transaction().execute((trx) => eventLog(trx).recordMany(trx, [updated(store.id, 'sub_mig_a', 'a'), updated(store.id, 'sub_mig_b', 'b')]))
       await db.transaction().execute(async (trx) => {
         const all = await takeEventsToFanOut(trx, 10)
         // Put back the one that should still be waiting.
@@ -247,7 +249,7 @@ describe('migration 0017: events waiting for fan-out when it runs are queued, an
       assert.deepEqual(await queued(db, store.id), [waiting!.id, 'evt_mig_c'])
       const columns = await sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns WHERE table_name = 'events' AND column_name = 'fanned_out'`.execute(db)
       assert.equal(columns.rows.length, 0)
-      const [later] = await db.transaction().execute((trx) => recordEvents(trx, [updated(store.id, 'sub_mig_d', 'd')]))
+      const [later] = await db.transaction().execute((trx) => eventLog(trx).recordMany(trx, [updated(store.id, 'sub_mig_d', 'd')]))
       assert.deepEqual(await queued(db, store.id), [waiting!.id, 'evt_mig_c', later!.id])
     } finally {
       await handle.close()
