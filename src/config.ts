@@ -2,6 +2,7 @@ import envSchema from 'env-schema'
 import ipaddr from 'ipaddr.js'
 import { Type, type Static } from 'typebox'
 import { parseDurations } from './lib/durations.ts'
+import type { BillingSettings } from './modules/billing/index.ts'
 
 const Env = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
@@ -121,22 +122,8 @@ export interface Config {
     /** PLATFORM_TOKEN_KEY: the 32-byte key that encrypts stores' access tokens; undefined: one is generated once and kept. */
     tokenKey: Buffer | undefined
   }
-  billing: {
-    /** PLATFORM_API_URL: the REST host; a store's API is `{platformApiUrl}/stores/{hash}/v3`. */
-    platformApiUrl: string
-    /** PLATFORM_PAYMENTS_URL: the payments host; a store's payments are at `{platformPaymentsUrl}/stores/{hash}/payments`. */
-    platformPaymentsUrl: string
-    platformTimeoutMs: number
-    /** Simulated processing time of the test gateway, for benchmarks. */
-    testGatewayLatencyMs: number
-    /** How long a worker owns a charge's gateway call before the reconciler may take it over. */
-    chargeLeaseMs: number
-    /** Gateway calls in flight at once per worker. */
-    concurrency: number
-    batchSize: number
-    /** How long a charge's outcome may stay unknown before it requires review. */
-    unknownGraceMs: number
-  }
+  /** The billing module's settings (src/modules/billing). */
+  billing: BillingSettings
 }
 
 /**

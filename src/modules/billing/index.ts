@@ -26,17 +26,26 @@ export interface BillingModuleDeps {
   /** The subscriptions module's due lifecycle work, run by the test clock between renewals. */
   processDueWork: (options: { storeId: string }) => Promise<DueCounts>
   platform: Pick<PlatformService, 'client' | 'connections'>
-  settings: {
-    platformApiUrl: string
-    platformPaymentsUrl: string
-    platformTimeoutMs: number
-    testGatewayLatencyMs: number
-    chargeLeaseMs: number
-    concurrency: number
-    batchSize: number
-    unknownGraceMs: number
-  }
+  settings: BillingSettings
   log: BillingLog
+}
+
+/** What billing needs from the configuration. */
+export interface BillingSettings {
+  /** PLATFORM_API_URL: the REST host; a store's API is `{platformApiUrl}/stores/{hash}/v3`. */
+  platformApiUrl: string
+  /** PLATFORM_PAYMENTS_URL: the payments host; a store's payments are at `{platformPaymentsUrl}/stores/{hash}/payments`. */
+  platformPaymentsUrl: string
+  platformTimeoutMs: number
+  /** Simulated processing time of the test gateway, for benchmarks. */
+  testGatewayLatencyMs: number
+  /** How long a worker owns a charge's gateway call before the reconciler may take it over. */
+  chargeLeaseMs: number
+  /** Gateway calls in flight at once per worker. */
+  concurrency: number
+  batchSize: number
+  /** How long a charge's outcome may stay unknown before it requires review. */
+  unknownGraceMs: number
 }
 
 export interface BillingService {

@@ -1,28 +1,20 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
 import { handleJob } from '../../jobs/job-kinds.ts'
 import { runAgainIn } from '../../jobs/runner.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Mailer } from '../../lib/mailer.ts'
 import type { Module } from '../module.ts'
-import type { AuthCache } from '../stores/index.ts'
 import { createMagicLinkSender } from './magic-links.ts'
 import { PurgePortalAuth, SendMagicLink } from './portal-auth.jobs.ts'
 import { purgeExpired } from './portal-auth.repository.ts'
 import { portalAuthRoutes, type MagicLinkLimits } from './portal-auth.routes.ts'
 import { portalAuthSchemas } from './portal-auth.schemas.ts'
-import { createPortalAuthService, type PortalAuthService } from './portal-auth.service.ts'
+import { createPortalAuthService, type PortalAuthService, type PortalAuthServiceDeps } from './portal-auth.service.ts'
 
 const PURGE_EVERY_MS = 3_600_000
 
-export interface PortalAuthModuleDeps {
-  db: Db
-  clock: Clock
-  issuer: string
-  jwtSecret: string | undefined
-  keyStore: { engine: Engine; dataDir: string }
-  authCache: AuthCache
+export interface PortalAuthModuleDeps extends PortalAuthServiceDeps {
   magicLinkLimits: MagicLinkLimits
   mailer: Mailer
   /** Where sign-in links point; a function because the listening address is known only after start. */

@@ -21,7 +21,7 @@ export interface PortalAuthService {
   logout(session: PortalSessionClaims): Promise<void>
 }
 
-export function createPortalAuthService({ db, clock, issuer, jwtSecret, keyStore, authCache }: {
+export interface PortalAuthServiceDeps {
   db: Db
   clock: Clock
   /** JWT_ISSUER. */
@@ -30,7 +30,9 @@ export function createPortalAuthService({ db, clock, issuer, jwtSecret, keyStore
   jwtSecret: string | undefined
   keyStore: { engine: Engine; dataDir: string }
   authCache: AuthCache
-}): PortalAuthService {
+}
+
+export function createPortalAuthService({ db, clock, issuer, jwtSecret, keyStore, authCache }: PortalAuthServiceDeps): PortalAuthService {
   const sessions = createPortalSessions({ secret: () => resolveSessionSecret({ configured: jwtSecret, ...keyStore, db }), issuer, clock })
   return {
     sessions,
