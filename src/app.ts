@@ -37,7 +37,7 @@ import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscrip
 import { apiKeyRoutes, createAuthCache, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
-import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
+import { chargeAdminRoutes, testClockRoutes, testClockSchemas, UpcomingRenewal } from './modules/billing/index.ts'
 import { portalRoutes } from './modules/portal/index.ts'
 import { createRetentionService, retentionPortalRoutes } from './modules/retention/index.ts'
 import { Notification, notificationAdminRoutes } from './modules/notifications/index.ts'
@@ -68,7 +68,7 @@ export interface BuildAppOptions {
 }
 
 /** Every schema other schemas refer to by name; each becomes a named OpenAPI component. */
-const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument, Notification, Discount]
+const SHARED_SCHEMAS = [Problem, Store, ...catalogSchemas, ...eventSchemas, ...subscriptionSchemas, ...portalAuthSchemas, ...testClockSchemas, ...webhookSchemas, StorefrontStore, PlatformConnection, PaymentInstrument, Notification, Discount, UpcomingRenewal]
 
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
@@ -160,7 +160,7 @@ export async function buildApp({ database, config, services: given, clock = syst
 
   await app.register(async (portal) => {
     await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
-    await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
+    await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, upcoming: services.upcomingRenewals, authenticatePortal })
     await portal.register(retentionPortalRoutes, { retention: createRetentionService({ subscriptions, applyDiscount: services.discounts.applyToSubscription }), authenticatePortal })
     await portal.register(discountPortalRoutes, { discounts: services.discounts, authenticatePortal })
     await portal.register(onetimePortalRoutes, { onetimes: services.onetimes, authenticatePortal })
@@ -205,7 +205,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })
     await admin.register(eventRoutes, { db })
     await admin.register(webhookAdminRoutes, { webhooks })
-    await admin.register(chargeAdminRoutes, { db, renewals })
+    await admin.register(chargeAdminRoutes, { db, renewals, upcoming: services.upcomingRenewals })
     await admin.register(testClockRoutes, { testClock })
     await admin.register(notificationAdminRoutes, { db })
     await admin.register(analyticsRoutes, { db, clock: services.clock })

@@ -4,7 +4,7 @@ import type { DatabaseHandle } from './db/connect.ts'
 import type { Clock } from './lib/clock.ts'
 import { systemClock } from './lib/clock.ts'
 import { countFailedJobs } from './jobs/runner.ts'
-import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock } from './modules/billing/index.ts'
+import { countBillingSetAside, createGatewayResolver, createRenewalEngine, createTestClock, createUpcomingRenewals } from './modules/billing/index.ts'
 import { createOrderWebhooks, createPlatformClient, createPlatformConnections, createStoredInstruments, createTokenVault, resolveTokenKey } from './modules/platform/index.ts'
 import { createCatalogService, createPublicCatalog } from './modules/catalog/index.ts'
 import { countRenewalsSetAside, createChangeRequestService, createCheckoutService, createSubscriptionService } from './modules/subscriptions/index.ts'
@@ -78,6 +78,8 @@ export function createServices({ database, config, clock = systemClock, log }: S
     platformClient,
     storedInstruments,
     renewals,
+    /** The next renewal as it stands, priced as the renewal engine prices it (admin and portal `.../upcoming`). */
+    upcomingRenewals: createUpcomingRenewals({ db }),
     testClock: createTestClock({ db, clock, renewals }),
     publicCatalog,
     catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),

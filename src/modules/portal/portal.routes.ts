@@ -5,7 +5,7 @@ import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
-import { Charge } from '../billing/index.ts'
+import { Charge, UPCOMING_RENEWAL_DESCRIPTION, UpcomingRenewal, type UpcomingRenewals } from '../billing/index.ts'
 import { Plan, type CatalogService } from '../catalog/index.ts'
 import { PaymentInstrumentList, presentInstrument, type PaymentInstrumentListView, type StoredCard, type StoredInstruments } from '../platform/index.ts'
 import { portalActor } from '../portal-auth/index.ts'
@@ -34,6 +34,8 @@ export interface PortalRouteDeps {
   catalog: CatalogService
   /** The platform customers' stored instruments (GET /payment-instruments on a platform store). */
   instruments: StoredInstruments
+  /** The next renewal of a subscription, priced by billing (GET /subscriptions/{id}/upcoming). */
+  upcoming: UpcomingRenewals
   authenticatePortal: (request: FastifyRequest) => Promise<void>
 }
 
@@ -42,7 +44,7 @@ export interface PortalRouteDeps {
  * no subscriber or customer id is ever taken from the path or query, and anything of another
  * subscriber or store is simply not found.
  */
-export async function portalRoutes(app: App, { db, clock, subscriptions, changeRequests, catalog, instruments, authenticatePortal }: PortalRouteDeps): Promise<void> {
+export async function portalRoutes(app: App, { db, clock, subscriptions, changeRequests, catalog, instruments, upcoming, authenticatePortal }: PortalRouteDeps): Promise<void> {
   requireSecurityScheme(app, 'portalSession')
   app.addHook('onRequest', authenticatePortal)
   const portal = createPortalService({ db, clock, subscriptions, catalog })
@@ -167,6 +169,20 @@ export async function portalRoutes(app: App, { db, clock, subscriptions, changeR
   }, async (request) => {
     const { store, actor } = portalActor(request)
     return portal.listCharges(store, actor, request.params.id, request.query)
+  })
+
+  app.get('/subscriptions/:id/upcoming', {
+    schema: {
+      operationId: 'getPortalUpcomingRenewal',
+      summary: "One of your subscriptions' next renewal charge, as it stands",
+      description: `${UPCOMING_RENEWAL_DESCRIPTION} Another subscriber's subscription is 404, like every portal route.`,
+      tags: ['Portal'],
+      params: Params,
+      response: { 200: Ref(UpcomingRenewal), ...problemResponses(404, 409) },
+    },
+  }, async (request) => {
+    const { store, actor } = portalActor(request)
+    return upcoming.get(store, request.params.id, actor)
   })
 
   app.get('/subscriptions/:id/swap-options', {

@@ -23,7 +23,7 @@ export {
 export { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
 export { createCheckoutService, type CheckoutService } from './checkout.service.ts'
 export { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
-export { processDueWork, UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind } from './due-work.ts'
+export { dueMutation, processDueWork, UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind } from './due-work.ts'
 export { subscriptionAdminRoutes } from './subscriptions.routes.ts'
 export type { Actor, ActionMark, Mutation } from './subscription-mutation.ts'
 export { applyMutation, lockForActor, withMark } from './subscription-mutation.ts'
