@@ -51,7 +51,7 @@ export function intervalText(plan: Plan): string {
  * What one cycle costs. A prepaid plan's amount pays for its whole block of `prepaid_cycles`
  * cycles in one charge, so per cycle it is that amount divided (minor units, possibly fractional).
  */
-export function perCycle(plan: Plan): number {
+export function perCycle(plan: Pick<Plan, 'amount' | 'prepaid_cycles'>): number {
   return plan.amount / (plan.prepaid_cycles ?? 1)
 }
 
@@ -79,9 +79,10 @@ export function planNotes(plan: Plan, locale?: string): string[] {
 
 /**
  * A plan's price in one line: "$18.00 every month"; a prepaid plan per cycle and per charge,
- * "$20.40 every month, $61.20 per charge". `quantity` multiplies both.
+ * "$20.40 every month, $61.20 per charge". One item: what a subscription charges is the service's to
+ * say (GET .../upcoming).
  */
-export function planPriceText(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string, quantity = 1): string {
-  const each = `${formatMoney((plan.amount * quantity) / (plan.prepaid_cycles ?? 1), plan.currency, locale)} ${intervalText(plan as Plan)}`
-  return plan.prepaid_cycles ? `${each}, ${formatMoney(plan.amount * quantity, plan.currency, locale)} per charge` : each
+export function planPriceText(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string): string {
+  const each = `${formatMoney(perCycle(plan), plan.currency, locale)} ${intervalText(plan as Plan)}`
+  return plan.prepaid_cycles ? `${each}, ${formatMoney(plan.amount, plan.currency, locale)} per charge` : each
 }
