@@ -1,15 +1,10 @@
 import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
-import { Shell } from '../shared/shell.ts'
+import { Shell, type SignInMessage } from '../shared/shell.ts'
 import { useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
 import { clearKey, currentKey, signedInVia } from './session.ts'
 import type { Store } from './types.ts'
-
-export interface SignInMessage {
-  text: string
-  kind: 'info' | 'error'
-}
 
 const NAV: { href: string; label: string; match: (path: string) => boolean }[] = [
   { href: paths.overview, label: 'Overview', match: (p) => p === ROOT },
@@ -29,7 +24,6 @@ class ConsoleApp extends Shell {
   private readonly account = document.getElementById('account') as HTMLElement
   private storePromise: Promise<Store> | null = null
   store: Store | null = null
-  signInMessage: SignInMessage | null = null
 
   protected override titleSuffix(): string {
     return this.store?.name ?? 'Merchant console'

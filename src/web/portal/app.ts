@@ -1,15 +1,9 @@
 import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
-import { Shell } from '../shared/shell.ts'
+import { Shell, type SignInMessage } from '../shared/shell.ts'
 import { navigate, ROOT, signInPath } from './router.ts'
 import { clearSession, currentSession, type Session } from './session.ts'
 import type { PortalStore, Subscriber } from './types.ts'
-
-/** What the sign-in page says on arrival (why the session ended, or that sign-out worked). */
-export interface SignInMessage {
-  text: string
-  kind: 'info' | 'error'
-}
 
 /** The shared page shell, with the portal's header (the store's name, the account) and session. */
 class PortalApp extends Shell {
@@ -25,7 +19,6 @@ class PortalApp extends Shell {
   private signingOut = false
   /** The store of the last page shown: where sign-in goes back to. */
   storeHash: string | null = null
-  signInMessage: SignInMessage | null = null
   /** The one-time sign-in token read from the address bar, kept in memory only. */
   pendingToken: string | null = null
 

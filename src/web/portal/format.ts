@@ -1,24 +1,10 @@
+import { formatMoney as sharedFormatMoney } from '../shared/money.ts'
 import { planPriceText } from '../shared/plan-format.ts'
 import type { ChangeRequest, Charge, Interval, Plan, Subscription, SubscriptionStatus, UpcomingRenewal } from './types.ts'
 
-const fractionDigits = new Map<string, number>()
-
 /** Minor units to a price in the shopper's locale: 1500 USD is $15.00, 1500 JPY is ¥1,500. */
 export function formatMoney(minor: number, currency: string): string {
-  let digits = fractionDigits.get(currency)
-  if (digits === undefined) {
-    try {
-      digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
-    } catch {
-      digits = 2
-    }
-    fractionDigits.set(currency, digits)
-  }
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(minor / 10 ** digits)
-  } catch {
-    return `${(minor / 10 ** digits).toFixed(digits)} ${currency}`
-  }
+  return sharedFormatMoney(minor, currency)
 }
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })

@@ -1,5 +1,11 @@
 import type { Router } from './router.ts'
 
+/** What the sign-in page says on arrival (why the session ended, or that sign-out worked). */
+export interface SignInMessage {
+  text: string
+  kind: 'info' | 'error'
+}
+
 /**
  * The page shell both apps share (index.html gives it #main, the #notice live region and the
  * .skip-link): one render at a time, the title and the focus after each page, and messages read
@@ -11,6 +17,8 @@ export class Shell {
   private renderSeq = 0
   private noticeTimer: ReturnType<typeof setTimeout> | undefined
   private flash: string | null = null
+  /** For the sign-in page to show once, then clear. */
+  signInMessage: SignInMessage | null = null
 
   /** The end of every tab title (the store's name, or the app's); each app says. */
   protected titleSuffix(): string {
