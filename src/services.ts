@@ -126,6 +126,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     subscriptions: subscriptions.service.subscriptions,
     changeRequests: subscriptions.service.changeRequests,
     charges: billing.service.charges,
+    upcoming: billing.service.upcoming,
     catalog: catalog.service,
     instruments: platform.service.instruments,
   })

@@ -63,6 +63,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     const fortnightly = await plan(beans.id, { name: 'Fortnightly bag', amount: 1000, interval: 'week', interval_count: 2 })
     const teaPlan = await plan(tea.id, { name: 'Tin every month', amount: 1250, interval: 'month' })
     await admin('POST', '/products', { platform_product_id: 'gift-wrap', name: 'Gift wrap', one_time_price: { amount: 350, currency: 'USD' } })
+    const mug = await admin<{ id: string }>('POST', '/products', { platform_product_id: 'mug', name: 'Enamel Mug', one_time_price: { amount: 1200, currency: 'USD' } })
     const checkout = async (order: string, email: string, instrument: string, planId: string, quantity = 1) => {
       const result = await admin<{ data: { id: string; next_charge_at: string }[] }>('POST', '/checkouts', {
         platform_order_id: order,
@@ -81,6 +82,10 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     // A month on: the coffee renews, the tea's card is declined (dunning), the unknown one stays pending.
     const due = Math.max(...[coffee, teaSub, review].map((s) => Date.parse(s.next_charge_at)))
     await admin('POST', '/test-clock/advance', { to: new Date(due + 3_600_000).toISOString() })
+    // For the next renewal by hand: 2 x $18.00 with 20% off and a $12.00 mug is $36.00 - $7.20 + $12.00 = $40.80.
+    await admin('POST', '/discounts', { code: 'SAVE20', type: 'percentage', value: 20, duration: 'forever' })
+    await admin('POST', `/subscriptions/${coffee.id}/discount`, { code: 'SAVE20' })
+    await admin('POST', `/subscriptions/${coffee.id}/onetimes`, { product_id: mug.id, quantity: 1 })
     return { coffee: coffee.id, tea: teaSub.id, grace: graceSub.id, review: review.id, monthly: monthly.id, fortnightly: fortnightly.id }
   }
 
@@ -173,7 +178,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await heading().filter({ hasText: 'Overview' }).waitFor()
     await notice().filter({ hasText: `Signed in to ${STORE_NAME}` }).waitFor()
     assert.equal(await page.locator('#store-name').textContent(), STORE_NAME)
-    assert.equal(await page.evaluate<string | null>("sessionStorage.getItem('console.admin_key')"), ADMIN_KEY)
+    assert.equal(await page.evaluate<string | null>("JSON.parse(sessionStorage.getItem('console.session')).token"), ADMIN_KEY)
     assert.equal(await page.evaluate<number>('localStorage.length'), 0)
     assert.equal(await page.evaluate<string>('document.cookie'), '')
   })
@@ -222,7 +227,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await notice().filter({ hasText: '2 subscriptions shown' }).waitFor()
     const rows = await page.locator('.results tbody tr').allInnerTexts()
     const coffeeRow = rows.find((row) => row.includes(seeded.coffee))!
-    assert.match(coffeeRow, /\$36\.00 \(2 × \$18\.00\)/)
+    assert.match(coffeeRow, /2 × \$18\.00/)
     await page.getByLabel('Email or subscription id').fill(seeded.coffee)
     await page.getByRole('button', { name: 'Search' }).click()
     await notice().filter({ hasText: '1 subscription shown' }).waitFor()
@@ -232,6 +237,15 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     const details = await page.locator('section[aria-label="Details"]').innerText()
     assert.match(details, /Monthly bag/)
     assert.match(details, /GMT\+1|GMT\+2|CET|CEST/, 'times are shown in the store time zone (Europe/Berlin), not the browser\'s')
+    // The next renewal is the service's preview (GET .../upcoming), shown as it is: 2 x $18.00 - 20% + a $12.00 mug.
+    const upcoming = await admin<{ subtotal: number; discount_amount: number; amount: number }>('GET', `/subscriptions/${seeded.coffee}/upcoming`)
+    assert.deepEqual([upcoming.subtotal, upcoming.discount_amount, upcoming.amount], [4800, 720, 4080])
+    assert.equal(await page.locator('[data-figure="upcoming-amount"]').innerText(), '$40.80')
+    assert.match(details, /Next charge\s+\$40\.80 on /)
+    const renewal = (await page.locator('section[aria-label="Next renewal"]').innerText()).replace(/\s+/g, ' ')
+    assert.match(renewal, /House Blend Coffee Beans 2 \$18\.00 \$36\.00 − \$7\.20 \(SAVE20\)/)
+    assert.match(renewal, /Enamel Mug \(add-on, once\) 1 \$12\.00 \$12\.00/)
+    assert.match(renewal, /Subtotal \$48\.00 Discount − \$7\.20 Shipping \$0\.00 Tax \$0\.00 Total \$40\.80/)
     await page.locator('section[aria-label="Timeline"] li').first().waitFor()
     await screenshot(t, 'subscription')
   })
@@ -405,7 +419,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await dialog().getByRole('button', { name: 'Delete' }).click()
     await notice().filter({ hasText: 'SPRING5 is deleted.' }).waitFor()
     const left = await admin<{ data: { code: string }[] }>('GET', '/discounts')
-    assert.deepEqual(left.data.map((d) => d.code), ['WELCOME10'])
+    assert.deepEqual(left.data.map((d) => d.code), ['WELCOME10', 'SAVE20'])
     await screenshot(t, 'discounts')
   })
 
@@ -481,7 +495,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     await page.getByLabel('Add-on product').selectOption({ label: 'Gift wrap ($3.50)' })
     await page.getByLabel('Add-on quantity').fill('2')
     await page.getByRole('button', { name: 'Add to the next renewal' }).click()
-    await dialog().getByText(/Gift wrap × 2 = \$7\.00/).waitFor()
+    await dialog().getByText(/Gift wrap × 2 at \$3\.50 each/).waitFor()
     await dialog().getByRole('button', { name: 'Add' }).click()
     await notice().filter({ hasText: 'Added to the next renewal.' }).waitFor()
     const addOns = page.locator('section[aria-label="One-time add-ons"]')
@@ -584,8 +598,8 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
       assert.equal(new URL(tab.url()).pathname, '/console')
       assert.equal(new URL(tab.url()).hash, '', 'the session is taken out of the address')
       assert.equal(await tab.locator('#store-name').textContent(), STORE_NAME)
-      assert.equal(await tab.evaluate<string | null>("sessionStorage.getItem('console.via')"), 'platform')
-      const token = await tab.evaluate<string | null>("sessionStorage.getItem('console.admin_key')")
+      assert.equal(await tab.evaluate<string | null>("JSON.parse(sessionStorage.getItem('console.session')).via"), 'platform')
+      const token = await tab.evaluate<string | null>("JSON.parse(sessionStorage.getItem('console.session')).token")
       assert.match(token ?? '', /^[\w-]+\.[\w-]+\.[\w-]+$/, 'a console session, not a key')
       assert.equal(await tab.evaluate<number>('localStorage.length'), 0)
       // The page may be framed by the control panel, and by nothing else.

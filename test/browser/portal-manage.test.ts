@@ -68,13 +68,14 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     await plan(decaf.id, { name: 'Decaf monthly', amount: 1900, interval: 'month' })
     await admin('POST', '/discounts', { code: 'SAVE20', type: 'percentage', value: 20, duration: 'forever' })
     let order = 3000
-    const checkout = async () => {
+    const checkout = async (quantity: number) => {
       const result = await admin<{ data: { id: string }[] }>('POST', '/checkouts', {
-        platform_order_id: `order-${order++}`, email: ADA, name: 'Ada Lovelace', shipping_address: ADDRESS, payment_instrument_id: 'pi_visa_ok', items: [{ plan_id: monthly.id, quantity: 1 }],
+        platform_order_id: `order-${order++}`, email: ADA, name: 'Ada Lovelace', shipping_address: ADDRESS, payment_instrument_id: 'pi_visa_ok', items: [{ plan_id: monthly.id, quantity }],
       })
       return result.data[0]!.id
     }
-    for (const name of ['manage', 'keep', 'cancel']) subs[name] = await checkout()
+    // The one managed below: 2 x 1,800, so 20% off and a 1,200 add-on make 3,600 - 720 + 1,200 = 4,080.
+    for (const [name, quantity] of [['manage', 2], ['keep', 1], ['cancel', 1]] as const) subs[name] = await checkout(quantity)
     browser = await launchBrowser()
     page = await (await browser.newContext({ viewport: { width: 1440, height: 1000 }, locale: 'en-US', timezoneId: 'UTC' })).newPage()
     watchPage(page, () => server.origin, { pageProblems })
@@ -149,7 +150,7 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     await shoot('list')
   })
 
-  test('the swap picker: grouped by product, sorted, prepaid per month and per charge; the confirmation shows the date and new total', async () => {
+  test('the swap picker: grouped by product, sorted, prepaid per month and per charge; the confirmation shows the date and new price', async () => {
     await openSubscription(subs.manage!)
     await page.locator('summary', { hasText: 'Change plan' }).click()
     const groups = await panel('Change plan').locator('fieldset.plan-group legend').allInnerTexts()
@@ -161,12 +162,12 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     await panel('Change plan').getByRole('button', { name: 'Change plan' }).click()
     const confirmation = await dialog().innerText()
     assert.match(confirmation, /From [A-Z][a-z]{2} \d{1,2}, \d{4}: Quarterly prepaid/)
-    assert.match(confirmation, /New total: \$20\.40 every month, \$61\.20 per charge/)
+    assert.match(confirmation, /New price: \$20\.40 every month, \$61\.20 per charge, for each of your 2\./)
     await shoot('swap-confirm')
     await dialog().getByRole('button', { name: 'Go back' }).click()
   })
 
-  test('apply a discount code (a refusal in the API words), add an add-on, then order now showing the amount', async () => {
+  test('apply a discount code (a refusal in the API words), add an add-on: the next charge is the service\'s $40.80; order now charges it', async () => {
     await page.locator('summary', { hasText: 'Apply a discount code' }).click()
     await page.getByLabel('Discount code').fill('NOPE')
     await panel('Apply a discount code').getByRole('button', { name: 'Apply code' }).click()
@@ -184,24 +185,32 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     const products = await page.getByLabel('Product').locator('option').allInnerTexts()
     assert.deepEqual(products, ['Choose a product', 'Decaf Blend, $20.00', 'Enamel Mug, $12.00', 'House Blend Coffee Beans, $24.00'])
     await page.getByLabel('Product').selectOption({ label: 'Enamel Mug, $12.00' })
-    await panel('Add something').getByLabel('Quantity').fill('2')
+    await panel('Add something').getByLabel('Quantity').fill('1')
     await panel('Add something').getByRole('button', { name: 'Add to next order' }).click()
-    assert.match(await dialog().innerText(), /2 × Enamel Mug for \$24\.00/)
+    assert.match(await dialog().innerText(), /1 × Enamel Mug at \$12\.00 each/)
     await dialog().getByRole('button', { name: 'Add to next order' }).click()
     await notice().filter({ hasText: 'Enamel Mug is added to your next order.' }).waitFor()
     await page.locator('summary', { hasText: 'Add something to the next order' }).click()
-    assert.match(await page.locator('.addon-list').innerText(), /2 × Enamel Mug, \$24\.00/)
+    assert.match(await page.locator('.addon-list').innerText(), /1 × Enamel Mug, \$12\.00/)
+
+    // By hand: 2 x $18.00 = $36.00, 20% off it = $7.20, the mug $12.00 in full: $40.80. The page shows the
+    // service's preview (the same figures the charge will carry), line by line.
+    const upcoming = await admin<{ amount: number; subtotal: number; discount_amount: number }>('GET', `/subscriptions/${subs.manage}/upcoming`)
+    assert.deepEqual([upcoming.subtotal, upcoming.discount_amount, upcoming.amount], [4800, 720, 4080])
+    const summary = await page.locator('section.summary').innerText()
+    assert.match(summary, /Next charge\s+\$40\.80 on [A-Z][a-z]{2} \d{1,2}, \d{4}/)
+    const lines = (await page.locator('.charge-lines li').allInnerTexts()).map((line) => line.replace(/\s+/g, ' ').trim())
+    assert.deepEqual(lines, ['House Blend Coffee Beans × 2 $36.00', 'Discount SAVE20 − $7.20', 'Enamel Mug × 1 (once) $12.00', 'Total $40.80'])
     await shoot('discount-addon')
 
     await page.getByRole('button', { name: 'Order now' }).click()
     const order = await dialog().innerText()
-    // $18.00 less 20% ($3.60) plus $24.00 of add-ons.
-    assert.match(order, /\$38\.40 \(\$18\.00 − \$3\.60 \(code SAVE20\) \+ \$24\.00 of add-ons\) is charged now/)
+    assert.match(order, /\$40\.80 \(\$36\.00 − \$7\.20 \(code SAVE20\) \+ \$12\.00 Enamel Mug\) is charged now/)
     await shoot('order-now')
     await dialog().getByRole('button', { name: 'Order and pay now' }).click()
     await notice().filter({ hasText: 'Your order is placed' }).waitFor()
     const history = await page.locator('section.history').innerText()
-    assert.match(history, /\$38\.40/)
+    assert.match(history, /\$40\.80/, 'the charge made is the amount shown')
     assert.match(history, /Paid at checkout/)
   })
 
@@ -235,7 +244,7 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     assert.equal(subscription.status, 'active')
     assert.equal(subscription.skip_next, true)
     // The next charge shown is the real one, after the skipped renewal.
-    assert.match(await page.locator('section.summary').innerText(), /Next charge\s+[A-Z][a-z]{2} \d{1,2}, \d{4} \(the .* renewal is skipped\)/)
+    assert.match(await page.locator('section.summary').innerText(), /Next charge\s+\$18\.00 on [A-Z][a-z]{2} \d{1,2}, \d{4} \(the .* renewal is skipped\)/)
   })
 
   test('retention: declining goes on to the cancellation with a reason from the store', async () => {

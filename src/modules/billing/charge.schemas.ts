@@ -48,3 +48,25 @@ export const Charge = Type.Object(
   { $id: 'Charge', title: 'Charge', additionalProperties: false },
 )
 export type ChargeView = Static<typeof Charge>
+
+const RenewalAmount = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description })
+
+/** The next renewal charge as it stands, with the charge's own names (docs/contract.md, Upcoming renewal). */
+export const UpcomingRenewal = Type.Object(
+  {
+    object: Type.Literal('upcoming_renewal'),
+    subscription_id: Id('sub'),
+    next_charge_at: { ...Timestamp, description: 'When it is charged: after a skipped renewal the one after it, in dunning the next retry, for a pending subscription its first charge' },
+    period_start: { ...Timestamp, description: 'The period (or prepaid block) it pays, as the charge will show it' },
+    period_end: Timestamp,
+    currency: Currency,
+    line_items: Type.Array(ChargeLineItem, { description: "As the charge will carry them: the subscription's line first, then each pending one-time add-on" }),
+    subtotal: RenewalAmount("Integer minor units before the discount: the subscription's price x quantity plus its pending add-ons"),
+    discount_amount: RenewalAmount("Integer minor units the subscription's discount takes off, as the renewal applies it (its own line only; a percentage rounded half up, a fixed amount capped at the line)"),
+    shipping_amount: RenewalAmount('Integer minor units of shipping: 0 until renewals are priced by the store (a later issue)'),
+    tax_amount: RenewalAmount('Integer minor units of tax: 0 until renewals are priced by the store (a later issue)'),
+    amount: RenewalAmount('Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`'),
+  },
+  { $id: 'UpcomingRenewal', title: 'UpcomingRenewal', additionalProperties: false },
+)
+export type UpcomingRenewalView = Static<typeof UpcomingRenewal>

@@ -3,9 +3,10 @@ import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { Charge, CHARGE_STATUSES } from './charge.schemas.ts'
+import { Charge, CHARGE_STATUSES, UpcomingRenewal } from './charge.schemas.ts'
 import type { ChargesService } from './charges.service.ts'
 import type { RenewalEngine } from './renewal-engine.ts'
+import type { UpcomingRenewals } from './upcoming-renewal.ts'
 
 const RefundBody = Type.Object(
   {
@@ -29,8 +30,30 @@ const ChargeListQuery = Type.Object(
   { additionalProperties: false },
 )
 
-/** The merchant's view of charge attempts: every renewal and dunning retry, newest first. */
-export async function chargeAdminRoutes(app: App, { charges, renewals }: { charges: ChargesService; renewals: RenewalEngine }): Promise<void> {
+/** What GET .../subscriptions/{id}/upcoming says, for the admin and the portal route alike. */
+export const UPCOMING_RENEWAL_DESCRIPTION =
+  "The subscription's next renewal charge as it stands now, with the charge's own names: the subscription's line (price x quantity) and each pending one-time add-on as `line_items`, " +
+  'the discount as the renewal applies it, and `amount` = `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`. ' +
+  'It is priced by the same function the renewal engine charges with, from the same inputs, so the charge made at `next_charge_at` equals it unless the subscription, its discount or its add-ons change meanwhile. ' +
+  '`shipping_amount` and `tax_amount` are 0 for now: renewals priced by the store itself (its tax and shipping) are a later issue. ' +
+  '`next_charge_at` is the next charge: after a skipped renewal the one after it, in dunning the next retry, for a pending subscription its first charge, for a subscription paused with `resume_at` the charge at or after its resumption. ' +
+  '409 `invalid_state` when there is no next renewal to show (`detail` says why): cancelled or expired, set to cancel at the end of its period, paused without `resume_at`, past due (the next attempt waits for a new payment instrument), ' +
+  "a gifted prepaid block that ends, a renewal charge already in progress (its amounts are on that charge), billing waiting for an admin (`billing_issue`), or the store's billing stopped."
+
+/** The merchant's view of charge attempts: every renewal and dunning retry, newest first; and the next renewal of a subscription. */
+export async function chargeAdminRoutes(app: App, { charges, renewals, upcoming }: { charges: ChargesService; renewals: RenewalEngine; upcoming: UpcomingRenewals }): Promise<void> {
+  // Here rather than among the subscriptions module's routes: billing prices it, and billing depends on subscriptions, not the reverse.
+  app.get('/subscriptions/:id/upcoming', {
+    schema: {
+      operationId: 'getUpcomingRenewal',
+      summary: "A subscription's next renewal charge, as it stands",
+      description: UPCOMING_RENEWAL_DESCRIPTION,
+      tags: ['Subscriptions'],
+      params: IdParams('sub'),
+      response: { 200: Ref(UpcomingRenewal), ...problemResponses(404, 409) },
+    },
+  }, async (request) => upcoming.get(adminStore(request), request.params.id, { kind: 'admin' }))
+
   app.get('/charges', {
     schema: {
       operationId: 'listCharges',

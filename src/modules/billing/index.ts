@@ -7,13 +7,14 @@ import type { DueCounts, SubscriptionWrites } from '../subscriptions/index.ts'
 import { chargeAdminRoutes } from './charges.routes.ts'
 import { countBillingSetAside } from './charges.repository.ts'
 import { createChargesService, type ChargesService } from './charges.service.ts'
-import { Charge } from './charge.schemas.ts'
+import { Charge, UpcomingRenewal } from './charge.schemas.ts'
 import { createGatewayResolver } from './gateway-resolver.ts'
 import type { BillingLog } from './renewal-context.ts'
 import { createRenewalEngine, type RenewalEngine } from './renewal-engine.ts'
 import { renewalJobs } from './renewal.jobs.ts'
 import { createTestClock, type TestClock } from './test-clock.ts'
 import { testClockRoutes, testClockSchemas } from './test-clock.routes.ts'
+import { createUpcomingRenewals, type UpcomingRenewals } from './upcoming-renewal.ts'
 
 const RECONCILE_EVERY_MS = 5_000
 
@@ -52,6 +53,8 @@ export interface BillingService {
   /** Charges renewals exactly once, retries failures (dunning), refunds, and settles what a person reviewed. */
   renewals: RenewalEngine
   charges: ChargesService
+  /** The next renewal as it stands, priced as the renewal engine prices it (admin and portal `.../upcoming`). */
+  upcoming: UpcomingRenewals
   testClock: TestClock
   /** Charges and refunds set aside for a person, by kind. */
   setAsideCounts(): Promise<{ charge_review: number; refund_review: number }>
@@ -74,7 +77,8 @@ export function createBillingModule({ db, clock, events, writes, processDueWork,
   })
   const charges = createChargesService({ db })
   const testClock = createTestClock({ db, clock, renewals, processDueWork })
-  const service: BillingService = { renewals, charges, testClock, setAsideCounts: () => countBillingSetAside(db) }
+  const upcoming = createUpcomingRenewals({ db })
+  const service: BillingService = { renewals, charges, upcoming, testClock, setAsideCounts: () => countBillingSetAside(db) }
   // No more often than a charge's lease can end: a charge whose worker died is taken over as its lease runs out.
   const reconcileEveryMs = Math.max(500, Math.min(RECONCILE_EVERY_MS, settings.chargeLeaseMs))
   return {
@@ -82,17 +86,19 @@ export function createBillingModule({ db, clock, events, writes, processDueWork,
     service,
     routes: {
       admin: async (app) => {
-        await chargeAdminRoutes(app, { charges, renewals })
+        await chargeAdminRoutes(app, { charges, renewals, upcoming })
         await testClockRoutes(app, { testClock })
       },
     },
     jobs: renewalJobs(renewals, { reconcileEveryMs }),
-    schemas: [Charge, ...testClockSchemas],
+    schemas: [Charge, UpcomingRenewal, ...testClockSchemas],
     close: () => gateways.close(),
   }
 }
 
-export { Charge, CHARGE_STATUSES, type ChargeView } from './charge.schemas.ts'
+export { Charge, CHARGE_STATUSES, UpcomingRenewal, type ChargeView, type UpcomingRenewalView } from './charge.schemas.ts'
+export { UPCOMING_RENEWAL_DESCRIPTION } from './charges.routes.ts'
+export type { UpcomingRenewals } from './upcoming-renewal.ts'
 export { presentCharge } from './charge.presenter.ts'
 export type { ChargesService } from './charges.service.ts'
 export type { TestClock } from './test-clock.ts'

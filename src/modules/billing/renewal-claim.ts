@@ -2,11 +2,10 @@ import { sql } from 'kysely'
 import type { ChargeRow, Executor, SubscriptionRow } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
-import { pendingAddOns } from '../onetimes/index.ts'
-import { findStoresByIds } from '../stores/index.ts'
 import { lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
+import { loadRenewalInputs } from './renewal-inputs.ts'
 import { planRenewal } from './renewal-plan.ts'
 
 /**
@@ -28,9 +27,8 @@ export const emptyClaimCounts = (): ClaimCounts => ({ claimed: 0, renewals: 0, r
 
 /** Records the attempts of subscriptions locked by the caller's transaction. */
 async function recordAttempts(trx: Executor, ctx: BillingContext, due: SubscriptionRow[], lease: { token: string; leaseMs: number }, counts: ClaimCounts): Promise<Attempt[]> {
-  const stores = await findStoresByIds(trx, due.map((row) => row.store_id))
   // Add-ons waiting for these renewals (a skip or an expiry leaves them for later; a charge carries them).
-  const addOns = await pendingAddOns(trx, due.map((row) => row.id))
+  const { stores, addOns } = await loadRenewalInputs(trx, due)
   const attempts: Attempt[] = []
   const lifecycle: SubscriptionChange[] = []
   for (const subscription of due) {

@@ -1,7 +1,7 @@
 import { portalActor } from '../../http/actors.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { Charge } from '../billing/index.ts'
+import { Charge, UPCOMING_RENEWAL_DESCRIPTION, UpcomingRenewal, type UpcomingRenewals } from '../billing/index.ts'
 import { Plan } from '../catalog/index.ts'
 import { PaymentInstrumentList } from '../platform/index.ts'
 import {
@@ -19,6 +19,8 @@ import type { PortalService } from './portal.service.ts'
 
 export interface PortalRouteDeps {
   portal: PortalService
+  /** The next renewal of a subscription, priced by billing (GET /subscriptions/{id}/upcoming). */
+  upcoming: UpcomingRenewals
   subscriptions: SubscriptionService
   changeRequests: ChangeRequestService
 }
@@ -28,7 +30,7 @@ export interface PortalRouteDeps {
  * no subscriber or customer id is ever taken from the path or query, and anything of another
  * subscriber or store is simply not found.
  */
-export async function portalRoutes(app: App, { portal, subscriptions, changeRequests }: PortalRouteDeps): Promise<void> {
+export async function portalRoutes(app: App, { portal, upcoming, subscriptions, changeRequests }: PortalRouteDeps): Promise<void> {
   const Params = IdParams('sub')
 
   app.get('/me', {
@@ -130,6 +132,20 @@ export async function portalRoutes(app: App, { portal, subscriptions, changeRequ
   }, async (request) => {
     const { store, actor } = portalActor(request)
     return portal.listCharges(store, actor, request.params.id, request.query)
+  })
+
+  app.get('/subscriptions/:id/upcoming', {
+    schema: {
+      operationId: 'getPortalUpcomingRenewal',
+      summary: "One of your subscriptions' next renewal charge, as it stands",
+      description: `${UPCOMING_RENEWAL_DESCRIPTION} Another subscriber's subscription is 404, like every portal route.`,
+      tags: ['Portal'],
+      params: Params,
+      response: { 200: Ref(UpcomingRenewal), ...problemResponses(404, 409) },
+    },
+  }, async (request) => {
+    const { store, actor } = portalActor(request)
+    return upcoming.get(store, request.params.id, actor)
   })
 
   app.get('/subscriptions/:id/swap-options', {

@@ -1,69 +1,41 @@
+import { all, createApiClient, enc, query, type CallOptions } from '../shared/api-client.ts'
+import { ApiError, errorText } from '../shared/api-error.ts'
 import { currentKey } from './session.ts'
-import type { ApiKey, Charge, Delivery, Discount, Event, Notification, Onetime, Page, Plan, PlatformConnection, Product, Store, Subscription, WebhookEndpoint } from './types.ts'
+import type {
+  AnalyticsSummary,
+  AnalyticsTimeseries,
+  ApiKey,
+  Charge,
+  CreatedApiKey,
+  Delivery,
+  Discount,
+  Event,
+  Notification,
+  Onetime,
+  Page,
+  Plan,
+  PlatformConnection,
+  Product,
+  Store,
+  Subscription,
+  SubscriptionWithSubscriber,
+  UpcomingRenewal,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from './types.ts'
 
-import { ApiError } from '../shared/api-error.ts'
+export { all, ApiError, errorText, query }
 
-export { ApiError }
-
-let onUnauthorized: (error: ApiError) => void = () => {}
-/** Called when the service refuses the key (401): the console forgets it and shows sign-in. */
-export function setUnauthorizedHandler(handler: (error: ApiError) => void): void {
-  onUnauthorized = handler
-}
-
-const BASE = '/api/v1/admin'
-
-interface CallOptions {
-  body?: unknown
-  /** A key to try (sign-in) instead of the stored one; a 401 then does not sign out. */
-  key?: string
-}
-
-export async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
-  const key = options.key ?? currentKey()
-  if (!key) {
-    const error = new ApiError(401, 'unauthenticated', 'Sign in with an admin API key.')
-    onUnauthorized(error)
-    throw error
-  }
-  const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${key}` }
-  if (options.body !== undefined) headers['content-type'] = 'application/json'
-  // Every change carries a fresh key, so a double submit (or a retried request) is harmless.
-  if (method !== 'GET') headers['idempotency-key'] = randomKey()
-  let response: Response
-  try {
-    response = await fetch(`${BASE}${path}`, { method, headers, body: options.body === undefined ? null : JSON.stringify(options.body), credentials: 'omit', cache: 'no-store' })
-  } catch {
-    throw new ApiError(0, 'network_error', 'The service could not be reached. Check your connection and try again.')
-  }
-  if (response.status === 204) return undefined as T
-  const text = await response.text()
-  let payload: unknown = null
-  try {
-    payload = text ? JSON.parse(text) : null
-  } catch {
-    payload = null
-  }
-  if (!response.ok) {
-    const problem = (payload ?? {}) as { detail?: string; title?: string; code?: string; errors?: { path: string; message: string }[] }
-    const error = new ApiError(response.status, problem.code ?? 'http_error', problem.detail || problem.title || `The service answered ${response.status}.`, Array.isArray(problem.errors) ? problem.errors : [])
-    if (response.status === 401 && options.key === undefined) onUnauthorized(error)
-    throw error
-  }
-  return payload as T
-}
-
-function randomKey(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('')
-}
-
-const enc = encodeURIComponent
-
-export function query(params: Record<string, string | number | boolean | null | undefined>): string {
-  const search = new URLSearchParams()
-  for (const [name, value] of Object.entries(params)) if (value !== null && value !== undefined && value !== '') search.set(name, String(value))
-  const text = search.toString()
-  return text ? `?${text}` : ''
+/** The console's client: the admin API, the stored key; every change carries a fresh Idempotency-Key. */
+const client = createApiClient({
+  base: '/api/v1/admin',
+  credential: currentKey,
+  signedOut: () => new ApiError(401, 'unauthenticated', 'Sign in with an admin API key.'),
+  idempotentByDefault: (method) => method !== 'GET',
+})
+export const setUnauthorizedHandler = client.setUnauthorizedHandler
+export function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  return client.call<T>(method, path, options)
 }
 
 export interface SubscriptionFilter {
@@ -75,11 +47,13 @@ export interface SubscriptionFilter {
 }
 
 export const api = {
-  store: (key?: string) => call<Store>('GET', '/store', key === undefined ? {} : { key }),
+  store: (key?: string) => call<Store>('GET', '/store', key === undefined ? {} : { credential: key }),
   updateStore: (body: Partial<Store>) => call<Store>('PATCH', '/store', { body }),
 
   subscriptions: (filter: SubscriptionFilter) => call<Page<Subscription>>('GET', `/subscriptions${query({ limit: filter.limit ?? 20, status: filter.status, email: filter.email, plan_id: filter.plan_id, cursor: filter.cursor })}`),
-  subscription: (id: string) => call<Subscription>('GET', `/subscriptions/${enc(id)}`),
+  subscription: (id: string) => call<SubscriptionWithSubscriber>('GET', `/subscriptions/${enc(id)}`),
+  /** The next renewal as the server prices it (409 invalid_state when there is none). */
+  upcoming: (id: string) => call<UpcomingRenewal>('GET', `/subscriptions/${enc(id)}/upcoming`),
   action: (id: string, action: string, body?: unknown) => call<Subscription>('POST', `/subscriptions/${enc(id)}/${action}`, { body: body ?? {} }),
 
   charges: (filter: { subscription_id?: string; status?: string; cursor?: string | null; limit?: number }) =>
@@ -101,7 +75,7 @@ export const api = {
 
   webhooks: () => call<Page<WebhookEndpoint>>('GET', `/webhook-subscriptions${query({ limit: 100 })}`),
   webhook: (id: string) => call<WebhookEndpoint>('GET', `/webhook-subscriptions/${enc(id)}`),
-  createWebhook: (body: Record<string, unknown>) => call<WebhookEndpoint>('POST', '/webhook-subscriptions', { body }),
+  createWebhook: (body: Record<string, unknown>) => call<WebhookEndpointWithSecret>('POST', '/webhook-subscriptions', { body }),
   updateWebhook: (id: string, body: Record<string, unknown>) => call<WebhookEndpoint>('PATCH', `/webhook-subscriptions/${enc(id)}`, { body }),
   deliveries: (id: string, filter: { status?: string; cursor?: string | null; limit?: number } = {}) =>
     call<Page<Delivery>>('GET', `/webhook-subscriptions/${enc(id)}/deliveries${query({ limit: filter.limit ?? 20, status: filter.status, cursor: filter.cursor })}`),
@@ -125,8 +99,11 @@ export const api = {
     call<Page<Notification>>('GET', `/notifications${query({ limit: filter.limit ?? 20, status: filter.status, template: filter.template, cursor: filter.cursor })}`),
 
   apiKeys: () => call<{ data: ApiKey[] }>('GET', '/api-keys'),
-  createApiKey: (name: string) => call<ApiKey & { key: string }>('POST', '/api-keys', { body: { name } }),
+  createApiKey: (name: string) => call<CreatedApiKey>('POST', '/api-keys', { body: { name } }),
   revokeApiKey: (id: string) => call<ApiKey>('DELETE', `/api-keys/${enc(id)}`),
+
+  analyticsSummary: () => call<AnalyticsSummary>('GET', '/analytics/summary'),
+  analyticsTimeseries: (days: number) => call<AnalyticsTimeseries>('GET', `/analytics/timeseries${query({ days })}`),
 
   platformConnection: () => call<PlatformConnection>('GET', '/platform-connection'),
   connectPlatform: (accessToken: string) => call<PlatformConnection>('PUT', '/platform-connection', { body: { access_token: accessToken } }),
@@ -145,39 +122,6 @@ export function planById(id: string): Promise<Plan | null> {
 }
 export function forgetPlans(): void {
   planCache.clear()
-}
-
-/** Every page of a list, up to `max` rows. */
-export async function all<T>(read: (cursor: string | null) => Promise<Page<T>>, max = 1000): Promise<T[]> {
-  const rows: T[] = []
-  let cursor: string | null = null
-  do {
-    const page: Page<T> = await read(cursor)
-    rows.push(...page.data)
-    cursor = page.next_cursor
-  } while (cursor && rows.length < max)
-  return rows
-}
-
-/** Words for a refusal: the service's detail, with request paths like /body/quantity named as fields. */
-export function errorText(error: unknown): string {
-  if (error instanceof ApiError) {
-    if (error.code === 'validation_failed' && error.fieldErrors.length > 0) {
-      return error.fieldErrors
-        .map((issue) => {
-          const last = issue.path.split('/').filter(Boolean).pop() ?? ''
-          const name = last === 'body' || last === '' ? 'The request' : last.replaceAll('_', ' ')
-          return `${capitalize(name)} ${issue.message}.`
-        })
-        .join(' ')
-    }
-    return capitalize(error.message.endsWith('.') ? error.message : `${error.message}.`)
-  }
-  return 'Something went wrong. Please try again.'
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
 const emailCache = new Map<string, Promise<string | null>>()

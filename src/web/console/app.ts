@@ -1,14 +1,10 @@
 import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
+import { Shell, type SignInMessage } from '../shared/shell.ts'
 import { useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
 import { clearKey, currentKey, signedInVia } from './session.ts'
 import type { Store } from './types.ts'
-
-export interface SignInMessage {
-  text: string
-  kind: 'info' | 'error'
-}
 
 const NAV: { href: string; label: string; match: (path: string) => boolean }[] = [
   { href: paths.overview, label: 'Overview', match: (p) => p === ROOT },
@@ -20,82 +16,17 @@ const NAV: { href: string; label: string; match: (path: string) => boolean }[] =
   { href: paths.settings, label: 'Settings', match: (p) => p.startsWith(paths.settings) },
 ]
 
-/** The page shell and the signed-in store the views share. */
-class ConsoleApp {
-  readonly main = document.getElementById('main') as HTMLElement
-  private readonly notice = document.getElementById('notice') as HTMLElement
+/** The shared page shell, with the console's header (store, mode, navigation) and signed-in store. */
+class ConsoleApp extends Shell {
   private readonly nav = document.getElementById('nav') as HTMLElement
   private readonly storeName = document.getElementById('store-name') as HTMLElement
   private readonly storeMode = document.getElementById('store-mode') as HTMLElement
   private readonly account = document.getElementById('account') as HTMLElement
-  private renderSeq = 0
-  private noticeTimer: ReturnType<typeof setTimeout> | undefined
   private storePromise: Promise<Store> | null = null
   store: Store | null = null
-  signInMessage: SignInMessage | null = null
-  private flash: string | null = null
 
-  /** Starts a new page; `isCurrent()` of an older one turns false so its late answers are dropped. */
-  beginRender(): () => boolean {
-    const seq = ++this.renderSeq
-    this.clearNotice()
-    return () => seq === this.renderSeq
-  }
-
-  /** The view's title in the tab, the focus on its main heading, any flash message read out. */
-  finishRender(title: string, { focus = true }: { focus?: boolean } = {}): void {
-    document.title = `${title} · ${this.store?.name ?? 'Merchant console'}`
-    if (this.flash) {
-      this.announce(this.flash)
-      this.flash = null
-    }
-    if (focus) this.focusHeading()
-  }
-
-  focusHeading(): void {
-    const heading = this.main.querySelector('h1')
-    if (heading) {
-      heading.setAttribute('tabindex', '-1')
-      heading.focus()
-    } else {
-      this.main.focus()
-    }
-  }
-
-  /**
-   * After a page's data arrived and replaced its placeholder heading: the new heading takes the focus,
-   * unless the user has moved it elsewhere meanwhile (never steal the focus from where they are).
-   */
-  refocusHeading(): void {
-    const active = document.activeElement
-    if (!active || active === document.body || active === this.main || (active.tagName === 'H1' && this.main.contains(active)) || !document.contains(active)) this.focusHeading()
-  }
-
-  /** A status message in the live region (read out by screen readers). */
-  announce(text: string, { kind = 'info' }: { kind?: 'info' | 'error' } = {}): void {
-    this.notice.textContent = ''
-    clearTimeout(this.noticeTimer)
-    this.noticeTimer = setTimeout(() => {
-      this.notice.textContent = text
-      this.notice.className = `notice visible ${kind}`
-    }, 50)
-  }
-
-  flashNext(text: string): void {
-    this.flash = text
-  }
-
-  /** The pending flash message, taken (for pages that refresh in place). */
-  takeFlash(): string | null {
-    const text = this.flash
-    this.flash = null
-    return text
-  }
-
-  clearNotice(): void {
-    clearTimeout(this.noticeTimer)
-    this.notice.textContent = ''
-    this.notice.className = 'notice'
+  protected override titleSuffix(): string {
+    return this.store?.name ?? 'Merchant console'
   }
 
   /** The signed-in store, read once per sign-in; sets the formats to its currency and time zone. */

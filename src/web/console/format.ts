@@ -1,3 +1,4 @@
+import { formatMoney, minorDigits } from '../shared/money.ts'
 import type { Interval, Store } from './types.ts'
 
 /**
@@ -29,29 +30,11 @@ export function currency(): string {
   return storeCurrency
 }
 
-const fractionDigits = new Map<string, number>()
-
-export function minorDigits(code: string): number {
-  let digits = fractionDigits.get(code)
-  if (digits === undefined) {
-    try {
-      digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2
-    } catch {
-      digits = 2
-    }
-    fractionDigits.set(code, digits)
-  }
-  return digits
-}
+export { minorDigits }
 
 /** Minor units to money: 1500 USD is $15.00, 1500 JPY is ¥1,500. Without a currency: the store's. */
 export function money(minor: number, code: string = storeCurrency): string {
-  const digits = minorDigits(code)
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency: code }).format(minor / 10 ** digits)
-  } catch {
-    return `${(minor / 10 ** digits).toFixed(digits)} ${code}`
-  }
+  return formatMoney(minor, code)
 }
 
 /** A typed amount ("12.50") to minor units of the currency; NaN when it is not a number. */

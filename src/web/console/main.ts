@@ -1,7 +1,7 @@
 import { setUnauthorizedHandler } from './api.ts'
 import { app } from './app.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
-import { onLinkClick, parseRoute, paths, startRouter } from './router.ts'
+import { parseRoute, paths, router } from './router.ts'
 import { currentKey, takeSessionFromFragment } from './session.ts'
 import { errorBox } from './ui.ts'
 import { renderSignIn } from './views/sign-in.ts'
@@ -58,17 +58,7 @@ async function render(): Promise<void> {
   }
 }
 
-function start(): void {
-  // Opened from the BigCommerce control panel: the load callback handed over a console session.
-  if (takeSessionFromFragment()) app.flashNext('Signed in from the BigCommerce control panel.')
-  setUnauthorizedHandler((error) => app.handleUnauthorized(error))
-  document.addEventListener('click', onLinkClick)
-  document.querySelector('.skip-link')?.addEventListener('click', (event) => {
-    event.preventDefault()
-    app.focusHeading()
-  })
-  startRouter(() => void render())
-  void render()
-}
-
-start()
+// Opened from the BigCommerce control panel: the load callback handed over a console session.
+if (takeSessionFromFragment()) app.flashNext('Signed in from the BigCommerce control panel.')
+setUnauthorizedHandler((error) => app.handleUnauthorized(error))
+app.start(router, render)

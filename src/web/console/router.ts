@@ -1,5 +1,6 @@
-/** Routes under /console, kept in the address bar with the History API. */
+import { createRouter } from '../shared/router.ts'
 
+/** The console's routes under /console (src/web/shared/router.ts moves between them). */
 export type Route =
   | { name: 'overview' }
   | { name: 'subscriptions'; params: URLSearchParams }
@@ -13,6 +14,9 @@ export type Route =
   | { name: 'not-found' }
 
 export const ROOT = '/console'
+
+export const router = createRouter(ROOT)
+export const { navigate } = router
 
 export function parseRoute(location: Location | URL): Route {
   const path = location.pathname.replace(/\/+$/, '') || '/'
@@ -55,29 +59,4 @@ export const paths = {
   catalogue: `${ROOT}/catalogue`,
   discounts: `${ROOT}/discounts`,
   settings: `${ROOT}/settings`,
-}
-
-let listener: () => void = () => {}
-
-export function startRouter(onChange: () => void): void {
-  listener = onChange
-  window.addEventListener('popstate', () => listener())
-}
-
-export function navigate(path: string, { replace = false }: { replace?: boolean } = {}): void {
-  if (replace) history.replaceState(null, '', path)
-  else history.pushState(null, '', path)
-  listener()
-}
-
-/** In-app links go through the router: no reload, and the focus lands on the new page's heading. */
-export function onLinkClick(event: MouseEvent): void {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
-  const anchor = (event.target as Element | null)?.closest?.('a')
-  if (!anchor || anchor.target || anchor.hasAttribute('download')) return
-  const url = new URL(anchor.href, location.href)
-  if (url.origin !== location.origin || !(url.pathname === ROOT || url.pathname.startsWith(`${ROOT}/`))) return
-  event.preventDefault()
-  if (url.pathname + url.search !== location.pathname + location.search) navigate(url.pathname + url.search)
-  else listener()
 }

@@ -1,39 +1,28 @@
-/**
- * The credential lives in sessionStorage only: gone when the tab closes, never in localStorage or a
- * cookie. It is an admin API key typed at sign-in, or a console session (a one-hour token the
- * platform's load callback hands over in the address's fragment when the app is opened in the
- * BigCommerce control panel); both are sent as Authorization: Bearer.
- */
-const KEY = 'console.admin_key'
-const VIA = 'console.via'
+import { createCredentialStore } from '../shared/session.ts'
 
+/**
+ * The console's credential: an admin API key typed at sign-in, or a console session (a one-hour
+ * token the platform's load callback hands over in the address's fragment when the app is opened in
+ * the BigCommerce control panel); both are sent as Authorization: Bearer and kept as
+ * src/web/shared/session.ts keeps credentials (sessionStorage only).
+ */
 export type SignedInVia = 'api_key' | 'platform'
 
+const store = createCredentialStore('console.session')
+
 export function currentKey(): string | null {
-  try {
-    return sessionStorage.getItem(KEY)
-  } catch {
-    return null
-  }
+  return store.current()?.token ?? null
 }
 
 export function signedInVia(): SignedInVia {
-  try {
-    return sessionStorage.getItem(VIA) === 'platform' ? 'platform' : 'api_key'
-  } catch {
-    return 'api_key'
-  }
+  return store.current()?.via === 'platform' ? 'platform' : 'api_key'
 }
 
 export function saveKey(key: string, via: SignedInVia = 'api_key'): void {
-  sessionStorage.setItem(KEY, key)
-  sessionStorage.setItem(VIA, via)
+  store.save(key, { via })
 }
 
-export function clearKey(): void {
-  sessionStorage.removeItem(KEY)
-  sessionStorage.removeItem(VIA)
-}
+export const clearKey = store.clear
 
 /**
  * A console session handed over in the fragment (#console_session=...): kept in sessionStorage and

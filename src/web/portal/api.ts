@@ -1,3 +1,5 @@
+import { createApiClient, enc, query } from '../shared/api-client.ts'
+import { ApiError, errorText } from '../shared/api-error.ts'
 import { currentSession } from './session.ts'
 import type {
   ChangeRequest,
@@ -13,87 +15,20 @@ import type {
   StorefrontStore,
   Subscriber,
   Subscription,
+  UpcomingRenewal,
 } from './types.ts'
 
-import { ApiError } from '../shared/api-error.ts'
+export { ApiError, errorText }
 
-export { ApiError }
-
-let onUnauthorized: (error: ApiError) => void = () => {}
-/** Called when the service refuses the session (401): the app signs out and shows sign-in. */
-export function setUnauthorizedHandler(handler: (error: ApiError) => void): void {
-  onUnauthorized = handler
-}
-
-const BASE = '/api/v1'
-
-interface CallOptions {
-  body?: unknown
-  /** Send the session token (default true); a 401 then ends the session. */
-  auth?: boolean
-  /** For POSTs that change something: a fresh key makes a double submit harmless. */
-  idempotent?: boolean
-}
-
-async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
-  const auth = options.auth ?? true
-  const headers: Record<string, string> = { accept: 'application/json' }
-  if (options.body !== undefined) headers['content-type'] = 'application/json'
-  if (auth) {
-    const session = currentSession()
-    if (!session) {
-      const error = new ApiError(401, 'session_expired', 'Your session has expired.')
-      onUnauthorized(error)
-      throw error
-    }
-    headers.authorization = `Bearer ${session.token}`
-  }
-  if (options.idempotent) headers['idempotency-key'] = randomKey()
-
-  let response: Response
-  try {
-    response = await fetch(`${BASE}${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? null : JSON.stringify(options.body),
-      credentials: 'omit',
-      cache: 'no-store',
-    })
-  } catch {
-    throw new ApiError(0, 'network_error', 'The service could not be reached. Check your connection and try again.')
-  }
-  if (response.status === 204) return undefined as T
-  const text = await response.text()
-  let payload: unknown = null
-  try {
-    payload = text ? JSON.parse(text) : null
-  } catch {
-    payload = null
-  }
-  if (!response.ok) {
-    const problem = (payload ?? {}) as { detail?: string; title?: string; code?: string; errors?: { path: string; message: string }[] }
-    const detail = problem.detail || problem.title || `The service answered ${response.status}.`
-    const error = new ApiError(response.status, problem.code ?? 'http_error', detail, Array.isArray(problem.errors) ? problem.errors : [])
-    if (response.status === 401 && auth) onUnauthorized(error)
-    throw error
-  }
-  return payload as T
-}
-
-/** 128 random bits as hex; getRandomValues also works on plain-http origins, where randomUUID does not exist. */
-function randomKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16))
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
-}
-
-const enc = encodeURIComponent
-
-function query(params: Record<string, string | number | null | undefined>): string {
-  const search = new URLSearchParams()
-  for (const [key, value] of Object.entries(params)) if (value !== null && value !== undefined && value !== '') search.set(key, String(value))
-  const text = search.toString()
-  return text ? `?${text}` : ''
-}
+/** The portal's client: the versioned API, the session token; changes carry a key only when asked. */
+const client = createApiClient({
+  base: '/api/v1',
+  credential: () => currentSession()?.token ?? null,
+  signedOut: () => new ApiError(401, 'session_expired', 'Your session has expired.'),
+  idempotentByDefault: () => false,
+})
+const call = client.call
+export const setUnauthorizedHandler = client.setUnauthorizedHandler
 
 export const api = {
   storefrontStore: (storeHash: string) => call<StorefrontStore>('GET', `/storefront/store${query({ store_hash: storeHash })}`, { auth: false }),
@@ -105,6 +40,8 @@ export const api = {
 
   subscriptions: (cursor?: string | null) => call<Page<Subscription>>('GET', `/portal/subscriptions${query({ limit: 50, cursor })}`),
   subscription: (id: string) => call<Subscription>('GET', `/portal/subscriptions/${enc(id)}`),
+  /** The next renewal as the server prices it (409 invalid_state when there is none). */
+  upcoming: (id: string) => call<UpcomingRenewal>('GET', `/portal/subscriptions/${enc(id)}/upcoming`),
   charges: (id: string, cursor?: string | null) => call<Page<Charge>>('GET', `/portal/subscriptions/${enc(id)}/charges${query({ limit: 10, cursor })}`),
   paymentInstruments: () => call<PaymentInstrumentList>('GET', '/portal/payment-instruments'),
   swapOptions: (id: string) => call<Page<Plan>>('GET', `/portal/subscriptions/${enc(id)}/swap-options${query({ limit: 100 })}`),
@@ -166,25 +103,4 @@ export function productById(id: string): Promise<Product | null> {
     productCache.set(id, cached)
   }
   return cached
-}
-
-/** Words for a refusal: the service's detail, with request paths like /body/quantity named as fields. */
-export function errorText(error: unknown, fieldNames: Record<string, string> = {}): string {
-  if (error instanceof ApiError) {
-    if (error.code === 'validation_failed' && error.fieldErrors.length > 0) {
-      return error.fieldErrors
-        .map((issue) => {
-          const last = issue.path.split('/').filter(Boolean).pop() ?? ''
-          const name = fieldNames[last] ?? (last === 'body' ? 'The request' : last.replaceAll('_', ' '))
-          return `${capitalize(name)} ${issue.message}.`
-        })
-        .join(' ')
-    }
-    return capitalize(error.message.endsWith('.') ? error.message : `${error.message}.`)
-  }
-  return 'Something went wrong. Please try again.'
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1)
 }

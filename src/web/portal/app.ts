@@ -1,24 +1,15 @@
 import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
+import { Shell, type SignInMessage } from '../shared/shell.ts'
 import { navigate, ROOT, signInPath } from './router.ts'
 import { clearSession, currentSession, type Session } from './session.ts'
 import type { PortalStore, Subscriber } from './types.ts'
 
-/** What the sign-in page says on arrival (why the session ended, or that sign-out worked). */
-export interface SignInMessage {
-  text: string
-  kind: 'info' | 'error'
-}
-
-/** The page shell and session state the views share. */
-class PortalApp {
-  readonly main = document.getElementById('main') as HTMLElement
-  private readonly notice = document.getElementById('notice') as HTMLElement
+/** The shared page shell, with the portal's header (the store's name, the account) and session. */
+class PortalApp extends Shell {
   private readonly storeName = document.getElementById('store-name') as HTMLElement
   private readonly account = document.getElementById('account') as HTMLElement
 
-  private renderSeq = 0
-  private noticeTimer: ReturnType<typeof setTimeout> | undefined
   private expiryTimer: ReturnType<typeof setTimeout> | undefined
   private profile: Promise<Subscriber> | null = null
   private store: Promise<PortalStore | null> | null = null
@@ -28,59 +19,11 @@ class PortalApp {
   private signingOut = false
   /** The store of the last page shown: where sign-in goes back to. */
   storeHash: string | null = null
-  signInMessage: SignInMessage | null = null
-  private flash: string | null = null
   /** The one-time sign-in token read from the address bar, kept in memory only. */
   pendingToken: string | null = null
 
-  /** Starts a new page; `isCurrent()` of an older one turns false so its late answers are dropped. */
-  beginRender(): () => boolean {
-    const seq = ++this.renderSeq
-    this.clearNotice()
-    return () => seq === this.renderSeq
-  }
-
-  /** Puts the view's title in the tab, sets the focus on its main heading, and shows any flash message. */
-  finishRender(title: string, { focus = true }: { focus?: boolean } = {}): void {
-    document.title = `${title} · ${this.storeTitle}`
-    if (this.flash) {
-      this.announce(this.flash)
-      this.flash = null
-    }
-    if (focus) this.focusHeading()
-  }
-
-  focusHeading(): void {
-    const heading = this.main.querySelector('h1')
-    if (heading) {
-      heading.setAttribute('tabindex', '-1')
-      heading.focus()
-    } else {
-      this.main.focus()
-    }
-  }
-
-  /** A status message in the live region (read out by screen readers); `focus` moves the focus to it. */
-  announce(text: string, { focus = false }: { focus?: boolean } = {}): void {
-    this.notice.textContent = ''
-    // A fresh text node after clearing, so the same words twice are still announced.
-    clearTimeout(this.noticeTimer)
-    this.noticeTimer = setTimeout(() => {
-      this.notice.textContent = text
-      this.notice.classList.add('visible')
-      if (focus) this.notice.focus()
-    }, 50)
-  }
-
-  /** A message for the next page shown. */
-  flashNext(text: string): void {
-    this.flash = text
-  }
-
-  clearNotice(): void {
-    clearTimeout(this.noticeTimer)
-    this.notice.textContent = ''
-    this.notice.classList.remove('visible')
+  protected override titleSuffix(): string {
+    return this.storeTitle
   }
 
   /** The header's store name: from `?store=` before sign-in, from the profile after. */
@@ -162,6 +105,7 @@ class PortalApp {
 
   scheduleExpiry(session: Session): void {
     clearTimeout(this.expiryTimer)
+    if (session.expiresAt === null) return
     const remaining = session.expiresAt - Date.now()
     // setTimeout cannot wait longer than about 24.8 days; sessions are minutes long.
     this.expiryTimer = setTimeout(() => {

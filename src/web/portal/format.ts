@@ -1,24 +1,10 @@
+import { formatMoney as sharedFormatMoney } from '../shared/money.ts'
 import { planPriceText } from '../shared/plan-format.ts'
-import type { ChangeRequest, Charge, Interval, Plan, Subscription, SubscriptionStatus } from './types.ts'
-
-const fractionDigits = new Map<string, number>()
+import type { ChangeRequest, Charge, Interval, Plan, Subscription, SubscriptionStatus, UpcomingRenewal } from './types.ts'
 
 /** Minor units to a price in the shopper's locale: 1500 USD is $15.00, 1500 JPY is ¥1,500. */
 export function formatMoney(minor: number, currency: string): string {
-  let digits = fractionDigits.get(currency)
-  if (digits === undefined) {
-    try {
-      digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
-    } catch {
-      digits = 2
-    }
-    fractionDigits.set(currency, digits)
-  }
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(minor / 10 ** digits)
-  } catch {
-    return `${(minor / 10 ** digits).toFixed(digits)} ${currency}`
-  }
+  return sharedFormatMoney(minor, currency)
 }
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
@@ -53,34 +39,23 @@ export function formatInterval(interval: Interval, count: number): string {
 }
 
 /** Like the storefront widget: "$18.00 every month"; a prepaid plan "$20.40 every month, $61.20 per charge". */
-export function formatPlanPrice(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, quantity = 1): string {
-  return planPriceText(plan, undefined, quantity)
+export function formatPlanPrice(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>): string {
+  return planPriceText(plan)
 }
 
-/** What the subscription costs, in the plan's words: "$36.00 every month", prepaid per cycle and per charge. */
+/**
+ * What one of the subscription's items costs, in the plan's words: "$18.00 every month", with
+ * "× 2" for a quantity. Totals are the service's to work out (GET .../upcoming), never the page's.
+ */
 export function subscriptionPriceText(s: Subscription): string {
-  return formatPlanPrice({ amount: s.amount, currency: s.currency, interval: s.interval, interval_count: s.interval_count, prepaid_cycles: s.prepaid?.cycles_total ?? null }, s.quantity)
+  const each = unitPriceText(s)
+  // No-break spaces: "× 3" never wraps away from its price.
+  return s.quantity > 1 ? `${each}\u00a0×\u00a0${s.quantity}` : each
 }
 
-/** `iso` moved by `count` intervals on the calendar (day of month kept where it exists, else the month's last). */
-export function addIntervals(iso: string, interval: Interval, count: number): string {
-  const date = new Date(iso)
-  if (interval === 'day' || interval === 'week') {
-    date.setUTCDate(date.getUTCDate() + count * (interval === 'week' ? 7 : 1))
-    return date.toISOString()
-  }
-  const months = interval === 'year' ? count * 12 : count
-  const day = date.getUTCDate()
-  date.setUTCDate(1)
-  date.setUTCMonth(date.getUTCMonth() + months)
-  const last = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 0)).getUTCDate()
-  date.setUTCDate(Math.min(day, last))
-  return date.toISOString()
-}
-
-/** The renewal after the next one: one interval (a prepaid block) later. */
-export function renewalAfter(s: Subscription, iso: string): string {
-  return addIntervals(iso, s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1))
+/** What one item of the subscription costs: "$18.00 every month". */
+export function unitPriceText(s: Subscription): string {
+  return formatPlanPrice({ amount: s.amount, currency: s.currency, interval: s.interval, interval_count: s.interval_count, prepaid_cycles: s.prepaid?.cycles_total ?? null })
 }
 
 const STATUS_LABEL: Record<SubscriptionStatus, string> = {
@@ -102,15 +77,21 @@ export function statusText(subscription: Subscription): string {
   return label
 }
 
-/** When the next charge is due, in words ("Not scheduled" when nothing is). */
-export function nextChargeText(subscription: Subscription): string {
+/**
+ * The next charge in words: its amount and date as the service priced it ("$40.80 on Feb 5, 2027"),
+ * or why there is none. `upcoming` is the service's preview, an Error when it has none to give.
+ */
+export function nextChargeText(subscription: Subscription, upcoming: UpcomingRenewal | Error | null): string {
   if (subscription.status === 'cancelled' || subscription.status === 'expired') return 'None: it has ended'
-  if (subscription.status === 'paused') return 'None while paused'
   if (subscription.cancel_at_period_end) return 'None: it cancels at the end of this period'
-  if (!subscription.next_charge_at) return 'Not scheduled'
-  const date = formatDate(subscription.next_charge_at)
-  // A skipped renewal is not a charge: the next one is the renewal after it.
-  return subscription.skip_next ? `${formatDate(renewalAfter(subscription, subscription.next_charge_at))} (the ${date} renewal is skipped)` : date
+  if (upcoming && !(upcoming instanceof Error)) {
+    const when = `${formatMoney(upcoming.amount, upcoming.currency)} on ${formatDate(upcoming.next_charge_at)}`
+    // A skipped renewal is not a charge: the service's next one is the renewal after it.
+    return subscription.skip_next && subscription.next_charge_at ? `${when} (the ${formatDate(subscription.next_charge_at)} renewal is skipped)` : when
+  }
+  if (subscription.status === 'paused') return 'None while paused'
+  if (subscription.status === 'past_due') return 'Waiting for a new payment method'
+  return subscription.next_charge_at ? formatDate(subscription.next_charge_at) : 'Not scheduled'
 }
 
 const FAILURE_WORDS: Record<string, string> = {

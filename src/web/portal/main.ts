@@ -1,7 +1,7 @@
 import { setUnauthorizedHandler } from './api.ts'
 import { portal } from './app.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
-import { onLinkClick, parseRoute, ROOT, rewriteAddress, signInPath, startRouter } from './router.ts'
+import { parseRoute, ROOT, rewriteAddress, router, signInPath } from './router.ts'
 import { currentSession, sessionExpired } from './session.ts'
 import { renderChangeRequests } from './views/change-requests.ts'
 import { renderDetail } from './views/detail.ts'
@@ -49,16 +49,5 @@ async function render(): Promise<void> {
   }
 }
 
-function start(): void {
-  setUnauthorizedHandler((error) => portal.handleUnauthorized(error))
-  document.addEventListener('click', onLinkClick)
-  // The skip link: focus the page's main heading rather than jumping the address to #main.
-  document.querySelector('.skip-link')?.addEventListener('click', (event) => {
-    event.preventDefault()
-    portal.focusHeading()
-  })
-  startRouter(() => void render())
-  void render()
-}
-
-start()
+setUnauthorizedHandler((error) => portal.handleUnauthorized(error))
+portal.start(router, render)

@@ -1,5 +1,6 @@
-/** Routes under /portal, kept in the address bar with the History API. */
+import { createRouter } from '../shared/router.ts'
 
+/** The portal's routes under /portal (src/web/shared/router.ts moves between them). */
 export type Route =
   | { name: 'home'; store: string | null }
   | { name: 'login'; store: string | null }
@@ -8,6 +9,9 @@ export type Route =
   | { name: 'not-found' }
 
 export const ROOT = '/portal'
+
+export const router = createRouter(ROOT)
+export const { navigate, rewriteAddress } = router
 
 export function parseRoute(location: Location | URL): Route {
   const path = location.pathname.replace(/\/+$/, '') || '/'
@@ -27,49 +31,4 @@ export function subscriptionPath(id: string): string {
 
 export function signInPath(storeHash: string | null): string {
   return storeHash ? `${ROOT}?store=${encodeURIComponent(storeHash)}` : ROOT
-}
-
-type Listener = () => void
-let listener: Listener = () => {}
-let current = ''
-
-/** Starts listening for back/forward; `onChange` renders the route of the address bar. */
-export function startRouter(onChange: Listener): void {
-  listener = onChange
-  current = location.pathname + location.search
-  window.addEventListener('popstate', () => {
-    // A fragment jump (the skip link) is not a new page.
-    const next = location.pathname + location.search
-    if (next === current) return
-    current = next
-    listener()
-  })
-}
-
-export function navigate(path: string, { replace = false }: { replace?: boolean } = {}): void {
-  if (replace) history.replaceState(null, '', path)
-  else history.pushState(null, '', path)
-  current = location.pathname + location.search
-  listener()
-}
-
-/** Changes the address without rendering (to drop the sign-in token from it). */
-export function rewriteAddress(path: string): void {
-  history.replaceState(null, '', path)
-  current = location.pathname + location.search
-}
-
-/**
- * A real link (it works with middle click, copy address and the keyboard), whose plain activation
- * stays inside the app.
- */
-export function onLinkClick(event: MouseEvent): void {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
-  const anchor = (event.target as Element | null)?.closest('a')
-  if (!anchor || anchor.target || anchor.hasAttribute('download')) return
-  const url = new URL(anchor.href, location.href)
-  if (url.origin !== location.origin || !(url.pathname === ROOT || url.pathname.startsWith(`${ROOT}/`))) return
-  if (url.pathname === location.pathname && url.search === location.search && url.hash) return
-  event.preventDefault()
-  navigate(url.pathname + url.search)
 }

@@ -1,51 +1,24 @@
 /**
- * The API's shapes, taken from the route schemas the server validates with (type-only imports:
- * esbuild drops them, so no server code reaches the browser).
+ * The API's shapes the portal reads, by the names of openapi.json (generated into
+ * src/web/shared/api-types.ts by `npm run openapi`; type-only, so nothing reaches the bundle).
  */
-import type { ChargeView } from '../../modules/billing/charge.schemas.ts'
-import type { PlanView, ProductView } from '../../modules/catalog/catalog.schemas.ts'
-import type { OnetimeView } from '../../modules/onetimes/onetime.schemas.ts'
-import type { PaymentInstrumentListView } from '../../modules/platform/platform.schemas.ts'
-import type { RetentionOfferInput } from '../../modules/stores/retention-settings.ts'
-import type { ChangeRequestView, SubscriberView, SubscriptionView } from '../../modules/subscriptions/subscription.schemas.ts'
+import type { Answer, Schema } from '../shared/api-schema.ts'
 
-export type Subscription = SubscriptionView
-export type Charge = ChargeView
-export type Plan = PlanView
-export type Product = ProductView
-export type ChangeRequest = ChangeRequestView
-export type Subscriber = SubscriberView
-export type Onetime = OnetimeView
-export type RetentionOffer = RetentionOfferInput
-export type PaymentInstrumentList = PaymentInstrumentListView
+export type { Page } from '../shared/api-schema.ts'
+export type Subscription = Schema<'Subscription'>
+export type Charge = Schema<'Charge'>
+export type Plan = Schema<'Plan'>
+export type Product = Schema<'Product'>
+export type ChangeRequest = Schema<'ChangeRequest'>
+export type Subscriber = Schema<'Subscriber'>
+export type Onetime = Schema<'Onetime'>
+export type UpcomingRenewal = Schema<'UpcomingRenewal'>
+export type RetentionOffer = Answer<'listPortalRetentionOffers'>['data'][number]
+export type PaymentInstrumentList = Answer<'listPortalPaymentInstruments'>
 export type PaymentInstrument = PaymentInstrumentList['data'][number]
+export type PortalStore = Answer<'getPortalStore'>
+export type StorefrontStore = Schema<'StorefrontStore'>
+export type SessionAnswer = Schema<'PortalSession'>
 export type Interval = Subscription['interval']
 export type SubscriptionStatus = Subscription['status']
 export type Address = NonNullable<Subscription['shipping_address']>
-
-export interface Page<T> {
-  data: T[]
-  next_cursor: string | null
-}
-
-export interface SessionAnswer {
-  access_token: string
-  token_type: 'Bearer'
-  expires_in: number
-}
-
-export interface StorefrontStore {
-  store_hash: string
-  name: string
-}
-
-/** GET /portal/store (the `getPortalStore` answer of openapi.json). */
-export interface PortalStore {
-  object: 'portal_store'
-  store_hash: string
-  name: string
-  timezone: string
-  now: string
-  past_due_cancel_days: number
-  cancellation_reasons: { code: string; label: string }[]
-}

@@ -2,6 +2,7 @@
  * How a plan's price is put in words, shared by the storefront widget and the subscriber portal (so a
  * prepaid plan reads "$20.40 every month, $61.20 per charge" in both). No DOM, no dependencies.
  */
+import { formatMoney } from './money.ts'
 
 /** The plan fields the widget reads (the `Plan` schema of openapi.json; more fields arrive and pass through). */
 export interface Plan {
@@ -22,20 +23,7 @@ export interface Money {
   currency: string
 }
 
-const formatters = new Map<string, Intl.NumberFormat>()
-
-function formatter(currency: string, locale: string | undefined): Intl.NumberFormat {
-  const key = `${locale}|${currency}`
-  let format = formatters.get(key)
-  if (!format) formatters.set(key, (format = new Intl.NumberFormat(locale, { style: 'currency', currency })))
-  return format
-}
-
-/** Minor units to a price in the shopper's locale: 1350 USD -> "$13.50", 1350 JPY -> "¥1,350". */
-export function formatMoney(minor: number, currency: string, locale?: string): string {
-  const format = formatter(currency, locale)
-  return format.format(minor / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2))
-}
+export { formatMoney }
 
 /** `n` intervals in words: (1, "week") -> "week", (2, "week") -> "2 weeks". */
 export function span(count: number, interval: string): string {
@@ -51,7 +39,7 @@ export function intervalText(plan: Plan): string {
  * What one cycle costs. A prepaid plan's amount pays for its whole block of `prepaid_cycles`
  * cycles in one charge, so per cycle it is that amount divided (minor units, possibly fractional).
  */
-export function perCycle(plan: Plan): number {
+export function perCycle(plan: Pick<Plan, 'amount' | 'prepaid_cycles'>): number {
   return plan.amount / (plan.prepaid_cycles ?? 1)
 }
 
@@ -79,9 +67,10 @@ export function planNotes(plan: Plan, locale?: string): string[] {
 
 /**
  * A plan's price in one line: "$18.00 every month"; a prepaid plan per cycle and per charge,
- * "$20.40 every month, $61.20 per charge". `quantity` multiplies both.
+ * "$20.40 every month, $61.20 per charge". One item: what a subscription charges is the service's to
+ * say (GET .../upcoming).
  */
-export function planPriceText(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string, quantity = 1): string {
-  const each = `${formatMoney((plan.amount * quantity) / (plan.prepaid_cycles ?? 1), plan.currency, locale)} ${intervalText(plan as Plan)}`
-  return plan.prepaid_cycles ? `${each}, ${formatMoney(plan.amount * quantity, plan.currency, locale)} per charge` : each
+export function planPriceText(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string): string {
+  const each = `${formatMoney(perCycle(plan), plan.currency, locale)} ${intervalText(plan as Plan)}`
+  return plan.prepaid_cycles ? `${each}, ${formatMoney(plan.amount, plan.currency, locale)} per charge` : each
 }

@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
+import { API_TYPES_FILE, generateApiTypes } from '../../../scripts/openapi-document.ts'
 import { DEMO_STORE_HASH } from '../../../src/demo/demo-data.ts'
 import { EVENT_TYPES } from '../../../src/modules/events/index.ts'
 import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
@@ -35,6 +36,11 @@ describe('the OpenAPI document', () => {
   test('matches the committed openapi.json (run `npm run openapi` after changing a route)', () => {
     const committed = JSON.parse(readFileSync(new URL('../../../openapi.json', import.meta.url), 'utf8'))
     assert.deepEqual(served, committed, 'openapi.json is stale: run npm run openapi and commit it')
+  })
+
+  test('the browser apps\' generated API types are those of the served document (run `npm run openapi`)', async () => {
+    const generated = await generateApiTypes(`${JSON.stringify(served, null, 2)}\n`)
+    assert.ok(generated === readFileSync(API_TYPES_FILE, 'utf8'), 'src/web/shared/api-types.ts is stale: run npm run openapi and commit it')
   })
 
   test('documents only versioned routes, each with a unique operationId', () => {

@@ -78,8 +78,12 @@ export async function renderAttention(app: ConsoleApp, isCurrent: () => boolean,
         ? h('p', null, 'None.')
         : table(
             'Past due subscriptions',
-            ['Subscription', 'Amount', 'Unpaid since'],
-            pastDue.map((s) => [subscriptionLink(s.id), money(s.amount * s.quantity, s.currency), dateTime(s.current_period_end ?? s.next_charge_at)]),
+            ['Subscription', 'Last failed charge', 'Unpaid since'],
+            pastDue.map((s) => {
+              // What is owed is what the last attempt asked for (failed charges come newest first).
+              const last = failed.find((c) => c.subscription_id === s.id)
+              return [subscriptionLink(s.id), last ? money(last.amount, last.currency) : '—', dateTime(s.current_period_end ?? s.next_charge_at)]
+            }),
             { captionHidden: true },
           ),
     ),

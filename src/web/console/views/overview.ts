@@ -1,49 +1,27 @@
 import uPlot from 'uplot'
-import { all, api, call } from '../api.ts'
+import { api } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
 import { currency, date, minorDigits, money, number, percent } from '../format.ts'
-import type { Subscription } from '../types.ts'
+import type { AnalyticsSummary, AnalyticsTimeseries, CurrencyFigures } from '../types.ts'
 import { errorBox, loading, pageHeader } from '../ui.ts'
 
-interface Figures {
-  currency: string
-  mrr: number
-  active_subscriptions: number
-  new_subscriptions: number
-  churned_subscriptions: number
-  churn_rate: number | null
-  dunning: { failed_charges: number; recovered: number; recovery_rate: number | null }
-  revenue: number
-}
-interface Summary {
-  from: string
-  to: string
-  currencies: Figures[]
-}
-interface Series {
-  timezone: string
-  points: { date: string; from: string; to: string; currencies: Figures[] }[]
-}
+type Figures = CurrencyFigures
 
 const EMPTY: Figures = { currency: '', mrr: 0, active_subscriptions: 0, new_subscriptions: 0, churned_subscriptions: 0, churn_rate: null, dunning: { failed_charges: 0, recovered: 0, recovery_rate: null }, revenue: 0 }
 
 /**
  * The overview: the analytics summary of the last 30 days in the store's currency, each figure with
- * a chart of its daily values over 90 days (GET /admin/analytics/timeseries), and the revenue that
- * renewals due in the next 30 days should bring.
+ * a chart of its daily values over 90 days (GET /admin/analytics/timeseries). Every figure is the
+ * service's: the page adds nothing up.
  */
 export async function renderOverview(app: ConsoleApp, isCurrent: () => boolean): Promise<void> {
   replaceChildren(app.main, pageHeader('Overview'), loading('Loading the figures…'))
   app.finishRender('Overview')
   const code = currency()
-  let summary: Summary, series: Series, upcoming: Subscription[]
+  let summary: AnalyticsSummary, series: AnalyticsTimeseries
   try {
-    ;[summary, series] = await Promise.all([call<Summary>('GET', '/analytics/summary'), call<Series>('GET', '/analytics/timeseries?days=90')])
-    const until = Date.parse(summary.to) + 30 * 86_400_000
-    upcoming = (await all((cursor) => api.subscriptions({ status: 'active', cursor, limit: 100 }), 2000)).filter(
-      (s) => s.currency === code && !s.skip_next && !s.cancel_at_period_end && s.next_charge_at && Date.parse(s.next_charge_at) < until,
-    )
+    ;[summary, series] = await Promise.all([api.analyticsSummary(), api.analyticsTimeseries(90)])
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, pageHeader('Overview'), errorBox(error))
@@ -54,8 +32,8 @@ export async function renderOverview(app: ConsoleApp, isCurrent: () => boolean):
   const others = summary.currencies.filter((c) => c.currency !== code)
   const daily = series.points.map((point) => point.currencies.find((c) => c.currency === code) ?? EMPTY)
   const days = series.points.map((point) => Date.parse(`${point.date}T12:00:00Z`) / 1000)
+  // Charts plot currency units; the figures above them are the service's minor units, formatted.
   const scale = 10 ** minorDigits(code)
-  const expected = upcoming.reduce((sum, s) => sum + s.amount * s.quantity, 0)
 
   const cards: { id: string; title: string; figure: string; note: string; values: (number | null)[]; kind: 'money' | 'count' | 'percent'; bars?: boolean }[] = [
     { id: 'mrr', title: 'Monthly recurring revenue', figure: money(now.mrr, code), note: 'Active and past due subscriptions, per month', values: daily.map((f) => f.mrr / scale), kind: 'money' },
@@ -73,15 +51,6 @@ export async function renderOverview(app: ConsoleApp, isCurrent: () => boolean):
     pageHeader('Overview', h('p', { class: 'subtitle' }, `Figures in ${code} for ${date(summary.from)} to ${date(summary.to)}; charts show the last 90 days, one point a day (${series.timezone}).`)),
     grid,
   )
-  grid.append(
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'card-expected' },
-      h('h2', { id: 'card-expected' }, 'Expected from renewals, next 30 days'),
-      h('p', { class: 'figure', 'data-figure': 'expected' }, money(expected, code)),
-      h('p', { class: 'note' }, `${upcoming.length} renewal${upcoming.length === 1 ? '' : 's'} due by ${date(new Date(Date.parse(summary.to) + 30 * 86_400_000).toISOString())} (skipped ones left out)`),
-    ),
-  )
   for (const card of cards) {
     const chart = h('div', { class: 'chart', role: 'img', 'aria-label': chartLabel(card.title, card.values, card.kind, code, series) })
     grid.append(h('section', { class: 'card', 'aria-labelledby': `card-${card.id}` }, h('h2', { id: `card-${card.id}` }, card.title), h('p', { class: 'figure', 'data-figure': card.id }, card.figure), chart, h('p', { class: 'note' }, card.note)))
@@ -96,7 +65,7 @@ export async function renderOverview(app: ConsoleApp, isCurrent: () => boolean):
 }
 
 /** What a chart shows, for screen readers: the range and the first and last values. */
-function chartLabel(title: string, values: (number | null)[], kind: 'money' | 'count' | 'percent', code: string, series: Series): string {
+function chartLabel(title: string, values: (number | null)[], kind: 'money' | 'count' | 'percent', code: string, series: AnalyticsTimeseries): string {
   const known = values.filter((v): v is number => v !== null)
   if (known.length === 0) return `${title}: no data over the last 90 days.`
   const show = (v: number) => (kind === 'money' ? money(Math.round(v * 10 ** minorDigits(code)), code) : kind === 'percent' ? `${number(v, { maximumFractionDigits: 1 })}%` : number(v))

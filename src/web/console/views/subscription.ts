@@ -1,9 +1,9 @@
-import { all, api, errorText, planById } from '../api.ts'
+import { all, api, ApiError, errorText, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren, type Child } from '../../shared/dom.ts'
 import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, interval, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
 import { paths } from '../router.ts'
-import type { Charge, Discount, Event, Onetime, Plan, Product, Subscription } from '../types.ts'
+import type { Charge, Discount, Event, Onetime, Plan, Product, Subscription, SubscriptionWithSubscriber, UpcomingRenewal } from '../types.ts'
 import { discountTerms } from './discounts.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
 import { allPlans, STATUS_TONE } from './subscriptions.ts'
@@ -15,19 +15,26 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
   if (focus) {
     replaceChildren(app.main, h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')), pageHeader('Subscription'), loading())
   }
-  let subscription: Subscription
+  let subscription: SubscriptionWithSubscriber
   let charges: Charge[]
   let events: Event[]
   let plan: Plan | null
   let onetimes: Onetime[]
+  let upcoming: UpcomingRenewal | ApiError
+  let names: Map<string, string>
   try {
-    ;[subscription, charges, events, onetimes] = await Promise.all([
+    ;[subscription, charges, events, onetimes, upcoming] = await Promise.all([
       api.subscription(id),
       all((cursor) => api.charges({ subscription_id: id, cursor, limit: 100 }), 200),
       subscriptionEvents(id),
       api.onetimes(id).then((page) => page.data, () => []),
+      // The next renewal as the service prices it; 409 says why there is none.
+      api.upcoming(id).catch((error: unknown) => {
+        if (error instanceof ApiError) return error
+        throw error
+      }),
     ])
-    plan = await planById(subscription.plan_id)
+    ;[plan, names] = await Promise.all([planById(subscription.plan_id), productNames(upcoming)])
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')), pageHeader('Subscription'), errorBox(error))
@@ -50,15 +57,13 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     ['Subscriber', h('span', null, s.subscriber?.name ? `${s.subscriber.name}, ` : '', h('a', { href: `mailto:${email}` }, email))],
     ['Plan', plan ? `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})` : s.plan_id],
     ['Quantity', String(s.quantity)],
-    ['Amount each renewal', `${money(s.amount * s.quantity, s.currency)} ${interval(s.interval, s.interval_count)}`],
-    ['Next charge', s.status === 'active' || s.status === 'past_due' ? (s.skip_next ? `${date(s.next_charge_at)} (skipped: no charge)` : dateTime(s.next_charge_at)) : '—'],
+    ['Price', `${s.quantity > 1 ? `${s.quantity} × ` : ''}${money(s.amount, s.currency)} ${interval(s.interval, s.interval_count)}`],
+    ['Next charge', upcoming instanceof ApiError ? '—' : `${money(upcoming.amount, upcoming.currency)} on ${dateTime(upcoming.next_charge_at)}${s.skip_next ? ` (the renewal of ${date(s.next_charge_at)} is skipped)` : ''}`],
     ['Current period', s.current_period_start ? `${date(s.current_period_start)} to ${date(s.current_period_end)}` : '—'],
     ['Started', date(s.start_at)],
     ['Payment method', s.payment_instrument ? `${s.payment_instrument.brand ?? 'Card'} ending in ${s.payment_instrument.last_4 ?? '?'}` : s.payment_instrument_id],
   ]
   if (s.discount) facts.push(['Discount', `${s.discount.code}: ${discountTerms({ ...s.discount, currency: s.currency })}, ${s.discount.cycles_remaining === null ? 'every charge' : `${s.discount.cycles_remaining} more ${s.discount.cycles_remaining === 1 ? 'charge' : 'charges'}`}`])
-  const pendingAddOns = onetimes.filter((o) => o.status === 'pending')
-  if (pendingAddOns.length) facts.push(['Add-ons next renewal', money(pendingAddOns.reduce((sum, o) => sum + o.unit_amount * o.quantity, 0), s.currency)])
   if (s.cancelled_at) {
     const reasonLabel = s.cancellation_reason_code ? (app.store?.cancellation_reasons.find((r) => r.code === s.cancellation_reason_code)?.label ?? s.cancellation_reason_code) : null
     facts.push(['Cancelled', `${dateTime(s.cancelled_at)}${[reasonLabel, s.cancellation_reason].filter(Boolean).length ? `: ${[reasonLabel, s.cancellation_reason].filter(Boolean).join('; ')}` : ''}`])
@@ -70,8 +75,8 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     app.main,
     h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')),
     pageHeader(`Subscription of ${email}`, h('p', { class: 'subtitle' }, h('code', null, s.id))),
-    h('div', { class: 'detail-grid' }, section('Details', definitionList(facts)), section('Actions', ...actions(app, s, reload))),
-    section('One-time add-ons', addOns(s, onetimes, reload)),
+    h('div', { class: 'detail-grid' }, h('div', null, section('Details', definitionList(facts)), section('Next renewal', nextRenewal(s, upcoming, names))), section('Actions', ...actions(app, s, reload))),
+    section('One-time add-ons', addOns(s, onetimes, upcoming, reload)),
     section('Charges', chargesTable(app, charges, reload)),
     section('Timeline', timeline(events)),
   )
@@ -79,6 +84,50 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     app.finishRender(`Subscription of ${email}`, { focus: false })
     app.refocusHeading()
   }
+}
+
+/** The names of the products on the next renewal (the admin catalogue, one read each). */
+async function productNames(upcoming: UpcomingRenewal | ApiError): Promise<Map<string, string>> {
+  const names = new Map<string, string>()
+  if (upcoming instanceof ApiError) return names
+  await Promise.all([...new Set(upcoming.line_items.map((line) => line.product_id))].map((id) => api.product(id).then((p) => names.set(id, p.name), () => {})))
+  return names
+}
+
+/**
+ * The next renewal as the service priced it (GET .../upcoming): the same figures the charge will
+ * carry, shown as they are. Nothing is added up in the browser.
+ */
+function nextRenewal(s: Subscription, upcoming: UpcomingRenewal | ApiError, names: Map<string, string>): HTMLElement {
+  if (upcoming instanceof ApiError) {
+    return h('p', { 'data-upcoming': 'none' }, upcoming.code === 'invalid_state' ? `None. ${errorText(upcoming).replace(/^There is no upcoming renewal: /i, '').replace(/^./, (c) => c.toUpperCase())}` : errorText(upcoming))
+  }
+  const money$ = (minor: number) => money(minor, upcoming.currency)
+  const lines = table(
+    'Lines of the next renewal',
+    ['Item', 'Quantity', 'Unit price', 'Amount', 'Discount'],
+    upcoming.line_items.map((line) => [
+      `${names.get(line.product_id) ?? line.product_id}${line.type === 'onetime' ? ' (add-on, once)' : ''}`,
+      String(line.quantity),
+      money$(line.unit_amount),
+      money$(line.amount),
+      line.discount_amount > 0 ? `− ${money$(line.discount_amount)}${s.discount ? ` (${s.discount.code})` : ''}` : '—',
+    ]),
+    { captionHidden: true },
+  )
+  return h(
+    'div',
+    { 'data-upcoming': upcoming.subscription_id },
+    h('p', null, `Charged on ${dateTime(upcoming.next_charge_at)} for ${date(upcoming.period_start)} to ${date(upcoming.period_end)}.`),
+    lines,
+    definitionList([
+      ['Subtotal', money$(upcoming.subtotal)],
+      ['Discount', upcoming.discount_amount > 0 ? `− ${money$(upcoming.discount_amount)}` : money$(0)],
+      ['Shipping', money$(upcoming.shipping_amount)],
+      ['Tax', money$(upcoming.tax_amount)],
+      ['Total', h('strong', { 'data-figure': 'upcoming-amount' }, money$(upcoming.amount))],
+    ]),
+  )
 }
 
 async function subscriptionEvents(id: string): Promise<Event[]> {
@@ -120,7 +169,6 @@ function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<
 }
 
 export function refundForm(app: ConsoleApp, charge: Charge, reload: () => Promise<unknown>): HTMLElement {
-  const left = charge.amount - charge.amount_refunded
   const amount = input({ type: 'text', inputmode: 'decimal', name: 'amount', autocomplete: 'off', size: 8 })
   const reason = input({ type: 'text', name: 'reason', maxlength: 500, autocomplete: 'off' })
   void app
@@ -128,11 +176,13 @@ export function refundForm(app: ConsoleApp, charge: Charge, reload: () => Promis
     label: 'Refund',
     className: 'compact',
     danger: true,
-    fields: [field(`Amount (empty: all ${money(left, charge.currency)})`, amount), field('Reason (optional)', reason)],
+    // What is left to refund is the service's to work out: empty asks for all of it.
+    fields: [field(`Amount (empty: all that is left of ${money(charge.amount, charge.currency)}${charge.amount_refunded ? `, ${money(charge.amount_refunded, charge.currency)} refunded` : ''})`, amount), field('Reason (optional)', reason)],
     confirm: () => {
-      const minor = amount.value.trim() ? toMinor(amount.value, charge.currency) : left
-      if (!Number.isInteger(minor) || minor <= 0) return 'Enter the amount to refund as a number, or leave it empty to refund all that is left.'
-      return { title: 'Refund this charge?', body: [h('p', null, `${money(minor, charge.currency)} of the charge of ${dateTime(charge.created_at)} goes back to the subscriber's payment method.`)], confirmLabel: `Refund ${money(minor, charge.currency)}`, danger: true }
+      const minor = amount.value.trim() ? toMinor(amount.value, charge.currency) : null
+      if (minor !== null && (!Number.isInteger(minor) || minor <= 0)) return 'Enter the amount to refund as a number, or leave it empty to refund all that is left.'
+      const what = minor === null ? 'All that is left' : money(minor, charge.currency)
+      return { title: 'Refund this charge?', body: [h('p', null, `${what} of the charge of ${dateTime(charge.created_at)} goes back to the subscriber's payment method.`)], confirmLabel: minor === null ? 'Refund all that is left' : `Refund ${money(minor, charge.currency)}`, danger: true }
     },
     run: async () => {
       const minor = amount.value.trim() ? toMinor(amount.value, charge.currency) : undefined
@@ -258,7 +308,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
         confirm: () => {
           const value = Number(quantity.value)
           if (!Number.isInteger(value) || value < 1) return 'Enter a whole number of at least 1.'
-          return { title: 'Change the quantity?', body: [h('p', null, `From the next charge: ${value} × ${money(s.amount, s.currency)} = ${money(value * s.amount, s.currency)} each renewal.`)], confirmLabel: 'Change quantity' }
+          return { title: 'Change the quantity?', body: [h('p', null, `From the next charge: ${value} × ${money(s.amount, s.currency)} each renewal.`)], confirmLabel: 'Change quantity' }
         },
         run: async () => {
           await api.action(s.id, 'quantity', { quantity: Number(quantity.value) })
@@ -369,7 +419,7 @@ function discountForm(s: Subscription, reload: () => Promise<unknown>): HTMLElem
 
 const ONETIME_STATUS: Record<string, [string, string]> = { pending: ['Next renewal', 'info'], charged: ['Charged', 'good'], removed: ['Removed', 'muted'] }
 
-function addOns(s: Subscription, onetimes: Onetime[], reload: () => Promise<unknown>): HTMLElement {
+function addOns(s: Subscription, onetimes: Onetime[], upcoming: UpcomingRenewal | ApiError, reload: () => Promise<unknown>): HTMLElement {
   const products = new Map<string, Product>()
   const ended = s.status === 'cancelled' || s.status === 'expired'
   const rows = onetimes.map((o) => {
@@ -379,7 +429,12 @@ function addOns(s: Subscription, onetimes: Onetime[], reload: () => Promise<unkn
     return [
       name,
       String(o.quantity),
-      money(o.unit_amount * o.quantity, o.currency),
+      money(o.unit_amount, o.currency),
+      // A pending add-on's amount as the next renewal carries it; a charged one's is on its charge.
+      (() => {
+        const line = upcoming instanceof ApiError ? undefined : upcoming.line_items.find((entry) => entry.onetime_id === o.id)
+        return line ? money(line.amount, o.currency) : '—'
+      })(),
       badge(label, tone),
       dateTime(o.created_at),
       o.status === 'pending'
@@ -397,7 +452,7 @@ function addOns(s: Subscription, onetimes: Onetime[], reload: () => Promise<unkn
         : '—',
     ]
   })
-  const list = onetimes.length ? table('One-time add-ons', ['Product', 'Quantity', 'Amount', 'Status', 'Added', 'Actions'], rows, { captionHidden: true }) : h('p', null, 'No add-ons.')
+  const list = onetimes.length ? table('One-time add-ons', ['Product', 'Quantity', 'Unit price', 'On the next renewal', 'Status', 'Added', 'Actions'], rows, { captionHidden: true }) : h('p', null, 'No add-ons.')
   if (ended) return list
   const product = select('product_id', [['', 'Choose a product']])
   void all((cursor) => api.products(cursor)).then((all) => {
@@ -415,7 +470,7 @@ function addOns(s: Subscription, onetimes: Onetime[], reload: () => Promise<unkn
       if (!product.value) return 'Choose the product to add.'
       if (!Number.isInteger(count) || count < 1 || count > 100) return 'The quantity is a whole number from 1 to 100.'
       const p = products.get(product.value)
-      return { title: 'Add this to the next renewal?', body: [h('p', null, `${p?.name ?? product.value} × ${count}${p?.one_time_price ? ` = ${money(p.one_time_price.amount * count, s.currency)}` : ''}, charged once with the renewal of ${date(s.next_charge_at)}.`)], confirmLabel: 'Add' }
+      return { title: 'Add this to the next renewal?', body: [h('p', null, `${p?.name ?? product.value} × ${count}${p?.one_time_price ? ` at ${money(p.one_time_price.amount, s.currency)} each` : ''}, charged once with the next renewal${upcoming instanceof ApiError ? '' : ` on ${date(upcoming.next_charge_at)}`}.`)], confirmLabel: 'Add' }
     },
     run: async () => {
       await api.addOnetime(s.id, { product_id: product.value, quantity: Number(quantity.value) })

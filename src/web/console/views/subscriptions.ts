@@ -53,7 +53,8 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
     for (const plan of plans) planSelect.append(h('option', { value: plan.id, selected: plan.id === planId }, `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})${plan.active ? '' : ', archived'}`))
   }, () => {})
 
-  let page: Page<Subscription>
+  // A search by id reads that one subscription, with its subscriber.
+  let page: Page<Subscription & { subscriber?: { email: string } }>
   try {
     if (/^sub_[0-9A-Za-z]+$/.test(q)) {
       // An id: that one subscription (a 404 says there is none).
@@ -99,12 +100,13 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
       ? null
       : table(
           'Subscriptions',
-          ['Subscriber', 'Status', 'Plan', 'Amount', 'Next charge', 'Id'],
+          ['Subscriber', 'Status', 'Plan', 'Price', 'Next charge', 'Id'],
           page.data.map((s) => [
             h('a', { href: paths.subscription(s.id) }, emails.get(s.id) ?? s.subscriber_id),
             badge(STATUS_LABEL[s.status] ?? s.status, STATUS_TONE[s.status] ?? 'neutral'),
             plans.get(s.plan_id)?.name ?? s.plan_id,
-            `${money(s.amount * s.quantity, s.currency)}${s.quantity > 1 ? ` (${s.quantity} × ${money(s.amount, s.currency)})` : ''}`,
+            // The price of one renewal's items as the plan sets it; what a renewal charges is on the subscription's page.
+            `${s.quantity > 1 ? `${s.quantity} × ` : ''}${money(s.amount, s.currency)}`,
             s.status === 'active' || s.status === 'past_due' ? date(s.next_charge_at) : '—',
             h('code', null, s.id),
           ]),

@@ -2,9 +2,9 @@ import { api, ApiError, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { confirmAction, type Confirmation } from '../../shared/confirm.ts'
 import { checkboxField, field, h, uid, type Child } from '../../shared/dom.ts'
-import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText, renewalAfter } from '../format.ts'
+import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText } from '../format.ts'
 import { shiftDay, zonedDay, zonedInstant, zonedTime } from '../zoned.ts'
-import type { Address, ChangeRequest, Interval, Onetime, PaymentInstrumentList, Plan, PortalStore, Product, RetentionOffer, Subscription } from '../types.ts'
+import type { Address, ChangeRequest, Interval, Onetime, PaymentInstrumentList, Plan, PortalStore, Product, RetentionOffer, Subscription, UpcomingRenewal } from '../types.ts'
 
 export interface ActionContext {
   app: PortalApp
@@ -21,6 +21,14 @@ export interface ActionContext {
   store: PortalStore | null
   /** The add-ons waiting for the next renewal; an Error when they could not be read. */
   onetimes: Onetime[] | Error | null
+  /**
+   * The next renewal as the server prices it (GET .../upcoming): every amount the page shows about
+   * the next charge comes from here, none is worked out in the browser. An Error when there is none
+   * (the service says why) or it could not be read.
+   */
+  upcoming: UpcomingRenewal | Error
+  /** Product names by id, for the renewal's lines. */
+  productNames: Map<string, string>
   /** Active products with a one-time price in the subscription's currency (the public catalogue); an Error when it could not be read. */
   addOnProducts: Product[] | Error | null
   /** Shows the page again with fresh data and says what happened. */
@@ -130,22 +138,26 @@ function planLabel(option: { plan: Plan; product: Product | null }, currentProdu
   return `${name} (${formatPlanPrice(option.plan)})`
 }
 
-/** What the next renewal charges: the subscription's line less its discount, plus the add-ons waiting for it. */
-export function nextChargeEstimate(s: Subscription, onetimes: Onetime[] | Error | null): { line: number; discount: number; addOns: number; total: number } {
-  const line = s.amount * s.quantity
-  let discount = 0
-  if (s.discount) discount = s.discount.type === 'percentage' ? Math.floor((line * s.discount.value + 50) / 100) : Math.min(s.discount.value, line)
-  const addOns = Array.isArray(onetimes) ? onetimes.reduce((sum, item) => sum + item.unit_amount * item.quantity, 0) : 0
-  return { line, discount, addOns, total: line - discount + addOns }
+/**
+ * The next charge in words, from the server's preview: "$40.80 ($36.00 − $7.20 (code SAVE20) + $12.00
+ * Enamel Mug)". Only the service's figures, formatted.
+ */
+export function upcomingText(upcoming: UpcomingRenewal, s: Subscription, productNames: Map<string, string>): string {
+  const money = (minor: number) => formatMoney(minor, upcoming.currency)
+  const parts: string[] = []
+  for (const line of upcoming.line_items) {
+    if (line.type === 'subscription') parts.push(money(line.amount))
+    else parts.push(`+ ${money(line.amount)} ${productNames.get(line.product_id) ?? 'add-on'}`)
+    if (line.discount_amount > 0) parts.push(`− ${money(line.discount_amount)}${s.discount ? ` (code ${s.discount.code})` : ''}`)
+  }
+  if (upcoming.shipping_amount > 0) parts.push(`+ ${money(upcoming.shipping_amount)} shipping`)
+  if (upcoming.tax_amount > 0) parts.push(`+ ${money(upcoming.tax_amount)} tax`)
+  return parts.length > 1 ? `${money(upcoming.amount)} (${parts.join(' ')})` : money(upcoming.amount)
 }
 
-/** The estimate in words: "$36.00 − $7.20 (code SAVE20) + $12.00 of add-ons = $40.80". */
-function estimateText(s: Subscription, onetimes: Onetime[] | Error | null): string {
-  const e = nextChargeEstimate(s, onetimes)
-  const parts = [formatMoney(e.line, s.currency)]
-  if (e.discount) parts.push(`− ${formatMoney(e.discount, s.currency)} (code ${s.discount!.code})`)
-  if (e.addOns) parts.push(`+ ${formatMoney(e.addOns, s.currency)} of add-ons`)
-  return parts.length > 1 ? `${formatMoney(e.total, s.currency)} (${parts.join(' ')})` : formatMoney(e.total, s.currency)
+/** The preview when the service gave one. */
+function preview(ctx: ActionContext): UpcomingRenewal | null {
+  return ctx.upcoming instanceof Error ? null : ctx.upcoming
 }
 
 /** The "Manage" section: the changes this subscription's status allows, each confirmed first. */
@@ -206,7 +218,7 @@ export function actionsSection(ctx: ActionContext): HTMLElement {
       confirm: () => ({
         title: 'Order now?',
         body: [
-          h('p', null, `${estimateText(s, ctx.onetimes)} is charged now to ${paymentMethodText(s)}, and the order ships as a normal renewal.`),
+          h('p', null, `${preview(ctx) ? upcomingText(preview(ctx)!, s, ctx.productNames) : 'The next renewal'} is charged now to ${paymentMethodText(s)}, and the order ships as a normal renewal.`),
           h('p', null, `The next renewal then follows ${formatInterval(s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1)).replace('every ', '')} after today, instead of on ${formatDate(s.next_charge_at)}.`),
         ],
         confirmLabel: 'Order and pay now',
@@ -290,7 +302,7 @@ function swapPanel(ctx: ActionContext): HTMLDetailsElement {
     ),
   )
   const chosen = () => radios.find((entry) => entry.radio.checked)?.option
-  const from = () => (s.next_charge_at && s.status === 'active' ? formatDate(s.skip_next ? renewalAfter(s, s.next_charge_at) : s.next_charge_at) : null)
+  const from = () => (s.status === 'active' && preview(ctx) ? formatDate(preview(ctx)!.next_charge_at) : null)
   return panel({
     reload: ctx.reload,
     summary: 'Change plan',
@@ -301,12 +313,11 @@ function swapPanel(ctx: ActionContext): HTMLDetailsElement {
     action: {
       confirm: () => {
         const option = chosen()!
-        const total = formatPlanPrice(option.plan, s.quantity)
         return {
           title: 'Change your plan?',
           body: [
             h('p', null, `${from() ? `From ${from()}` : 'From the next renewal'}: ${planLabel(option, s.product_id)}.`),
-            h('p', null, `New total: ${total}${s.quantity > 1 ? ` for ${s.quantity}` : ''}.`),
+            h('p', null, `New price: ${formatPlanPrice(option.plan)}${s.quantity > 1 ? `, for each of your ${s.quantity}` : ''}.`),
           ],
           confirmLabel: 'Change plan',
         }
@@ -348,7 +359,7 @@ function reschedulePanel(ctx: ActionContext): HTMLDetailsElement {
     action: {
       confirm: () => ({
         title: 'Move your next order?',
-        body: [h('p', null, `The next renewal moves from ${formatDate(s.next_charge_at)} to ${formatDate(at())}, charging ${estimateText(s, ctx.onetimes)} then. Nothing is charged on ${formatDate(s.next_charge_at)}.`)],
+        body: [h('p', null, `The next renewal moves from ${formatDate(s.next_charge_at)} to ${formatDate(at())}${preview(ctx) ? `, charging ${upcomingText(preview(ctx)!, s, ctx.productNames)} then` : ''}. Nothing is charged on ${formatDate(s.next_charge_at)}.`)],
         confirmLabel: 'Move next order',
       }),
       perform: () => api.action(s.id, 'reschedule', { next_charge_at: at() }),
@@ -425,10 +436,12 @@ function addOnPanel(ctx: ActionContext): HTMLDetailsElement {
         { class: 'addon-list', 'aria-label': 'Added to the next order' },
         pending.map((item) => {
           const name = names.get(item.product_id) ?? 'Add-on'
+          // The line's amount as the next charge carries it; before the service priced it, the unit price.
+          const line = preview(ctx)?.line_items.find((entry) => entry.onetime_id === item.id)
           return h(
             'li',
             null,
-            h('span', null, `${item.quantity} × ${name}, ${formatMoney(item.unit_amount * item.quantity, item.currency)}`),
+            h('span', null, `${item.quantity} × ${name}, ${line ? formatMoney(line.amount, item.currency) : `${formatMoney(item.unit_amount, item.currency)} each`}`),
             inlineButton('Remove', listError, ctx, {
               confirm: () => ({
                 title: `Remove ${name}?`,
@@ -466,7 +479,7 @@ function addOnPanel(ctx: ActionContext): HTMLDetailsElement {
   return panel({
     reload: ctx.reload,
     summary,
-    intro: `Charged once with your next renewal${s.next_charge_at && s.status === 'active' ? ` on ${formatDate(s.skip_next ? renewalAfter(s, s.next_charge_at) : s.next_charge_at)}` : ''} and shipped in the same order.`,
+    intro: `Charged once with your next renewal${preview(ctx) ? ` on ${formatDate(preview(ctx)!.next_charge_at)}` : ''} and shipped in the same order.`,
     fields: [loadProblem, list, listError, field('Product', select), field('Quantity', quantity, { hint: 'From 1 to 100.', className: 'narrow' })],
     submitLabel: 'Add to next order',
     validate: () => {
@@ -480,7 +493,7 @@ function addOnPanel(ctx: ActionContext): HTMLDetailsElement {
         const n = Number(quantity.value)
         return {
           title: 'Add to your next order?',
-          body: [h('p', null, `${n} × ${item.name} for ${formatMoney(item.one_time_price!.amount * n, item.one_time_price!.currency)}, charged once with your next renewal.`)],
+          body: [h('p', null, `${n} × ${item.name} at ${formatMoney(item.one_time_price!.amount, item.one_time_price!.currency)} each, charged once with your next renewal.`)],
           confirmLabel: 'Add to next order',
         }
       },
@@ -505,7 +518,7 @@ function quantityPanel(ctx: ActionContext): HTMLDetailsElement {
     action: {
       confirm: () => ({
         title: `Change the quantity to ${quantity()}?`,
-        body: [h('p', null, `From the next charge you pay ${formatMoney(s.amount * quantity(), s.currency)} ${formatInterval(s.interval, s.interval_count)}.`)],
+        body: [h('p', null, `From the next charge you get ${quantity()} at ${formatMoney(s.amount, s.currency)} each, ${formatInterval(s.interval, s.interval_count)}.`)],
         confirmLabel: 'Update quantity',
       }),
       perform: () => api.action(s.id, 'quantity', { quantity: quantity() }),
@@ -538,7 +551,7 @@ function intervalPanel(ctx: ActionContext): HTMLDetailsElement {
     action: {
       confirm: () => ({
         title: 'Change how often it renews?',
-        body: [h('p', null, `From the next charge it renews ${chosen()}, at ${formatMoney(s.amount * s.quantity, s.currency)} each time.`)],
+        body: [h('p', null, `From the next charge it renews ${chosen()}, at the same price each time.`)],
         confirmLabel: 'Update frequency',
       }),
       perform: () => api.action(s.id, 'interval', { interval: unit.value, interval_count: Number(count.value) }),

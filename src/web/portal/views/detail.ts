@@ -13,10 +13,10 @@ import {
   nextChargeText,
   paymentMethodText,
   statusText,
-  subscriptionPriceText,
+  unitPriceText,
 } from '../format.ts'
 import { ROOT } from '../router.ts'
-import type { ChangeRequest, Charge, Onetime, Page, Plan, PortalStore, Product, Subscription } from '../types.ts'
+import type { ChangeRequest, Charge, Onetime, Page, Plan, PortalStore, Product, Subscription, UpcomingRenewal } from '../types.ts'
 import { actionsSection, describeChanges } from './actions.ts'
 import { productName, subscriptionTag, withNames } from './subscriptions.ts'
 
@@ -44,7 +44,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
   const { subscription: s, plan } = named
   const live = ['pending', 'active', 'paused', 'past_due'].includes(s.status)
   const canAddOns = ['active', 'paused', 'past_due'].includes(s.status)
-  const [charges, swapOptions, changeRequests, instruments, store, onetimes, addOnProducts] = await Promise.all([
+  const [charges, swapOptions, changeRequests, instruments, store, onetimes, addOnProducts, upcoming] = await Promise.all([
     api.charges(s.id).catch((failure: unknown) => failure),
     live ? loadSwapOptions(s.id) : Promise.resolve(null),
     plan?.b2b ? api.changeRequests(s.id).catch((failure: unknown) => failure) : Promise.resolve(null),
@@ -53,7 +53,10 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     app.portalStore(),
     canAddOns ? api.onetimes(s.id).then((page) => page.data, (failure: unknown) => asError(failure)) : Promise.resolve(null),
     canAddOns ? loadAddOnProducts(s) : Promise.resolve(null),
+    // The next charge as the service prices it; an ended subscription has none to ask for.
+    live ? api.upcoming(s.id).catch((failure: unknown) => asError(failure)) : Promise.resolve(asError(null)),
   ])
+  const productNames = await namesOf(upcoming, named.product)
   if (!isCurrent()) return
 
   const reload = async (message: string) => {
@@ -63,7 +66,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     await renderDetail(app, current, id, message)
   }
   const title = productName(named)
-  const price = subscriptionPriceText(s)
+  const price = unitPriceText(s)
 
   const summaryId = uid('summary')
   // The badge in the heading says the status, the price says how often: neither is repeated here.
@@ -75,9 +78,9 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
       'dl',
       { class: 'facts' },
       fact('Plan', plan?.name ?? s.plan_id),
-      fact('Price', [price, s.quantity > 1 ? h('span', { class: 'muted' }, ` (${s.quantity} × ${formatMoney(s.amount, s.currency)})`) : null]),
+      fact('Price', s.quantity > 1 ? `${price} each` : price),
       fact('Quantity', String(s.quantity)),
-      fact('Next charge', nextChargeText(s)),
+      fact('Next charge', [nextChargeText(s, upcoming), upcoming instanceof Error || !hasParts(upcoming) ? null : chargeLines(upcoming, s, productNames)]),
       s.discount ? fact('Discount', `${s.discount.code}: ${s.discount.type === 'percentage' ? `${s.discount.value}%` : formatMoney(s.discount.value, s.currency)} off${s.discount.cycles_remaining === null ? '' : `, ${s.discount.cycles_remaining} more ${s.discount.cycles_remaining === 1 ? 'renewal' : 'renewals'}`}`) : null,
       s.current_period_start && s.current_period_end && live ? fact('Current period', `${formatDate(s.current_period_start)} to ${formatDate(s.current_period_end)}`) : null,
       s.prepaid ? fact('Prepaid', `${s.prepaid.cycles_remaining} of ${s.prepaid.cycles_total} periods left`) : null,
@@ -108,7 +111,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     h(
       'div',
       { class: plan?.b2b ? 'detail-grid with-requests' : 'detail-grid' },
-      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, instruments, store, onetimes, addOnProducts, reload })),
+      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, instruments, store, onetimes, addOnProducts, upcoming, productNames, reload })),
       summary,
       chargesSection(app, s, charges),
       plan?.b2b ? changeRequestsSection(changeRequests, swapOptions ?? []) : null,
@@ -149,6 +152,42 @@ function paymentCallout(s: Subscription, charges: Page<Charge> | unknown, store:
 
 function asError(failure: unknown): Error {
   return failure instanceof Error ? failure : new Error('It could not be read.')
+}
+
+/** The names of the products on the next charge (public catalogue reads, cached). */
+async function namesOf(upcoming: UpcomingRenewal | Error, product: Product | null): Promise<Map<string, string>> {
+  const names = new Map<string, string>(product ? [[product.id, product.name]] : [])
+  if (upcoming instanceof Error) return names
+  await Promise.all(upcoming.line_items.filter((line) => !names.has(line.product_id)).map(async (line) => {
+    const found = await productById(line.product_id)
+    if (found) names.set(line.product_id, found.name)
+  }))
+  return names
+}
+
+/** Whether the next charge is more than its one line at full price (else the amount says it all). */
+function hasParts(upcoming: UpcomingRenewal): boolean {
+  return upcoming.line_items.length > 1 || upcoming.discount_amount > 0 || upcoming.shipping_amount > 0 || upcoming.tax_amount > 0
+}
+
+/**
+ * What the next charge is made of, line by line, exactly as the service priced it (the same figures
+ * the charge will carry): nothing is added up here.
+ */
+function chargeLines(upcoming: UpcomingRenewal, s: Subscription, names: Map<string, string>): HTMLElement {
+  const money = (minor: number) => formatMoney(minor, upcoming.currency)
+  const row = (label: string, amount: string, className?: string) => h('li', className ? { class: className } : null, h('span', null, label), h('span', { class: 'amount' }, amount))
+  return h(
+    'ul',
+    { class: 'charge-lines', 'aria-label': 'The next charge, line by line' },
+    upcoming.line_items.map((line) => [
+      row(`${names.get(line.product_id) ?? (line.type === 'onetime' ? 'Add-on' : 'Subscription')} × ${line.quantity}${line.type === 'onetime' ? ' (once)' : ''}`, money(line.amount)),
+      line.discount_amount > 0 ? row(`Discount${s.discount ? ` ${s.discount.code}` : ''}`, `− ${money(line.discount_amount)}`, 'discount') : null,
+    ]),
+    upcoming.shipping_amount > 0 ? row('Shipping', money(upcoming.shipping_amount)) : null,
+    upcoming.tax_amount > 0 ? row('Tax', money(upcoming.tax_amount)) : null,
+    row('Total', money(upcoming.amount), 'total'),
+  )
 }
 
 /** The store's active products with a one-time price in the subscription's currency: what can be added to an order. */

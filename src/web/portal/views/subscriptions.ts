@@ -1,9 +1,9 @@
 import { api, errorText, planById, productById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
-import { formatDate, formatMoney, isoDate, nextChargeText, statusText, subscriptionPriceText } from '../format.ts'
+import { formatDate, nextChargeText, statusText, subscriptionPriceText } from '../format.ts'
 import { subscriptionPath } from '../router.ts'
-import type { Plan, Product, Subscription } from '../types.ts'
+import type { Plan, Product, Subscription, UpcomingRenewal } from '../types.ts'
 
 export interface Named {
   subscription: Subscription
@@ -15,6 +15,19 @@ export interface Named {
 export async function withNames(subscription: Subscription): Promise<Named> {
   const [plan, product] = await Promise.all([planById(subscription.plan_id), productById(subscription.product_id)])
   return { subscription, plan, product }
+}
+
+const LIVE = ['pending', 'active', 'paused', 'past_due']
+
+/** A list entry: its names and its next charge as the service prices it (an Error when there is none). */
+async function withNextCharge(subscription: Subscription): Promise<Named & { upcoming: UpcomingRenewal | Error | null }> {
+  const [named, upcoming] = await Promise.all([
+    withNames(subscription),
+    LIVE.includes(subscription.status) && !subscription.cancel_at_period_end
+      ? api.upcoming(subscription.id).catch((failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))))
+      : Promise.resolve(null),
+  ])
+  return { ...named, upcoming }
 }
 
 export function productName(named: Named): string {
@@ -37,7 +50,7 @@ export async function renderSubscriptions(app: PortalApp, isCurrent: () => boole
     app.finishRender('Your subscriptions')
     return
   }
-  const named = await Promise.all(page.data.map(withNames))
+  const named = await Promise.all(page.data.map(withNextCharge))
   if (!isCurrent()) return
 
   const list = h('ul', { class: 'subscription-list', 'aria-label': 'Subscriptions' })
@@ -49,7 +62,7 @@ export async function renderSubscriptions(app: PortalApp, isCurrent: () => boole
     more.setAttribute('aria-busy', 'true')
     try {
       const next = await api.subscriptions(cursor)
-      const cards = (await Promise.all(next.data.map(withNames))).map(card)
+      const cards = (await Promise.all(next.data.map(withNextCharge))).map(card)
       list.append(...cards)
       cursor = next.next_cursor
       if (!cursor) more.remove()
@@ -74,8 +87,8 @@ export async function renderSubscriptions(app: PortalApp, isCurrent: () => boole
   app.finishRender('Your subscriptions')
 }
 
-function card(entry: Named): HTMLLIElement {
-  const { subscription, plan } = entry
+function card(entry: Named & { upcoming: UpcomingRenewal | Error | null }): HTMLLIElement {
+  const { subscription, plan, upcoming } = entry
   const titleId = `sub-title-${subscription.id}`
   // The badge says the status and the price says how often: each once.
   return h(
@@ -98,15 +111,8 @@ function card(entry: Named): HTMLLIElement {
       h(
         'dl',
         { class: 'facts' },
-        h('div', null, h('dt', null, 'Price'), h('dd', null, subscriptionPriceText(subscription), subscription.quantity > 1 ? h('span', { class: 'muted' }, ` (${subscription.quantity} × ${formatMoney(subscription.amount, subscription.currency)})`) : null)),
-        h(
-          'div',
-          null,
-          h('dt', null, 'Next charge'),
-          h('dd', null, subscription.next_charge_at && ['active', 'pending', 'past_due'].includes(subscription.status) && !subscription.cancel_at_period_end && !subscription.skip_next
-            ? h('time', { datetime: isoDate(subscription.next_charge_at) }, nextChargeText(subscription))
-            : nextChargeText(subscription)),
-        ),
+        h('div', null, h('dt', null, 'Price'), h('dd', null, subscriptionPriceText(subscription))),
+        h('div', null, h('dt', null, 'Next charge'), h('dd', { 'data-next-charge': '' }, nextChargeText(subscription, upcoming))),
       ),
     ),
   )

@@ -1,0 +1,118 @@
+import { ApiError } from './api-error.ts'
+
+/**
+ * The one way the browser apps call the API: JSON in and out, the credential as a Bearer token, a
+ * fresh Idempotency-Key on changes that ask for one, and every refusal as an ApiError in the service's
+ * words. Each app makes its own client with its base path and where its credential comes from.
+ */
+export interface ApiClientOptions {
+  /** Prepended to every path: '/api/v1' (portal) or '/api/v1/admin' (console). */
+  base: string
+  /** The stored credential, or null when signed out. */
+  credential: () => string | null
+  /** What a call that needs a credential fails with when there is none (the app then signs out). */
+  signedOut: () => ApiError
+  /** Whether a method's calls carry an Idempotency-Key unless a call says otherwise. */
+  idempotentByDefault: (method: string) => boolean
+}
+
+export interface CallOptions {
+  body?: unknown
+  /** Send the stored credential (default true); a 401 then ends the session. */
+  auth?: boolean
+  /** Try this credential instead of the stored one (sign-in with a key): a 401 then does not sign out. */
+  credential?: string
+  /** A fresh key makes a double submit or a retried request harmless. */
+  idempotent?: boolean
+}
+
+export interface ApiClient {
+  call<T>(method: string, path: string, options?: CallOptions): Promise<T>
+  /** Called when the service refuses the stored credential (401): the app signs out and shows sign-in. */
+  setUnauthorizedHandler(handler: (error: ApiError) => void): void
+}
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  let onUnauthorized: (error: ApiError) => void = () => {}
+
+  async function call<T>(method: string, path: string, callOptions: CallOptions = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (callOptions.body !== undefined) headers['content-type'] = 'application/json'
+    // Only a 401 of the stored credential signs out; a key being tried or an anonymous call does not.
+    const stored = (callOptions.auth ?? true) && callOptions.credential === undefined
+    if (callOptions.credential !== undefined) headers.authorization = `Bearer ${callOptions.credential}`
+    else if (stored) {
+      const credential = options.credential()
+      if (!credential) {
+        const error = options.signedOut()
+        onUnauthorized(error)
+        throw error
+      }
+      headers.authorization = `Bearer ${credential}`
+    }
+    if (callOptions.idempotent ?? options.idempotentByDefault(method)) headers['idempotency-key'] = randomKey()
+
+    let response: Response
+    try {
+      response = await fetch(`${options.base}${path}`, {
+        method,
+        headers,
+        body: callOptions.body === undefined ? null : JSON.stringify(callOptions.body),
+        credentials: 'omit',
+        cache: 'no-store',
+      })
+    } catch {
+      throw new ApiError(0, 'network_error', 'The service could not be reached. Check your connection and try again.')
+    }
+    if (response.status === 204) return undefined as T
+    const text = await response.text()
+    let payload: unknown = null
+    try {
+      payload = text ? JSON.parse(text) : null
+    } catch {
+      payload = null
+    }
+    if (!response.ok) {
+      const problem = (payload ?? {}) as { detail?: string; title?: string; code?: string; errors?: { path: string; message: string }[] }
+      const detail = problem.detail || problem.title || `The service answered ${response.status}.`
+      const error = new ApiError(response.status, problem.code ?? 'http_error', detail, Array.isArray(problem.errors) ? problem.errors : [])
+      if (response.status === 401 && stored) onUnauthorized(error)
+      throw error
+    }
+    return payload as T
+  }
+
+  return {
+    call,
+    setUnauthorizedHandler: (handler) => {
+      onUnauthorized = handler
+    },
+  }
+}
+
+/** 128 random bits as hex; getRandomValues also works on plain-http origins, where randomUUID does not exist. */
+function randomKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
+/** A query string from the parameters that have a value ('' and null are left out). */
+export function query(params: Record<string, string | number | boolean | null | undefined>): string {
+  const search = new URLSearchParams()
+  for (const [name, value] of Object.entries(params)) if (value !== null && value !== undefined && value !== '') search.set(name, String(value))
+  const text = search.toString()
+  return text ? `?${text}` : ''
+}
+
+export const enc = encodeURIComponent
+
+/** Every page of a list, up to `max` rows. */
+export async function all<T>(read: (cursor: string | null) => Promise<{ data: T[]; next_cursor: string | null }>, max = 1000): Promise<T[]> {
+  const rows: T[] = []
+  let cursor: string | null = null
+  do {
+    const page: { data: T[]; next_cursor: string | null } = await read(cursor)
+    rows.push(...page.data)
+    cursor = page.next_cursor
+  } while (cursor && rows.length < max)
+  return rows
+}

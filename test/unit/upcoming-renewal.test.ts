@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { StoreRow, SubscriptionRow } from '../../src/db/database.ts'
+import { upcomingRenewal } from '../../src/modules/billing/upcoming-renewal.ts'
+
+/**
+ * Which renewal is next, and when there is none (docs/contract.md, Upcoming renewal): the pure
+ * decision under GET .../upcoming. Pricing itself is planRenewal's (test/unit/renewal-plan.test.ts).
+ */
+const d = (iso: string) => new Date(iso)
+const iso = (date: Date) => date.toISOString()
+
+const store: StoreRow = {
+  id: 'store_1', store_hash: 'shop', name: 'Shop', mode: 'test', timezone: 'UTC', currency: 'USD', dunning_retry_days: [1, 3, 5, 7],
+  renewal_reminder_days: 3, past_due_cancel_days: 30, test_clock_now: null, gateway: 'test', billing_stopped_at: null, notifications: {},
+  cancellation_reasons: [], retention_offers: [], created_at: d('2026-01-01T00:00:00.000Z'), updated_at: d('2026-01-01T00:00:00.000Z'),
+}
+
+/**
+ * An active monthly subscription anchored 2026-01-10 09:00 UTC that has paid period 0
+ * ([Jan 10, Feb 10]) and renews on Feb 10: what a checkout at the anchor leaves behind.
+ */
+function subscription(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow {
+  return {
+    id: 'sub_01TESTTESTTESTTESTTESTTEST',
+    store_id: 'store_1',
+    subscriber_id: 'cus_1',
+    plan_id: 'plan_1',
+    product_id: 'prod_1',
+    platform_order_id: 'order-1',
+    billing_issue: null,
+    status: 'active',
+    quantity: 1,
+    amount: 1500,
+    currency: 'USD',
+    interval: 'month',
+    interval_count: 1,
+    payment_instrument_id: 'instr_1',
+    shipping_address: null,
+    billing_address: null,
+    platform_customer_id: null,
+    platform_variant_id: null,
+    payment_instrument_brand: null,
+    payment_instrument_last4: null,
+    payment_instrument_expiry_month: null,
+    payment_instrument_expiry_year: null,
+    start_at: d('2026-01-10T09:00:00.000Z'),
+    trial_days: 0,
+    billing_anchor_at: d('2026-01-10T09:00:00.000Z'),
+    period_index: 0,
+    current_period_start: d('2026-01-10T09:00:00.000Z'),
+    current_period_end: d('2026-02-10T09:00:00.000Z'),
+    next_charge_at: d('2026-02-10T09:00:00.000Z'),
+    skip_next: false,
+    paused_at: null,
+    resume_at: null,
+    cancel_at_period_end: false,
+    cancelled_at: null,
+    cancellation_reason: null,
+    cancellation_reason_code: null,
+    gift: null,
+    prepaid_cycles_total: null,
+    prepaid_cycles_remaining: null,
+    latest_charge_id: null,
+    created_at: d('2026-01-10T09:00:00.000Z'),
+    updated_at: d('2026-01-10T09:00:00.000Z'),
+    version: 1,
+    pending_charge_id: null,
+    dunning_attempts: 0,
+    dunning_started_at: null,
+    unpaid_period_start: null,
+    past_due_at: null,
+    reminded_for: null,
+    discount_id: null,
+    discount: null,
+    discount_cycles_remaining: null,
+    ...overrides,
+  }
+}
+
+
+const addOn = { id: 'ot_1', product_id: 'prod_2', quantity: 2, unit_amount: 600, currency: 'USD' }
+
+describe('upcomingRenewal', () => {
+  test('an active subscription: the renewal at next_charge_at, priced by the plan with its add-ons', () => {
+    const upcoming = upcomingRenewal(subscription({ quantity: 2 }), store, [addOn])
+    assert.equal(upcoming.kind, 'charge')
+    if (upcoming.kind !== 'charge') return
+    assert.equal(iso(upcoming.at), '2026-02-10T09:00:00.000Z')
+    assert.deepEqual([upcoming.renewal.subtotal, upcoming.renewal.amount, iso(upcoming.renewal.period.start), iso(upcoming.renewal.period.end)], [4200, 4200, '2026-02-10T09:00:00.000Z', '2026-03-10T09:00:00.000Z'])
+  })
+
+  test('a skipped renewal: the one after it, for the period after', () => {
+    const upcoming = upcomingRenewal(subscription({ skip_next: true }), store, [])
+    assert.equal(upcoming.kind, 'charge')
+    if (upcoming.kind !== 'charge') return
+    assert.equal(iso(upcoming.at), '2026-03-10T09:00:00.000Z')
+    assert.equal(iso(upcoming.renewal.period.start), '2026-03-10T09:00:00.000Z')
+  })
+
+  test('paused with resume_at after the renewal fell due: charged at the resumption, a period from it', () => {
+    const upcoming = upcomingRenewal(subscription({ status: 'paused', paused_at: d('2026-02-01T00:00:00.000Z'), resume_at: d('2026-04-01T12:00:00.000Z') }), store, [])
+    assert.equal(upcoming.kind, 'charge')
+    if (upcoming.kind !== 'charge') return
+    assert.equal(iso(upcoming.at), '2026-04-01T12:00:00.000Z')
+    assert.equal(iso(upcoming.renewal.period.end), '2026-05-01T12:00:00.000Z')
+  })
+
+  test('paused with resume_at before the renewal: the renewal as scheduled', () => {
+    const upcoming = upcomingRenewal(subscription({ status: 'paused', resume_at: d('2026-01-20T00:00:00.000Z') }), store, [])
+    assert.equal(upcoming.kind === 'charge' && iso(upcoming.at), '2026-02-10T09:00:00.000Z')
+  })
+
+  test('pending after a trial: the first charge at activation; pending without one: a period after the start', () => {
+    const pending = { status: 'pending' as const, billing_anchor_at: null, period_index: -1, current_period_start: null, current_period_end: null, next_charge_at: null }
+    const trial = upcomingRenewal(subscription({ ...pending, trial_days: 14, start_at: d('2026-03-15T09:00:00.000Z') }), store, [])
+    assert.equal(trial.kind === 'charge' && iso(trial.at), '2026-03-15T09:00:00.000Z')
+    const later = upcomingRenewal(subscription({ ...pending, start_at: d('2026-03-15T09:00:00.000Z') }), store, [])
+    assert.equal(later.kind === 'charge' && iso(later.at), '2026-04-15T09:00:00.000Z')
+  })
+
+  test('in dunning: the next retry of the unpaid period, attempt n + 1', () => {
+    const upcoming = upcomingRenewal(subscription({ dunning_attempts: 1, unpaid_period_start: d('2026-02-10T09:00:00.000Z'), next_charge_at: d('2026-02-11T09:00:00.000Z') }), store, [])
+    assert.equal(upcoming.kind, 'charge')
+    if (upcoming.kind !== 'charge') return
+    assert.deepEqual([iso(upcoming.at), iso(upcoming.renewal.period.start), upcoming.renewal.attempt], ['2026-02-11T09:00:00.000Z', '2026-02-10T09:00:00.000Z', 2])
+  })
+
+  const none: [string, Partial<SubscriptionRow>, Partial<StoreRow>, RegExp][] = [
+    ['cancelled', { status: 'cancelled', next_charge_at: null }, {}, /cancelled/],
+    ['expired', { status: 'expired', next_charge_at: null }, {}, /expired/],
+    ['set to cancel at period end', { cancel_at_period_end: true }, {}, /cancel at the end/],
+    ['paused without resume_at', { status: 'paused' }, {}, /paused until resumed/],
+    ['past due', { status: 'past_due', next_charge_at: null, dunning_attempts: 4 }, {}, /past due/],
+    ['a charge in progress', { pending_charge_id: 'ch_1' }, {}, /in progress \(ch_1\)/],
+    ['billing waiting for an admin', { billing_issue: { code: 'charge_requires_review', message: 'm', since: '2026-02-10T09:00:00.000Z' } }, {}, /waits for an admin/],
+    ['a store whose billing is stopped', {}, { billing_stopped_at: d('2026-02-01T00:00:00.000Z') }, /billing is stopped/],
+    ['a gifted prepaid block', { gift: { gifter_email: 'a@example.com', recipient_email: 'b@example.com', message: null }, prepaid_cycles_total: 3, prepaid_cycles_remaining: 0 }, {}, /gifted prepaid block/],
+  ]
+  for (const [what, row, storeChanges, reason] of none) {
+    test(`no next renewal: ${what}`, () => {
+      const upcoming = upcomingRenewal(subscription(row), { ...store, ...storeChanges }, [addOn])
+      assert.equal(upcoming.kind, 'none')
+      if (upcoming.kind === 'none') assert.match(upcoming.reason, reason)
+    })
+  }
+})
