@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   const serviceEnvOverrides: Record<string, string> = { BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS) }
   if (process.env.BENCH_PORTAL_ROUTE) serviceEnvOverrides.BENCH_PORTAL_ROUTE = process.env.BENCH_PORTAL_ROUTE
   if (process.env.BENCH_PORTAL_SIGNED_IN) serviceEnvOverrides.BENCH_PORTAL_SIGNED_IN = process.env.BENCH_PORTAL_SIGNED_IN
+  if (process.env.BENCH_ADMIN_STORES) serviceEnvOverrides.BENCH_ADMIN_STORES = process.env.BENCH_ADMIN_STORES
   const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: serviceEnvOverrides, omitEnv: ['JWT_SECRET'] })
   const { service, serviceEnv, databaseDescription } = started
   const tokens = String(service.details.accessTokens).split(' ')
@@ -87,7 +88,7 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
   const url = new URL(service.url)
   const results = pairs.flatMap(({ baseline, candidate }, i) => [
     { name: 'hello-world (bare Fastify)', round: i + 1, result: baseline },
-    { name: service.details.route === 'admin' ? 'admin subscriptions (page of 20)' : `portal subscriptions (${SUBSCRIPTIONS})${Number(service.details.signedIn) > 1 ? `, ${service.details.signedIn} subscribers` : ''}`, round: i + 1, result: candidate },
+    { name: service.details.route === 'admin' ? `admin subscriptions (page of 20)${Number(service.details.stores) > 1 ? `, ${service.details.stores} stores` : ''}` : `portal subscriptions (${SUBSCRIPTIONS})${Number(service.details.signedIn) > 1 ? `, ${service.details.signedIn} subscribers` : ''}`, round: i + 1, result: candidate },
   ])
   return [
     '',
@@ -99,7 +100,7 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
     `- load: ${loadSummary(settings)}`,
     `- service: ${env} JWT_SECRET=(unset: generated and kept by the service)`,
     service.details.route === 'admin'
-      ? `- admin request: GET ${url.pathname}${url.search} with Authorization: Bearer <admin API key> (a store of ${Number(service.details.subscriptions) + Number(service.details.otherSubscribers)} subscriptions)`
+      ? `- admin request: GET ${url.pathname}${url.search} with Authorization: Bearer <admin API key>${Number(service.details.stores) > 1 ? ` of one of ${service.details.stores} stores picked at random per request (each` : ' (a store'} of ${Number(service.details.subscriptions) + Number(service.details.otherSubscribers)} subscriptions)`
       : Number(service.details.signedIn) > 1
         ? `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> of one of ${service.details.signedIn} signed-in subscribers picked at random per request (each with ${service.details.subscriptions} subscriptions; ${service.details.otherSubscribers} other subscribers)`
         : `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
