@@ -34,7 +34,7 @@ import { catalogAdminRoutes, catalogSchemas, publicCatalogRoutes } from './modul
 import { eventSchemas } from './event-catalogue.ts'
 import { eventRoutes } from './modules/events/index.ts'
 import { subscriptionAdminRoutes, subscriptionSchemas } from './modules/subscriptions/index.ts'
-import { apiKeyRoutes, createAuthCache, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
+import { apiKeyRoutes, Store, StorefrontStore, storeRoutes, storefrontStoreRoutes, touchKey } from './modules/stores/index.ts'
 import { registerWebAssets } from './http/web-assets.ts'
 import { webhookAdminRoutes, webhookSchemas } from './modules/webhooks/index.ts'
 import { chargeAdminRoutes, testClockRoutes, testClockSchemas } from './modules/billing/index.ts'
@@ -147,9 +147,8 @@ export async function buildApp({ database, config, services: given, clock = syst
     issuer: config.jwtIssuer,
     clock: services.clock,
   })
-  // The store and the session's or key's standing, kept in process while the database says nothing changed.
-  const authCache = createAuthCache({ db, changes: database.changes })
-  app.addHook('onClose', async () => authCache.close())
+  // The store and the session's or key's standing, kept in process for under a second (src/modules/stores/auth-cache.ts).
+  const { authCache } = services
   const authenticatePortal = createPortalAuthenticator({ authCache, sessions })
   // The merchant console's sessions from the platform's load callback: a key of their own, never the portal's.
   const consoleSessions = createConsoleSessions({
@@ -159,7 +158,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   })
 
   await app.register(async (portal) => {
-    await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal })
+    await portal.register(portalAuthRoutes, { ...deps, magicLinkLimits: config.magicLinkLimits, sessions, authenticatePortal, authCache })
     await portal.register(portalRoutes, { db, clock: services.clock, subscriptions, changeRequests, catalog, instruments: services.storedInstruments, authenticatePortal })
     await portal.register(retentionPortalRoutes, { retention: createRetentionService({ subscriptions, applyDiscount: services.discounts.applyToSubscription }), authenticatePortal })
     await portal.register(discountPortalRoutes, { discounts: services.discounts, authenticatePortal })
@@ -198,8 +197,8 @@ export async function buildApp({ database, config, services: given, clock = syst
   await app.register(async (admin) => {
     requireSecurityScheme(admin, 'adminApiKey')
     admin.addHook('onRequest', authenticateAdmin)
-    await admin.register(storeRoutes, deps)
-    await admin.register(apiKeyRoutes, deps)
+    await admin.register(storeRoutes, { ...deps, authCache })
+    await admin.register(apiKeyRoutes, { ...deps, authCache })
     await admin.register(platformConnectionRoutes, { connections: services.platformConnections })
     await admin.register(catalogAdminRoutes, { catalog })
     await admin.register(subscriptionAdminRoutes, { subscriptions, checkouts, changeRequests })

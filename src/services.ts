@@ -11,6 +11,7 @@ import { countRenewalsSetAside, createChangeRequestService, createCheckoutServic
 import { createWebhookService } from './modules/webhooks/index.ts'
 import { createDiscountService, discountColumns, redeemDiscount } from './modules/discounts/index.ts'
 import { createOnetimeService } from './modules/onetimes/index.ts'
+import { createAuthCache } from './modules/stores/index.ts'
 
 /**
  * The composition root: every service is built here, once per process, from the configuration. The
@@ -35,7 +36,9 @@ export function createServices({ database, config, clock = systemClock, log }: S
     dataDir: database.location === 'memory' ? 'memory://' : config.dataDir,
     db,
   }))
-  const platformConnections = createPlatformConnections({ db, vault: tokenVault, clock: systemClock })
+  // What authenticates requests, kept in process for under a second; whatever changes it here forgets it at once.
+  const authCache = createAuthCache({ db })
+  const platformConnections = createPlatformConnections({ db, vault: tokenVault, clock: systemClock, onStoreChanged: authCache.forgetStore })
   // One keep-alive pool to BigCommerce for the whole process: renewals, instruments, order webhooks.
   const platformClient = createPlatformClient({
     apiUrl: config.billing.platformApiUrl,
@@ -78,7 +81,8 @@ export function createServices({ database, config, clock = systemClock, log }: S
     platformClient,
     storedInstruments,
     renewals,
-    testClock: createTestClock({ db, clock, renewals }),
+    authCache,
+    testClock: createTestClock({ db, clock, renewals, onStoreChanged: authCache.forgetStore }),
     publicCatalog,
     catalog: createCatalogService({ db, clock, onChange: () => publicCatalog.invalidate() }),
     subscriptions: createSubscriptionService({

@@ -1,5 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { Writable } from 'node:stream'
+import pino from 'pino'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
@@ -7,12 +8,19 @@ import type { Db, StoreMode, StoreRow } from '../../src/db/database.ts'
 import type { App } from '../../src/http/types.ts'
 import type { Clock } from '../../src/lib/clock.ts'
 import { createAdminKey, createStore } from '../../src/modules/stores/index.ts'
+import { createServices, type Services } from '../../src/services.ts'
 import { createTestDatabase } from './database.ts'
 
 export interface TestApp {
   app: App
   db: Db
   database: DatabaseHandle
+  /**
+   * The app's services. A test that writes a store, key or sign-out straight into the database, as
+   * another process would, and needs this app to see it on its next request tells
+   * `services.authCache` (src/modules/stores/auth-cache.ts), as the services that write do.
+   */
+  services: Services
   /** Every log line the app wrote, as text: for asserting what never reaches the logs. */
   logs: string[]
   close(): Promise<void>
@@ -41,9 +49,12 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   })
   const config = testConfig(options.env)
   const { loggerOptions } = await import('../../src/http/logging.ts')
+  // Built here rather than by buildApp so tests can reach them; their logs go to the same capture.
+  const services = createServices({ database, config, ...(options.clock ? { clock: options.clock } : {}), log: pino(loggerOptions(config.logLevel) as pino.LoggerOptions, stream) })
   const app = await buildApp({
     database,
     config,
+    services,
     ...(options.clock ? { clock: options.clock } : {}),
     logger: { ...(loggerOptions(config.logLevel) as object), stream },
   })
@@ -52,9 +63,11 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     db: database.db,
     database,
+    services,
     logs,
     close: async () => {
       await app.close()
+      await services.close()
       if (!options.database) await database.close()
     },
   }

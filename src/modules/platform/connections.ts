@@ -26,7 +26,13 @@ export interface PlatformConnections {
   accessOf(storeId: string): Promise<PlatformAccess | undefined>
 }
 
-export function createPlatformConnections({ db, vault, clock }: { db: Db; vault: TokenVault; clock: Clock }): PlatformConnections {
+export function createPlatformConnections({ db, vault, clock, onStoreChanged }: {
+  db: Db
+  vault: TokenVault
+  clock: Clock
+  /** Told once a change to the store's row (its billing stopped or resumed) has committed, so caches of it forget it. */
+  onStoreChanged?: (storeId: string) => void
+}): PlatformConnections {
   async function status(storeId: string, executor: Executor = db): Promise<PlatformConnectionView> {
     const row = await executor.selectFrom('platform_connections').selectAll().where('store_id', '=', storeId).executeTakeFirst()
     if (!row) return { object: 'platform_connection', connected: false }
@@ -46,7 +52,7 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
     async connect(storeId, { accessToken, source, scopes }) {
       const sealed = await vault.seal(accessToken, storeId)
       const now = clock.now()
-      return db.transaction().execute(async (trx) => {
+      const connected = await db.transaction().execute(async (trx) => {
         const values = {
           source,
           access_token_ciphertext: sealed.ciphertext,
@@ -67,11 +73,13 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
         await enqueueHookRegistration(trx, storeId)
         return status(storeId, trx)
       })
+      onStoreChanged?.(storeId)
+      return connected
     },
 
     async disconnect(storeId) {
       const now = clock.now()
-      return db.transaction().execute(async (trx) => {
+      const disconnected = await db.transaction().execute(async (trx) => {
         await trx
           .updateTable('platform_connections')
           .set({ access_token_ciphertext: null, key_version: null, uninstalled_at: now, updated_at: now })
@@ -81,6 +89,8 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
         await stopStoreBilling(trx, storeId, now)
         return status(storeId, trx)
       })
+      onStoreChanged?.(storeId)
+      return disconnected
     },
 
     async accessOf(storeId) {

@@ -5,6 +5,7 @@ import type { App, AppDeps } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
 import { requestMagicLink, revokeSession, verifyMagicLink } from './magic-links.ts'
 import type { PortalSessions } from './portal-sessions.ts'
+import type { AuthCacheInvalidation } from '../stores/index.ts'
 import { LinkRequested, PortalSession, RequestLinkBody, VerifyBody } from './portal-auth.schemas.ts'
 
 /** How many sign-in links may be asked for in each window (docs/contract.md, Magic-link sign-in). */
@@ -22,10 +23,12 @@ export interface PortalAuthRouteOptions extends AppDeps {
   magicLinkLimits: MagicLinkLimits
   sessions: PortalSessions
   authenticatePortal: (request: FastifyRequest) => Promise<void>
+  /** Told once a sign-out is recorded, so this process refuses the session from its next request on. */
+  authCache: Pick<AuthCacheInvalidation, 'forgetSession'>
 }
 
 /** Magic-link sign-in (docs/contract.md, Magic-link sign-in): ask for a link, exchange its token for a session, sign out. */
-export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, sessions, authenticatePortal }: PortalAuthRouteOptions): Promise<void> {
+export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, sessions, authenticatePortal, authCache }: PortalAuthRouteOptions): Promise<void> {
   const { perEmail, perEmailTotal, perAddress, windowMs } = magicLinkLimits
   const emailOf = (request: FastifyRequest) => {
     const body = request.body as { email: string; store_hash: string }
@@ -99,6 +102,7 @@ export async function portalAuthRoutes(app: App, { db, clock, magicLinkLimits, s
     onRequest: authenticatePortal,
   }, async (request, reply) => {
     await revokeSession(db, request.portal!.session)
+    authCache.forgetSession(request.portal!.session.jti)
     return reply.code(204).send(null)
   })
 }

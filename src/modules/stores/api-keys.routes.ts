@@ -5,6 +5,7 @@ import type { App, AppDeps } from '../../http/types.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
 import type { AdminApiKeyRow } from '../../db/database.ts'
+import type { AuthCacheInvalidation } from './auth-cache.ts'
 import { listAdminKeys, revokeStoreAdminKey } from './stores.repository.ts'
 import { createAdminKey } from './stores.service.ts'
 
@@ -49,7 +50,7 @@ function present(row: AdminApiKeyRow, currentId: string | undefined): ApiKeyView
   }
 }
 
-export async function apiKeyRoutes(app: App, { db, clock }: AppDeps): Promise<void> {
+export async function apiKeyRoutes(app: App, { db, clock, authCache }: AppDeps & { authCache: AuthCacheInvalidation }): Promise<void> {
   app.get('/api-keys', {
     schema: {
       operationId: 'listApiKeys',
@@ -96,6 +97,7 @@ export async function apiKeyRoutes(app: App, { db, clock }: AppDeps): Promise<vo
     }
     const revoked = await revokeStoreAdminKey(db, store.id, target.id, clock.now())
     if (!revoked) throw notFound('api key', request.params.id)
+    authCache.forgetKey(revoked.key_hash)
     return present(revoked, request.admin?.keyId)
   })
 }

@@ -1,5 +1,5 @@
 export { Store, type StoreView } from './store.schemas.ts'
-export { createAuthCache, ENTRY_TTL_MS, LOCAL_WRITE_QUIET_MS, type AuthCache } from './auth-cache.ts'
+export { createAuthCache, ENTRY_TTL_MS, type AuthCache, type AuthCacheInvalidation, type CacheTime } from './auth-cache.ts'
 export {
   anyLiveStoreHash,
   billingStoreClocks,

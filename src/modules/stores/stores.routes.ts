@@ -1,11 +1,12 @@
 import { adminStore } from '../../http/admin-auth.ts'
 import { problemResponses, Ref } from '../../http/schemas.ts'
 import type { App, AppDeps } from '../../http/types.ts'
+import type { AuthCacheInvalidation } from './auth-cache.ts'
 import { Store, UpdateStoreBody } from './store.schemas.ts'
 import { presentStore, updateStoreSettings } from './stores.service.ts'
 
 /** Admin routes for the authenticated store's own settings. */
-export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<void> {
+export async function storeRoutes(app: App, { db, clock, authCache }: AppDeps & { authCache: AuthCacheInvalidation }): Promise<void> {
   app.get('/store', {
     schema: {
       operationId: 'getStore',
@@ -24,5 +25,10 @@ export async function storeRoutes(app: App, { db, clock }: AppDeps): Promise<voi
       body: UpdateStoreBody,
       response: { 200: Ref(Store), ...problemResponses(404) },
     },
-  }, async (request) => updateStoreSettings(db, adminStore(request), request.body, clock.now()))
+  }, async (request) => {
+    const store = adminStore(request)
+    const updated = await updateStoreSettings(db, store, request.body, clock.now())
+    authCache.forgetStore(store.id)
+    return updated
+  })
 }
