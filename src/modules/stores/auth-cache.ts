@@ -62,6 +62,13 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
       const cached = stores.get(storeId)
       if (cached && liveSessions.get(jti)) return cached
       const read = ticket()
+      if (cached) {
+        // Many sessions share one store: usually only the session needs asking about, a narrow read.
+        const revoked = await db.selectFrom('revoked_sessions').select('jti').where('jti', '=', jti).executeTakeFirst()
+        if (revoked) return undefined
+        read.keep(liveSessions, jti, LIVE)
+        return cached
+      }
       // One query answers both "does the store exist" and "was this session signed out".
       const row = await findStoreByIdUnless(db, storeId, sql<boolean>`EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ${jti})`)
       if (!row) return undefined
