@@ -28,7 +28,8 @@ export function listSubscriptions(db: Executor, storeId: string, filter: Subscri
   let query = db.selectFrom('subscriptions as s').selectAll('s').where('s.store_id', '=', storeId)
   if (filter.status) query = query.where('s.status', '=', filter.status as SubscriptionRow['status'])
   if (filter.planId) query = query.where('s.plan_id', '=', filter.planId)
-  if (filter.subscriberId) query = query.where('s.subscriber_id', '=', filter.subscriberId)
+  // Any given subscriber id filters, the empty one too (it owns nothing): never "everyone's".
+  if (filter.subscriberId !== undefined) query = query.where('s.subscriber_id', '=', filter.subscriberId)
   if (filter.email) {
     const email = filter.email.toLowerCase()
     query = query.where('s.subscriber_id', 'in', (eb) =>

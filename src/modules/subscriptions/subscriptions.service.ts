@@ -1,10 +1,9 @@
 import type { Db, Executor, PlanInterval, PlanRow, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
-import { listPage, toPage, type Page } from '../../lib/pagination.ts'
+import { listPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
-import { createFirstPageBatcher } from './first-page-batcher.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { createMutator, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 import { assertCanRenewNow, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
@@ -71,8 +70,6 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
   renewNowWaitMs?: number | undefined
 }) {
   const mutate = createMutator(db, clock)
-  const firstPages = createFirstPageBatcher(db)
-  const presentedPages = new WeakMap<SubscriptionRow[], Page<SubscriptionView>>()
 
   /**
    * On a platform store, the stored card a new instrument id names, checked against the paying
@@ -120,19 +117,6 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
       query: { limit: number; cursor?: string | undefined; status?: string | undefined; email?: string | undefined; plan_id?: string | undefined },
       actor: Actor,
     ): Promise<Page<SubscriptionView>> {
-      const subscriberId = actor.kind === 'subscriber' ? actor.subscriberId : null
-      // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones share round trips.
-      if (!query.cursor && !query.status && !query.email && !query.plan_id) {
-        const rows = await firstPages.read({ storeId: store.id, subscriberId, limit: query.limit })
-        // Readers who shared one answer share its page too: presented once, frozen, serialised per reply.
-        let page = presentedPages.get(rows)
-        if (!page) {
-          page = toPage(rows, query.limit, (row) => Object.freeze(presentSubscription(row, store.store_hash)))
-          Object.freeze(page.data)
-          presentedPages.set(rows, Object.freeze(page))
-        }
-        return page
-      }
       return listPage(query, (bounds) => listSubscriptions(db, store.id, {
         ...bounds,
         status: query.status,
