@@ -1,3 +1,4 @@
+import DataLoader from 'dataloader'
 import { sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Db, StoreRow } from '../../db/database.ts'
@@ -22,6 +23,8 @@ export const ENTRY_TTL_MS = 900
 const MAX_STORES = 10_000
 const MAX_KEYS = 10_000
 const MAX_SESSIONS = 100_000
+// One statement asks about at most this many sessions.
+const MAX_SESSION_BATCH = 500
 
 /** A time source in milliseconds (lru-cache's `perf`): `performance` by default, a fake in tests. */
 export interface CacheTime {
@@ -45,6 +48,17 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
   const liveSessions = lru<{ live: true }>(MAX_SESSIONS)
   const LIVE = Object.freeze({ live: true as const })
   let generation = 0
+  /**
+   * Which of the sessions asked about during one turn of the event loop were signed out: one query
+   * for all of them. A session's entry lives under a second, so with many subscribers most requests
+   * ask; one round trip each would cost more than the rest of the request (BENCHMARKS.md, issue 23).
+   * No DataLoader cache: every load is asked of the database after it was made.
+   */
+  const revocations = new DataLoader<string, boolean>(async (jtis) => {
+    const rows = await db.selectFrom('revoked_sessions').select('jti').where('jti', 'in', jtis).execute()
+    const revoked = new Set(rows.map((row) => row.jti))
+    return jtis.map((jti) => revoked.has(jti))
+  }, { cache: false, maxBatchSize: MAX_SESSION_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) })
 
   /** Taken before a read: the answer is kept, aged from this moment, unless something was forgotten meanwhile. */
   function ticket() {
@@ -63,9 +77,8 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
       if (cached && liveSessions.get(jti)) return cached
       const read = ticket()
       if (cached) {
-        // Many sessions share one store: usually only the session needs asking about, a narrow read.
-        const revoked = await db.selectFrom('revoked_sessions').select('jti').where('jti', '=', jti).executeTakeFirst()
-        if (revoked) return undefined
+        // Many sessions share one store: usually only the session needs asking about, batched.
+        if (await revocations.load(jti)) return undefined
         read.keep(liveSessions, jti, LIVE)
         return cached
       }

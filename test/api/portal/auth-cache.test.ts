@@ -90,14 +90,14 @@ function manualTime(start = 1_000_000) {
   return { now: () => now, advance: (ms: number) => void (now += ms) }
 }
 
-/** Holds the results of reads of `stores` until released: a read that has been answered but not yet returned. */
-function gateStoreReads() {
+/** Holds the results of the cache's reads until released: a read that has been answered but not yet returned. */
+function gateReads() {
   let held: Array<() => void> = []
   let closed = false
   const plugin: KyselyPlugin = {
     transformQuery: ({ node }) => node,
     async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-      if (closed && result.rows.some((row) => 'store_hash' in row)) await new Promise<void>((resolve) => held.push(resolve))
+      if (closed) await new Promise<void>((resolve) => held.push(resolve))
       return result
     },
   }
@@ -122,7 +122,7 @@ describe('the cache itself, on a real database, with time injected', () => {
 
   test("another process's change to a store is seen once ENTRY_TTL_MS has passed since the read began, never later", async () => {
     const time = manualTime()
-    const gate = gateStoreReads()
+    const gate = gateReads()
     const cache = createAuthCache({ db: t.db.withPlugin(gate.plugin), time })
     const store = await createStore(t.db, { storeHash: `ttl-${process.pid}-${Date.now()}` })
     // The read starts at 0 and takes 300 ms to come back: its answer ages from when it was sent.
@@ -157,7 +157,7 @@ describe('the cache itself, on a real database, with time injected', () => {
   })
 
   test('a read under way when the store is forgotten does not put the old row back', async () => {
-    const gate = gateStoreReads()
+    const gate = gateReads()
     const cache = createAuthCache({ db: t.db.withPlugin(gate.plugin), time: manualTime() })
     const store = await createStore(t.db, { storeHash: `race-${process.pid}-${Date.now()}` })
     // A request reads the store; the database has answered with the old row, but the answer is not back yet.
@@ -173,7 +173,7 @@ describe('the cache itself, on a real database, with time injected', () => {
   })
 
   test('the same race on a sign-out: a session check under way is not kept after the session is forgotten', async () => {
-    const gate = gateStoreReads()
+    const gate = gateReads()
     const cache = createAuthCache({ db: t.db.withPlugin(gate.plugin), time: manualTime() })
     const store = await createStore(t.db, { storeHash: `race-s-${process.pid}-${Date.now()}` })
     const jti = `jti-race-${process.pid}-${Date.now()}`
@@ -185,6 +185,33 @@ describe('the cache itself, on a real database, with time injected', () => {
     await gate.release()
     assert.ok(await racing, 'read before the sign-out')
     assert.equal(await cache.portalStore(store.id, jti), undefined, 'refused from the next check on')
+  })
+
+  test('the same race when only the session is asked about (the store already known): not kept after the sign-out', async () => {
+    const gate = gateReads()
+    const cache = createAuthCache({ db: t.db.withPlugin(gate.plugin), time: manualTime() })
+    const store = await createStore(t.db, { storeHash: `race-b-${process.pid}-${Date.now()}` })
+    assert.ok(await cache.portalStore(store.id, `jti-other-${process.pid}`), 'the store is now known')
+    const jti = `jti-race-b-${process.pid}-${Date.now()}`
+    gate.close()
+    const racing = cache.portalStore(store.id, jti)
+    while (gate.waiting() === 0) await new Promise((resolve) => setImmediate(resolve))
+    await t.db.insertInto('revoked_sessions').values({ jti, expires_at: new Date(Date.now() + 600_000) }).execute()
+    cache.forgetSession(jti)
+    await gate.release()
+    assert.ok(await racing, 'read before the sign-out')
+    assert.equal(await cache.portalStore(store.id, jti), undefined, 'refused from the next check on')
+  })
+
+  test('sessions asked about together are each answered for themselves', async () => {
+    const cache = createAuthCache({ db: t.db, time: manualTime() })
+    const store = await createStore(t.db, { storeHash: `batch-${process.pid}-${Date.now()}` })
+    assert.ok(await cache.portalStore(store.id, `jti-first-${process.pid}`))
+    const jtis = Array.from({ length: 1_200 }, (_, i) => `jti-batch-${process.pid}-${Date.now()}-${i}`)
+    const signedOut = new Set(jtis.filter((_, i) => i % 7 === 3))
+    await t.db.insertInto('revoked_sessions').values([...signedOut].map((jti) => ({ jti, expires_at: new Date(Date.now() + 600_000) }))).execute()
+    const answers = await Promise.all(jtis.map((jti) => cache.portalStore(store.id, jti)))
+    for (const [i, jti] of jtis.entries()) assert.equal(answers[i] === undefined, signedOut.has(jti), jti)
   })
 
   test('only positive answers are kept: a key unknown a moment ago is accepted as soon as it exists', async () => {
