@@ -43,6 +43,17 @@ describe('portal session tokens', () => {
     assert.deepEqual(await portal.verify(issued.token), issued.claims)
   })
 
+  test('a token accepted before is refused once the service clock reaches its expiry (verified tokens are kept only until then)', async () => {
+    const moving = fixedClock(new Date(NOW * 1000))
+    const sessions = createPortalSessions({ secret: async () => SECRET, issuer: ISSUER, clock: moving })
+    const { token, claims } = await sessions.issue('sub_1', 'st_1')
+    assert.deepEqual(await sessions.verify(token), claims)
+    moving.advance((claims.exp - NOW) * 1000 - 1500)
+    assert.deepEqual(await sessions.verify(token), claims, 'still valid 1.5 s before expiry')
+    moving.advance(1500)
+    assert.equal(await accepted(sessions.verify, token), false, 'expired on the service clock')
+  })
+
   const good = signRaw({ alg: 'HS256', typ: 'JWT' }, goodClaims)
   const [h, p, s] = good.split('.') as [string, string, string]
   const cases: Array<[string, string, boolean]> = [
