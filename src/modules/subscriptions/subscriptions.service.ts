@@ -1,9 +1,10 @@
 import type { Db, Executor, PlanInterval, PlanRow, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
-import { listPage, type Page } from '../../lib/pagination.ts'
+import { listPage, toPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
+import { createFirstPageLoader } from './first-pages.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { createMutator, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 import { assertCanRenewNow, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
@@ -70,6 +71,7 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
   renewNowWaitMs?: number | undefined
 }) {
   const mutate = createMutator(db, clock)
+  const firstPages = createFirstPageLoader(db)
 
   /**
    * On a platform store, the stored card a new instrument id names, checked against the paying
@@ -117,6 +119,11 @@ export function createSubscriptionService({ db, clock, instruments, renewNow, re
       query: { limit: number; cursor?: string | undefined; status?: string | undefined; email?: string | undefined; plan_id?: string | undefined },
       actor: Actor,
     ): Promise<Page<SubscriptionView>> {
+      // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
+      if (!query.cursor && !query.status && !query.email && !query.plan_id) {
+        const rows = await firstPages.load({ storeId: store.id, subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : null, limit: query.limit })
+        return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+      }
       return listPage(query, (bounds) => listSubscriptions(db, store.id, {
         ...bounds,
         status: query.status,

@@ -1,10 +1,13 @@
 /**
- * Lists read at the same moment each get exactly their own rows: subscribers of two stores, with
- * different numbers of subscriptions and page sizes, and the stores' admin lists, requested together,
- * answer what each answers alone. Runs on both databases.
+ * Lists read at the same moment (first pages are read together: src/modules/subscriptions/first-pages.ts)
+ * each get exactly their own rows: subscribers of two stores, with different numbers of subscriptions
+ * and page sizes, and the stores' admin lists, requested together, answer what each answers alone.
+ * Runs on both databases.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { createFirstPageLoader, type FirstPageKey } from '../../../src/modules/subscriptions/first-pages.ts'
+import { listSubscriptions } from '../../../src/modules/subscriptions/subscriptions.repository.ts'
 import { createShopWithPlan } from '../../helpers/catalog.ts'
 import { signInSubscriber, type PortalSignIn } from '../../helpers/portal.ts'
 import { checkoutInput } from '../../helpers/subscriptions.ts'
@@ -35,6 +38,28 @@ describe('lists read together', () => {
     }
   })
   after(() => t.close())
+
+  test('first pages read together are each exactly what the list query answers alone', async () => {
+    const loader = createFirstPageLoader(t.db)
+    const keys: FirstPageKey[] = []
+    for (const [s, held] of subscribers.entries()) {
+      for (const subscriberId of held.keys()) keys.push({ storeId: shops[s]!.store.id, subscriberId, limit: 2 }, { storeId: shops[s]!.store.id, subscriberId, limit: 20 })
+      keys.push({ storeId: shops[s]!.store.id, subscriberId: null, limit: 3 }, { storeId: shops[s]!.store.id, subscriberId: null, limit: 50 })
+    }
+    // A subscriber of one store named with the other store's id owns nothing there.
+    keys.push({ storeId: shops[1]!.store.id, subscriberId: [...subscribers[0]!.keys()][0]!, limit: 20 })
+    const doubled = [...keys, ...keys]
+    const together = await Promise.all(doubled.map((key) => loader.load(key)))
+    for (const [i, key] of doubled.entries()) {
+      const alone = await listSubscriptions(t.db, key.storeId, { limit: key.limit, subscriberId: key.subscriberId ?? undefined })
+      assert.deepEqual(together[i]!.map((row) => row.id), alone.map((row) => row.id), `key ${JSON.stringify(key)}`)
+      for (const row of together[i]!) {
+        assert.equal(row.store_id, key.storeId)
+        if (key.subscriberId) assert.equal(row.subscriber_id, key.subscriberId)
+      }
+    }
+    assert.equal(together.at(-1)!.length, 0)
+  })
 
   test('portal and admin lists requested at once each answer what they answer alone', async () => {
     const sessions: Array<{ session: PortalSignIn; count: number }> = []

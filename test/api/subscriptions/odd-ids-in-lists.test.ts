@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { sql } from 'kysely'
+import { createFirstPageLoader } from '../../../src/modules/subscriptions/first-pages.ts'
 import { listSubscriptions } from '../../../src/modules/subscriptions/subscriptions.repository.ts'
 import { createShopWithPlan } from '../../helpers/catalog.ts'
 import { checkoutThroughApi } from '../../helpers/subscriptions.ts'
@@ -46,4 +47,12 @@ test('a store id with odd characters owns nothing, for a subscriber or the whole
   }
   const whole = await listSubscriptions(t.db, shop.store.id, { limit: 50 })
   assert.equal(whole.length, ODD.length, 'the store lists its own subscription and every clone')
+})
+
+test('first pages of odd store ids read together own nothing, and the real store keeps its own', async () => {
+  const loader = createFirstPageLoader(t.db)
+  const keys = [...ODD.map((odd) => ({ storeId: odd, subscriberId, limit: 5 })), ...ODD.map((odd) => ({ storeId: odd, subscriberId: null, limit: 5 })), { storeId: shop.store.id, subscriberId: null, limit: 50 }]
+  const pages = await Promise.all(keys.map((key) => loader.load(key)))
+  for (const [i, key] of keys.slice(0, -1).entries()) assert.deepEqual(pages[i], [], `key ${JSON.stringify(key)}`)
+  assert.equal(pages.at(-1)!.length, ODD.length)
 })
