@@ -2,7 +2,7 @@ import DataLoader from 'dataloader'
 import { sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Db, StoreRow } from '../../db/database.ts'
-import { findActiveKeyByHash, findStoreById, findStoreByIdUnless } from './stores.repository.ts'
+import { findActiveKeysByHash, type ActiveKey, findStoreById, findStoreByIdUnless } from './stores.repository.ts'
 
 /**
  * What every authenticated request would otherwise ask the database before its own query: the store,
@@ -23,7 +23,7 @@ export const ENTRY_TTL_MS = 900
 const MAX_STORES = 10_000
 const MAX_KEYS = 10_000
 const MAX_SESSIONS = 100_000
-// One statement asks about at most this many sessions.
+// One statement asks about at most this many sessions or keys.
 const MAX_SESSION_BATCH = 500
 
 /** A time source in milliseconds (lru-cache's `perf`): `performance` by default, a fake in tests. */
@@ -58,6 +58,11 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
     const rows = await db.selectFrom('revoked_sessions').select('jti').where('jti', 'in', jtis).execute()
     const revoked = new Set(rows.map((row) => row.jti))
     return jtis.map((jti) => revoked.has(jti))
+  }, { cache: false, maxBatchSize: MAX_SESSION_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) })
+  /** The same for admin keys: the keys asked about during one turn, with their stores, in one query. */
+  const activeKeys = new DataLoader<string, ActiveKey | undefined>(async (hashes) => {
+    const found = await findActiveKeysByHash(db, hashes)
+    return hashes.map((hash) => found.get(hash))
   }, { cache: false, maxBatchSize: MAX_SESSION_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) })
 
   /** Taken before a read: the answer is kept, aged from this moment, unless something was forgotten meanwhile. */
@@ -97,7 +102,7 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
       const cached = key && stores.get(key.storeId)
       if (key && cached) return { keyId: key.keyId, store: cached }
       const read = ticket()
-      const found = await findActiveKeyByHash(db, keyHash)
+      const found = await activeKeys.load(keyHash)
       if (!found) return undefined
       const store = deepFreeze(found.store)
       read.keep(keys, keyHash, { keyId: found.keyId, storeId: store.id })

@@ -214,6 +214,17 @@ describe('the cache itself, on a real database, with time injected', () => {
     for (const [i, jti] of jtis.entries()) assert.equal(answers[i] === undefined, signedOut.has(jti), jti)
   })
 
+  test('admin keys asked about together are each answered with their own store, a revoked or unknown one with nothing', async () => {
+    const cache = createAuthCache({ db: t.db, time: manualTime() })
+    const shops = await Promise.all(Array.from({ length: 6 }, () => createStoreWithKey(t.db)))
+    await t.db.updateTable('admin_api_keys').set({ revoked_at: new Date() }).where('key_hash', '=', sha256Hex(shops[2]!.key)).execute()
+    const hashes = [...shops.map((shop) => sha256Hex(shop.key)), sha256Hex('sk_test_unknown'), sha256Hex(shops[0]!.key)]
+    const answers = await Promise.all(hashes.map((hash) => cache.adminKey(hash)))
+    for (const [i, shop] of shops.entries()) assert.equal(answers[i]?.store.id, i === 2 ? undefined : shop.store.id, `key ${i}`)
+    assert.equal(answers[6], undefined, 'an unknown key')
+    assert.equal(answers[7]?.store.id, shops[0]!.store.id, 'the same key twice in one turn')
+  })
+
   test('only positive answers are kept: a key unknown a moment ago is accepted as soon as it exists', async () => {
     const cache = createAuthCache({ db: t.db, time: manualTime() })
     const { store } = await createStoreWithKey(t.db)
