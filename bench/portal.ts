@@ -2,8 +2,10 @@
 // against a bare Fastify hello-world, loaded the same way in the same run.
 // Usage: npm run bench:portal [-- --duration N --rounds N]; DATABASE_URL=postgres://... for PostgreSQL;
 // BENCH_PORTAL_ROUTE=admin measures the admin list (GET /api/v1/admin/subscriptions?limit=20, admin key) instead.
-// BENCH_PORTAL_SIGNED_IN=N spreads the portal load over N signed-in subscribers (a token picked at random for
-// each request), so concurrent reads are of different subscribers, not one subscriber's list again and again.
+// The load is the realistic one by default, and only it is judged (issue 23): the portal spread over
+// BENCH_PORTAL_SIGNED_IN=1000 signed-in subscribers, the admin list over BENCH_ADMIN_STORES=100 stores, a
+// token or key picked at random for each request, so concurrent reads are of different subscribers and
+// stores. BENCH_PORTAL_SIGNED_IN=1 or BENCH_ADMIN_STORES=1 (issue 17's single-subscriber load) is reported, not judged.
 // The session token lasts 15 minutes from the service's start: keep rounds x (warm-up + duration) x 2 well under that.
 import type { ChildServer } from './lib/child-server.ts'
 import { alternateRounds, runBench, settingsOrUsage, startServiceAndBaseline } from './lib/harness.ts'
@@ -11,12 +13,17 @@ import { backgroundCpuBusy, checksTable, compareToBaseline, loadSummary, machine
 import type { BenchSettings } from './lib/settings.ts'
 
 const SUBSCRIPTIONS = 5
-// Issue 17's targets: on PostgreSQL, >= 0.15 of hello-world, p99 at most 8x, at most 60 µs of server
-// CPU per request; on the embedded database (queries on the service's own thread), >= 0.06 without timeouts.
+const REALISTIC = { signedIn: 1000, stores: 100 }
+/**
+ * Issue 23's targets, for the realistic loads on PostgreSQL: no worse than the figures before its
+ * changes (BENCHMARKS.md, "Workarounds handed back to libraries"). The embedded database and the
+ * single-subscriber loads are reported without a verdict (errors are still counted).
+ */
 const TARGETS: Record<string, BaselineTargets> = {
-  postgres: { minThroughputRatio: 0.15, maxP99Ratio: 8, maxServerCpuMicros: 60 },
-  pglite: { minThroughputRatio: 0.06 },
+  portal: { minThroughputRatio: 0.05, maxServerCpuMicros: 125 },
+  admin: { minThroughputRatio: 0.02 },
 }
+const INFORMATIONAL: BaselineTargets = { minThroughputRatio: 0 }
 const SESSION_SECONDS = 15 * 60
 const SERVICE_ENTRY = new URL('./lib/portal-child.ts', import.meta.url)
 
@@ -55,9 +62,12 @@ async function main(): Promise<void> {
   const startedAt = new Date()
   const backgroundBusy = await backgroundCpuBusy()
 
-  const serviceEnvOverrides: Record<string, string> = { BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS) }
+  const serviceEnvOverrides: Record<string, string> = {
+    BENCH_PORTAL_SUBSCRIPTIONS: String(SUBSCRIPTIONS),
+    BENCH_PORTAL_SIGNED_IN: process.env.BENCH_PORTAL_SIGNED_IN ?? String(REALISTIC.signedIn),
+    BENCH_ADMIN_STORES: process.env.BENCH_ADMIN_STORES ?? String(REALISTIC.stores),
+  }
   if (process.env.BENCH_PORTAL_ROUTE) serviceEnvOverrides.BENCH_PORTAL_ROUTE = process.env.BENCH_PORTAL_ROUTE
-  if (process.env.BENCH_PORTAL_SIGNED_IN) serviceEnvOverrides.BENCH_PORTAL_SIGNED_IN = process.env.BENCH_PORTAL_SIGNED_IN
   const started = await startServiceAndBaseline({ serviceEntry: SERVICE_ENTRY, serviceDefaults: SERVICE_DEFAULTS, serviceEnv: serviceEnvOverrides, omitEnv: ['JWT_SECRET'] })
   const { service, serviceEnv, databaseDescription } = started
   const tokens = String(service.details.accessTokens).split(' ')
@@ -83,11 +93,14 @@ async function verifyPortal(url: string, auth: Record<string, string>): Promise<
 }
 
 function report({ startedAt, backgroundBusy, settings, databaseDescription, serviceEnv, service, pairs }: Run): string {
+  const route = service.details.route === 'admin' ? 'admin' : 'portal'
+  const realistic = route === 'admin' ? Number(service.details.stores) >= REALISTIC.stores : Number(service.details.signedIn) >= REALISTIC.signedIn
+  const judged = realistic && service.details.engine === 'postgres' ? TARGETS[route] : undefined
   const env = REPORTED_SERVICE_ENV.map((key) => `${key}=${serviceEnv[key] ?? '(default)'}`).join(' ')
   const url = new URL(service.url)
   const results = pairs.flatMap(({ baseline, candidate }, i) => [
     { name: 'hello-world (bare Fastify)', round: i + 1, result: baseline },
-    { name: service.details.route === 'admin' ? 'admin subscriptions (page of 20)' : `portal subscriptions (${SUBSCRIPTIONS})${Number(service.details.signedIn) > 1 ? `, ${service.details.signedIn} subscribers` : ''}`, round: i + 1, result: candidate },
+    { name: service.details.route === 'admin' ? `admin subscriptions (page of 20)${Number(service.details.stores) > 1 ? `, ${service.details.stores} stores` : ''}` : `portal subscriptions (${SUBSCRIPTIONS})${Number(service.details.signedIn) > 1 ? `, ${service.details.signedIn} subscribers` : ''}`, round: i + 1, result: candidate },
   ])
   return [
     '',
@@ -99,14 +112,15 @@ function report({ startedAt, backgroundBusy, settings, databaseDescription, serv
     `- load: ${loadSummary(settings)}`,
     `- service: ${env} JWT_SECRET=(unset: generated and kept by the service)`,
     service.details.route === 'admin'
-      ? `- admin request: GET ${url.pathname}${url.search} with Authorization: Bearer <admin API key> (a store of ${Number(service.details.subscriptions) + Number(service.details.otherSubscribers)} subscriptions)`
+      ? `- admin request: GET ${url.pathname}${url.search} with Authorization: Bearer <admin API key>${Number(service.details.stores) > 1 ? ` of one of ${service.details.stores} stores picked at random per request (each` : ' (a store'} of ${Number(service.details.subscriptions) + Number(service.details.otherSubscribers)} subscriptions)`
       : Number(service.details.signedIn) > 1
         ? `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> of one of ${service.details.signedIn} signed-in subscribers picked at random per request (each with ${service.details.subscriptions} subscriptions; ${service.details.otherSubscribers} other subscribers)`
         : `- portal request: GET ${url.pathname}${url.search} with Authorization: Bearer <HS256 session JWT> (one subscriber with ${service.details.subscriptions} subscriptions among ${service.details.otherSubscribers} other subscribers)`,
     '',
     resultsTable(results, settings.rounds > 1),
     '',
-    checksTable(compareToBaseline(pairs, TARGETS[String(service.details.engine)]!)),
+    judged ? '' : '(informational: only the realistic load on PostgreSQL is judged)',
+    checksTable(compareToBaseline(pairs, judged ?? INFORMATIONAL)),
     '',
   ].join('\n')
 }

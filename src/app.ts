@@ -10,7 +10,7 @@ import { compileOnFirstUse, createAjv, refuseNonFiniteNumbers } from './http/ajv
 import { registerCardDataGuard } from './http/card-guard.ts'
 import { registerContractDefaults, requireSecurityScheme } from './http/contract-defaults.ts'
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts'
-import { frozenAwareSerializerFactory } from './http/frozen-reply-serializer.ts'
+import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { serializeOnFirstUse } from './http/serializers.ts'
 import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
@@ -87,7 +87,7 @@ export async function buildApp({ database, config, services: given, clock = syst
     // Requests arriving while the app closes are refused by registerGracefulStop, as problem+json.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
-    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any, buildSerializer: serializeOnFirstUse(frozenAwareSerializerFactory()) } },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory as any, buildSerializer: serializeOnFirstUse(SerializerSelector()) } },
     // What the router refuses before any hook runs is a problem+json like every other failure.
     frameworkErrors: frameworkErrorHandler(await apiSecurityHeaders()),
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -55,7 +55,9 @@ export function createServices({ database, config, clock = systemClock, log, mai
   const keyStore = { engine: database.engine, dataDir: database.location === 'memory' ? 'memory://' : config.dataDir }
   const linksTo = portalUrl ?? (() => config.portalUrl ?? `${config.publicUrl ?? 'http://localhost'}/portal`)
 
-  const stores = createStoresModule({ db, clock, changes: database.changes })
+  const stores = createStoresModule({ db, clock })
+  // Whatever changes a store's row elsewhere tells the authentication cache once it has committed.
+  const forgetStore = stores.service.auth.forgetStore
   const events = createEventsModule({ db })
   const catalog = createCatalogModule({ db, clock, storefrontCacheTtlMs: config.storefrontCacheTtlMs })
   const consoleAuth = createConsoleAuthModule({ db, clock, issuer: config.jwtIssuer, keyStore })
@@ -72,6 +74,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
       app: { loginUrl: config.platform.loginUrl, app: config.platform.app, publicUrl: config.publicUrl },
     },
     issueConsoleSession: (storeId) => consoleAuth.service.issue(storeId),
+    onStoreChanged: forgetStore,
   })
   // Subscriptions ask two later modules through functions given here, so neither module imports the
   // other: order now runs billing's renewal engine, and a checkout's discount codes are redeemed by discounts.
@@ -94,6 +97,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     events: events.service.log,
     writes,
     processDueWork: (options) => subscriptions.service.processDueWork(options),
+    onStoreChanged: forgetStore,
     platform: platform.service,
     settings: config.billing,
     log,

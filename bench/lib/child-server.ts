@@ -17,7 +17,7 @@ export interface ChildServer {
  * Starts a bench child on the pinned Node (process.execPath), so the server never shares an event
  * loop with the load generator. nodeArgs go to that Node (e.g. --cpu-prof). Whatever else the child prints is forwarded to stderr, labelled.
  */
-export async function startChild(label: string, entry: URL, env: Record<string, string | undefined>, nodeArgs: string[] = [], timeoutMs = 120_000): Promise<ChildServer> {
+export async function startChild(label: string, entry: URL, env: Record<string, string | undefined>, nodeArgs: string[] = [], timeoutMs = Number(process.env.BENCH_START_TIMEOUT_MS ?? 600_000)): Promise<ChildServer> {
   const child = spawn(process.execPath, [...nodeArgs, entry.pathname], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   forward(label, child)
   const ready = await waitForReady(label, child, timeoutMs)

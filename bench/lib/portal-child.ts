@@ -17,41 +17,52 @@ const SUBSCRIPTIONS = Number(process.env.BENCH_PORTAL_SUBSCRIPTIONS ?? 5)
 const OTHER_SUBSCRIBERS = 20
 // Signed-in subscribers the load spreads over, each with SUBSCRIPTIONS subscriptions (the portal route only).
 const SIGNED_IN = ROUTE === 'admin' ? 1 : Number(process.env.BENCH_PORTAL_SIGNED_IN ?? 1)
+// Stores the admin load spreads over, each seeded alike and called with its own key (the admin route only).
+const ADMIN_STORES = ROUTE === 'admin' ? Number(process.env.BENCH_ADMIN_STORES ?? 1) : 1
 const ADDRESS = { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
 
 const config = loadConfig()
 const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
 await migrateToLatest(database.db)
-const store = await createStore(database.db, { storeHash: 'bench-store', name: 'Bench store' })
-const { key } = await createAdminKey(database.db, store, 'bench')
 const app = await buildApp({ database, config })
-const headers = { authorization: `Bearer ${key}` }
 
-const product = await post(app, headers, '/api/v1/admin/products', { platform_product_id: 'bench-product-1', name: 'Single-origin coffee, 1 lb' })
-const plan = await post(app, headers, '/api/v1/admin/plans', { product_id: product.id, name: 'Monthly', amount: 1800, currency: 'USD', interval: 'month' })
 let order = 0
-const checkoutFor = async (email: string) => {
-  order += 1
-  const body = {
-    platform_order_id: `bench-order-${order}`,
-    email,
-    name: 'Ada Lovelace',
-    shipping_address: ADDRESS,
-    payment_instrument_id: 'instr_bench',
-    items: [{ plan_id: plan.id, quantity: 1 }],
+/** A store with one plan, `signedIn` subscribers of SUBSCRIPTIONS subscriptions each and OTHER_SUBSCRIBERS others. */
+async function seedStore(index: number, signedIn: number) {
+  const store = await createStore(database.db, { storeHash: index === 0 ? 'bench-store' : `bench-store-${index}`, name: `Bench store ${index}` })
+  const { key } = await createAdminKey(database.db, store, 'bench')
+  const headers = { authorization: `Bearer ${key}` }
+  const product = await post(app, headers, '/api/v1/admin/products', { platform_product_id: 'bench-product-1', name: 'Single-origin coffee, 1 lb' })
+  const plan = await post(app, headers, '/api/v1/admin/plans', { product_id: product.id, name: 'Monthly', amount: 1800, currency: 'USD', interval: 'month' })
+  const checkoutFor = async (email: string) => {
+    order += 1
+    const body = {
+      platform_order_id: `bench-order-${order}`,
+      email,
+      name: 'Ada Lovelace',
+      shipping_address: ADDRESS,
+      payment_instrument_id: 'instr_bench',
+      items: [{ plan_id: plan.id, quantity: 1 }],
+    }
+    const created = await post(app, headers, '/api/v1/admin/checkouts', body)
+    return (created as unknown as { data: Array<{ subscriber_id: string }> }).data[0]!.subscriber_id
   }
-  const created = await post(app, headers, '/api/v1/admin/checkouts', body)
-  return (created as unknown as { data: Array<{ subscriber_id: string }> }).data[0]!.subscriber_id
+  const subscribers: string[] = []
+  for (let person = 0; person < signedIn; person++) {
+    const email = person === 0 ? 'ada@example.com' : `signed-in-${person}@example.com`
+    const subscriberIds = new Set<string>()
+    for (let n = 0; n < SUBSCRIPTIONS; n++) subscriberIds.add(await checkoutFor(email))
+    if (subscriberIds.size !== 1) throw new Error(`expected one subscriber for ${SUBSCRIPTIONS} checkouts, got ${subscriberIds.size}`)
+    subscribers.push([...subscriberIds][0]!)
+  }
+  for (let n = 0; n < OTHER_SUBSCRIBERS; n++) await checkoutFor(`other-${n}@example.com`)
+  return { store, key, subscribers }
 }
-const signedIn: string[] = []
-for (let person = 0; person < SIGNED_IN; person++) {
-  const email = person === 0 ? 'ada@example.com' : `signed-in-${person}@example.com`
-  const subscriberIds = new Set<string>()
-  for (let n = 0; n < SUBSCRIPTIONS; n++) subscriberIds.add(await checkoutFor(email))
-  if (subscriberIds.size !== 1) throw new Error(`expected one subscriber for ${SUBSCRIPTIONS} checkouts, got ${subscriberIds.size}`)
-  signedIn.push([...subscriberIds][0]!)
-}
-for (let n = 0; n < OTHER_SUBSCRIBERS; n++) await checkoutFor(`other-${n}@example.com`)
+
+const seeded = []
+for (let index = 0; index < ADMIN_STORES; index++) seeded.push(await seedStore(index, SIGNED_IN))
+const { store, key } = seeded[0]!
+const signedIn = seeded[0]!.subscribers
 
 // Sign in as the emailed link would: a one-time token stored as its hash, exchanged at verify.
 const sessions: Array<{ access_token: string; expires_in: number }> = []
@@ -80,7 +91,8 @@ announceReady(app.server, PORTAL_BENCH_PATH, {
   signedIn: SIGNED_IN,
   accessToken: ROUTE === 'admin' ? key : session.access_token,
   // Space-separated: details are plain strings and numbers.
-  accessTokens: ROUTE === 'admin' ? key : sessions.map((each) => each.access_token).join(' '),
+  accessTokens: ROUTE === 'admin' ? seeded.map((each) => each.key).join(' ') : sessions.map((each) => each.access_token).join(' '),
+  stores: ADMIN_STORES,
   route: ROUTE,
   expiresIn: session.expires_in,
 })

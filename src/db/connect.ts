@@ -5,7 +5,6 @@ import { join, resolve } from 'node:path'
 import type { Database } from './database.ts'
 import { FifoPGliteDialect } from './pglite-fifo-dialect.ts'
 import { parseTimestamptz } from './timestamptz-parser.ts'
-import { embeddedChangeFeed, postgresChangeFeed, type ChangeFeed } from './change-feed.ts'
 import { lockDataDir } from './data-dir-lock.ts'
 import { secureDataDir, tightenTree } from './data-dir-permissions.ts'
 
@@ -16,8 +15,6 @@ export interface DatabaseHandle {
   engine: Engine
   /** Where the data lives, without credentials: for logs and the start banner. */
   location: string
-  /** Changes to the rows that authenticate requests, for the caches of them (src/db/change-feed.ts). */
-  changes: ChangeFeed
   close(): Promise<void>
 }
 
@@ -56,18 +53,13 @@ function connectPostgres(url: string, max: number, onIdleConnectionError?: (erro
   const pool = new pg.Pool({ connectionString: url, max, types } as pg.PoolConfig)
   // Without a listener, an idle client killed by the server would crash the process.
   pool.on('error', (error) => onIdleConnectionError?.(error))
-  const { feed, plugin } = postgresChangeFeed(url, onIdleConnectionError)
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [plugin] })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   const parsed = new URL(url)
   return {
     db,
     engine: 'postgres',
     location: `postgres://${parsed.host}${parsed.pathname}`,
-    changes: feed,
-    close: async () => {
-      await feed.close()
-      await db.destroy()
-    },
+    close: () => db.destroy(),
   }
 }
 
@@ -85,13 +77,11 @@ async function connectPglite(dataDir: string, onNotice: (message: string) => voi
     // PGlite sets some files' modes itself, whatever the umask (see tightenTree): once open, and again once closed.
     const tighten = () => (inMemory ? 0 : tightenTree(resolve(dataDir)))
     tighten()
-    const { feed, plugin } = embeddedChangeFeed()
-    const db = new Kysely<Database>({ dialect: new FifoPGliteDialect({ pglite }), plugins: [plugin] })
+    const db = new Kysely<Database>({ dialect: new FifoPGliteDialect({ pglite }) })
     return {
       db,
       engine: 'pglite',
       location: inMemory ? 'memory' : resolve(dataDir),
-      changes: feed,
       close: async () => {
         try {
           await db.destroy()

@@ -21,7 +21,9 @@ export function trustProxyOption(setting: false | number | string[]): false | st
  * within it does not escape the limit) and an IPv4-mapped one as its IPv4 address.
  */
 export function rateLimitKey(request: FastifyRequest): string {
-  const ip = request.ip
+  // A client that has already gone has no address (the socket is closed): one shared key, not a crash (a 500 logged per request under load).
+  const ip = request.ip as string | undefined
+  if (!ip) return 'gone'
   return ip.includes(':') ? ipv6Key(ip) : ip
 }
 

@@ -1,15 +1,17 @@
 /**
  * Two service processes on one PostgreSQL database, each caching what authenticates requests
- * (src/modules/stores/auth-cache.ts): a sign-out, a revoked key and a store change made through one
- * are seen by the other within the contract's bound (docs/contract.md, "Sign-out and caches": one
- * second), and a notification missed while a process was not listening leaves nothing stale.
- * PostgreSQL only: the embedded database serves one process.
+ * (src/modules/stores/auth-cache.ts): a sign-out, a revoked key and a store change made through one,
+ * or written straight into the database, are seen by the other within the contract's bound
+ * (docs/contract.md, "Sign-out and caches": one second). PostgreSQL only: the embedded database
+ * serves one process.
+ *
+ * These waits are on the wall clock, polled: the servers are separate processes running on real
+ * time, so no injected clock reaches them (test/api/portal/auth-cache.test.ts proves the same bound
+ * with injected time, in process).
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sql } from 'kysely'
-import { LISTENER_APPLICATION_NAME } from '../../src/db/change-feed.ts'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 import { randomToken, sha256Hex } from '../../src/lib/secrets.ts'
 import { createShopWithPlan } from '../helpers/catalog.ts'
@@ -94,33 +96,12 @@ describe('caches across processes', { skip: !onPostgres && 'PostgreSQL only: the
     await within('the store change on the other process', async () => (await zoneOn(b)) === 'Asia/Tokyo')
   })
 
-  test('a sign-out committed while the processes were not listening is not answered from memory after', async () => {
+  test('a sign-out written straight into the database (neither process made it) is refused by both within the bound', async () => {
     const session = await signIn(b)
-    for (const server of [b, b, a]) assert.equal((await get(server, '/api/v1/portal/me', session)).status, 200)
-    // The listeners chosen first (OFFSET 0 keeps the planner from calling pg_terminate_backend on other rows).
-    const { rows: cut } = await sql<{ pid: number }>`
-      SELECT pid FROM (
-        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ${LISTENER_APPLICATION_NAME} OFFSET 0
-      ) listeners WHERE pg_terminate_backend(pid)`.execute(database.db)
-    // Both servers' and this test's own app's.
-    assert.equal(cut.length, 3, "every process's listening connection was cut")
+    for (const server of [a, a, b, b]) assert.equal((await get(server, '/api/v1/portal/me', session)).status, 200)
     const { jti, exp } = JSON.parse(Buffer.from(session.split('.')[1]!, 'base64url').toString()) as { jti: string; exp: number }
     await database.db.insertInto('revoked_sessions').values({ jti, expires_at: new Date(exp * 1000) }).execute()
-    // Once every process listens again (on new connections), what it cached before the cut must be gone, not served.
-    const cutPids = cut.map((row) => row.pid)
-    for (let waited = 0; ; waited += 20) {
-      const { rows: listening } = await sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = ${LISTENER_APPLICATION_NAME} AND pid <> ALL(${cutPids}::int[])`.execute(database.db)
-      if (listening[0]!.n === 3) break
-      assert.ok(waited < 10_000, 'the processes listen again')
-      await sleep(20)
-    }
-    // And have heard their first heartbeat since, so they answer from memory again.
-    await sleep(300)
-    for (const server of [a, b]) assert.equal((await get(server, '/api/v1/portal/me', session)).status, 401)
-    // Listening again, and caching again: a fresh session is still answered.
-    const fresh = await signIn(a)
-    assert.equal((await get(b, '/api/v1/portal/me', fresh)).status, 200)
+    const [onA, onB] = await Promise.all([a, b].map((server) => within(`the sign-out on ${server.origin}`, async () => (await get(server, '/api/v1/portal/me', session)).status === 401)))
+    process.stdout.write(`# a sign-out made in the database seen after ${onA!.toFixed(1)} and ${onB!.toFixed(1)} ms\n`)
   })
 })

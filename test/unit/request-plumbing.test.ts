@@ -3,7 +3,8 @@ import type { IncomingMessage } from 'node:http'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { holdsEnoughDigits } from '../../src/http/card-guard.ts'
-import { ipv6Key } from '../../src/http/rate-limit-key.ts'
+import type { FastifyRequest } from 'fastify'
+import { ipv6Key, rateLimitKey } from '../../src/http/rate-limit-key.ts'
 import { requestIdFor } from '../../src/http/request-id.ts'
 import { containsCardNumber } from '../../src/lib/card-data.ts'
 
@@ -59,6 +60,11 @@ describe('rate-limit keys for IPv6 clients', () => {
     assert.equal(ipv6Key('::ffff:10.1.2.3'), '10.1.2.3')
     assert.equal(ipv6Key('::ffff:a01:203'), '10.1.2.3')
     assert.equal(ipv6Key('0:0:0:0:0:ffff:10.1.2.3'), '10.1.2.3')
+  })
+
+  test('a request whose client has gone (no address any more) gets a key, not an exception', () => {
+    assert.equal(rateLimitKey({ ip: undefined } as unknown as FastifyRequest), 'gone')
+    assert.equal(rateLimitKey({ ip: '10.1.2.3' } as unknown as FastifyRequest), '10.1.2.3')
   })
 
   test('something that is not an address is its own key', () => {

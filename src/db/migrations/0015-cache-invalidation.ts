@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 
 /**
- * Every process caches what authenticates a request (src/db/change-feed.ts, src/http/auth-cache.ts):
+ * Dropped again by 0018: the cache no longer listens (src/modules/stores/auth-cache.ts).
+ *
+ * Every process cached what authenticates a request (a change feed that LISTENed, and auth-cache.ts):
  * store rows, admin keys by hash, sessions known not to be revoked. These triggers tell every
  * listening process, at commit, which row changed, as `table:key` on the `cache_invalidation`
  * channel: a store's id, a key's hash (revoked, moved or deleted; `last_used_at` is not a change),

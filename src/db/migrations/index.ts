@@ -16,6 +16,7 @@ import * as analyticsDiscounts from './0014-analytics-discounts.ts'
 import * as cacheInvalidation from './0015-cache-invalidation.ts'
 import * as webhookDeliverySpeed from './0016-webhook-delivery-speed.ts'
 import * as eventFanoutQueue from './0017-event-fanout-queue.ts'
+import * as dropCacheInvalidationTriggers from './0018-drop-cache-invalidation-triggers.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0015-cache-invalidation': cacheInvalidation,
   '0016-webhook-delivery-speed': webhookDeliverySpeed,
   '0017-event-fanout-queue': eventFanoutQueue,
+  '0018-drop-cache-invalidation-triggers': dropCacheInvalidationTriggers,
 }

@@ -26,6 +26,8 @@ export interface BillingModuleDeps {
   writes: SubscriptionWrites
   /** The subscriptions module's due lifecycle work, run by the test clock between renewals. */
   processDueWork: (options: { storeId: string }) => Promise<DueCounts>
+  /** Told once the test clock has moved a store's row, so caches of it forget it. */
+  onStoreChanged?: (storeId: string) => void
   platform: Pick<PlatformService, 'client' | 'connections'>
   settings: BillingSettings
   log: BillingLog
@@ -61,7 +63,7 @@ export interface BillingService {
 }
 
 /** Renewals, dunning, refunds and the test clock: where money moves, through the store's gateway. */
-export function createBillingModule({ db, clock, events, writes, processDueWork, platform, settings, log }: BillingModuleDeps): Module<BillingService> {
+export function createBillingModule({ db, clock, events, writes, processDueWork, onStoreChanged, platform, settings, log }: BillingModuleDeps): Module<BillingService> {
   const gateways = createGatewayResolver(db, { ...settings, platformAccessOf: platform.connections.accessOf, platformClient: platform.client })
   const renewals = createRenewalEngine({
     db,
@@ -76,7 +78,7 @@ export function createBillingModule({ db, clock, events, writes, processDueWork,
     log,
   })
   const charges = createChargesService({ db })
-  const testClock = createTestClock({ db, clock, renewals, processDueWork })
+  const testClock = createTestClock({ db, clock, renewals, processDueWork, ...(onStoreChanged ? { onStoreChanged } : {}) })
   const upcoming = createUpcomingRenewals({ db })
   const service: BillingService = { renewals, charges, upcoming, testClock, setAsideCounts: () => countBillingSetAside(db) }
   // No more often than a charge's lease can end: a charge whose worker died is taken over as its lease runs out.

@@ -36,12 +36,14 @@ function requireTestMode(store: StoreRow): void {
   if (store.mode !== 'test') throw notFound('test clock', store.store_hash)
 }
 
-export function createTestClock({ db, clock, renewals, processDueWork }: {
+export function createTestClock({ db, clock, renewals, processDueWork, onStoreChanged }: {
   db: Db
   clock: Clock
   renewals: RenewalEngine
   /** The subscriptions module's due lifecycle work, for one store. */
   processDueWork: (options: { storeId: string }) => Promise<DueCounts>
+  /** Told once the store's clock has moved, so caches of its row forget it. */
+  onStoreChanged?: (storeId: string) => void
 }) {
   return {
     read(store: StoreRow): TestClockView {
@@ -62,6 +64,7 @@ export function createTestClock({ db, clock, renewals, processDueWork }: {
       if (target.getTime() < current.getTime()) throw invalidField('/body/to', `must not be before the store's current time ${toRfc3339(current)}`)
       if (target.getTime() - current.getTime() > MAX_ADVANCE_MS) throw invalidField('/body/to', 'may be at most 10 years ahead; advance in steps')
       await setTestClock(db, store.id, target)
+      onStoreChanged?.(store.id)
 
       const processed: ProcessedCounts = { activations: 0, renewals: 0, retries: 0, reminders: 0, resumptions: 0, cancellations: 0, expirations: 0 }
       // Each pass runs lifecycle work before renewals: a renewal only ever creates work due after it

@@ -1,11 +1,11 @@
-import { decodeJwt, errors, SignJWT } from 'jose'
+import { decodeJwt, errors, jwtVerify, SignJWT } from 'jose'
 import { randomUUID } from 'node:crypto'
 import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
 import { keptSecret } from '../../db/kept-secrets.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
-import { InvalidJwt, lazySecretKey, verifyHs256 } from '../../lib/hs256-jwt.ts'
+import { lazySecretKey } from '../../lib/secret-key.ts'
 import { randomToken } from '../../lib/secrets.ts'
 
 /**
@@ -71,19 +71,20 @@ export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONS
         const claimed = decodeJwt(token)
         const audience = Array.isArray(claimed.aud) ? claimed.aud : [claimed.aud]
         if (!audience.includes(CONSOLE_SESSION_AUDIENCE)) throw new errors.JWTClaimValidationFailed('not a console session', claimed, 'aud')
-        const payload = verifyHs256(token, key.now() ?? (await key.load()), {
+        const { payload } = await jwtVerify(token, key.now() ?? (await key.load()), {
+          algorithms: [CONSOLE_SESSION_ALGORITHM],
           issuer,
           audience: CONSOLE_SESSION_AUDIENCE,
-          nowSeconds: nowSeconds(),
           requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+          currentDate: clock.now(),
         })
         const { sub, jti, iat, exp } = payload
-        if (typeof sub !== 'string' || typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') throw new InvalidJwt('missing claims')
+        if (typeof sub !== 'string' || typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') throw new errors.JWTClaimValidationFailed('missing or mistyped claims', payload)
         // Never longer than the lifetime it is issued with, whatever a token claims.
-        if (exp - iat > ttlSeconds) throw new InvalidJwt('lifetime too long')
+        if (exp - iat > ttlSeconds) throw new errors.JWTClaimValidationFailed('lifetime too long', payload, 'exp')
         return { sub, jti, iat, exp }
       } catch (error) {
-        if (error instanceof errors.JOSEError || error instanceof InvalidJwt) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
+        if (error instanceof errors.JOSEError) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
         throw error
       }
     },

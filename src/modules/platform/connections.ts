@@ -39,7 +39,13 @@ export interface PlatformConnections {
   markHooksRegistered(storeId: string, at: Date): Promise<void>
 }
 
-export function createPlatformConnections({ db, vault, clock }: { db: Db; vault: TokenVault; clock: Clock }): PlatformConnections {
+export function createPlatformConnections({ db, vault, clock, onStoreChanged }: {
+  db: Db
+  vault: TokenVault
+  clock: Clock
+  /** Told once a change to the store's row (its billing stopped or resumed) has committed, so caches of it forget it. */
+  onStoreChanged?: (storeId: string) => void
+}): PlatformConnections {
   const reactions: ConnectReaction[] = []
 
   async function status(storeId: string, executor: Executor = db): Promise<PlatformConnectionView> {
@@ -61,7 +67,7 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
     async connect(storeId, { accessToken, source, scopes }) {
       const sealed = await vault.seal(accessToken, storeId)
       const now = clock.now()
-      return db.transaction().execute(async (trx) => {
+      const connected = await db.transaction().execute(async (trx) => {
         const values = {
           source,
           access_token_ciphertext: sealed.ciphertext,
@@ -78,15 +84,19 @@ export function createPlatformConnections({ db, vault, clock }: { db: Db; vault:
         for (const reaction of reactions) await reaction(trx, storeId)
         return status(storeId, trx)
       })
+      onStoreChanged?.(storeId)
+      return connected
     },
 
     async disconnect(storeId) {
       const now = clock.now()
-      return db.transaction().execute(async (trx) => {
+      const disconnected = await db.transaction().execute(async (trx) => {
         await clearToken(trx, storeId, now)
         await stopStoreBilling(trx, storeId, now)
         return status(storeId, trx)
       })
+      onStoreChanged?.(storeId)
+      return disconnected
     },
 
     async accessOf(storeId) {

@@ -28,6 +28,8 @@ export interface PlatformModuleDeps {
   }
   /** Signs the merchant into the console from the app's load callback (src/modules/console-auth). */
   issueConsoleSession?: IssueConsoleSession
+  /** Told once a connection change to a store's row (its billing stopped or resumed) has committed. */
+  onStoreChanged?: (storeId: string) => void
 }
 
 export interface PlatformService {
@@ -42,10 +44,10 @@ export interface PlatformService {
 }
 
 /** The connection to BigCommerce: each store's token, the HTTP client, customers' stored instruments and the app's callbacks. */
-export function createPlatformModule({ db, clock, keyStore, settings, issueConsoleSession }: PlatformModuleDeps): Module<PlatformService> {
+export function createPlatformModule({ db, clock, keyStore, settings, issueConsoleSession, onStoreChanged }: PlatformModuleDeps): Module<PlatformService> {
   const vault = createTokenVault(() => resolveTokenKey({ configured: settings.tokenKey, ...keyStore, db }))
   // Connection times are real times, whatever a store's test clock says.
-  const connections = createPlatformConnections({ db, vault, clock })
+  const connections = createPlatformConnections({ db, vault, clock, ...(onStoreChanged ? { onStoreChanged } : {}) })
   const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs })
   const instruments = createStoredInstruments({ client, accessOf: connections.accessOf })
   const app = createPlatformAppService({ db, clock, settings: { ...settings.app, timeoutMs: settings.timeoutMs }, connections, issueConsoleSession })

@@ -17,7 +17,7 @@ export interface PortalAuthService {
   requestLink(request: LinkRequest): Promise<void>
   /** Exchanges a one-time token for a session. */
   verify(token: string): Promise<SessionAnswer>
-  /** Signs the session out before it expires. */
+  /** Signs the session out before it expires: refused by this process from its next request, by others within a second. */
   logout(session: PortalSessionClaims): Promise<void>
 }
 
@@ -39,6 +39,9 @@ export function createPortalAuthService({ db, clock, issuer, jwtSecret, keyStore
     authenticatePortal: createPortalAuthenticator({ authCache, sessions }),
     requestLink: (request) => requestMagicLink(db, request),
     verify: (token) => verifyMagicLink(db, clock, sessions, token),
-    logout: (session) => revokeSession(db, session),
+    async logout(session) {
+      await revokeSession(db, session)
+      authCache.forgetSession(session.jti)
+    },
   }
 }

@@ -10,8 +10,8 @@ export function createPortalAuthenticator({ authCache, sessions }: { authCache: 
     const token = bearerToken(request)
     if (!token) throw new AppError('unauthenticated', 'this route needs a portal session: Authorization: Bearer <token from /portal/auth/verify>')
     const claims = await sessions.verify(token)
-    // "Does the store exist" and "was this session signed out": from memory while nothing changed (src/modules/stores/auth-cache.ts).
-    const store = await authCache.portalStore(claims.store, claims.jti, claims.exp)
+    // "Does the store exist" and "was this session signed out": from memory for under a second (src/modules/stores/auth-cache.ts).
+    const store = await authCache.portalStore(claims.store, claims.jti)
     if (!store) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
     request.portal = { subscriberId: claims.sub, store, session: claims }
   }

@@ -1,16 +1,17 @@
-import { SignJWT } from 'jose'
+import { errors, jwtVerify, SignJWT } from 'jose'
+import { LRUCache } from 'lru-cache'
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../lib/clock.ts'
 import type { PortalSessionClaims } from '../../http/actors.ts'
 import { AppError } from '../../lib/errors.ts'
-import { InvalidJwt, lazySecretKey, verifyHs256 } from '../../lib/hs256-jwt.ts'
+import { lazySecretKey } from '../../lib/secret-key.ts'
 
 /** The one algorithm portal sessions use; tokens naming any other (`none` included) are refused. */
 export const SESSION_ALGORITHM = 'HS256'
 export const SESSION_AUDIENCE = 'portal'
 export const SESSION_TTL_SECONDS = 15 * 60
 
-const SESSION_CLAIMS = ['sub', 'jti', 'iat', 'exp'] as const
+const SESSION_CLAIMS = ['sub', 'jti', 'iat', 'exp']
 const MAX_VERIFIED = 10_000
 
 export type SessionClaims = PortalSessionClaims
@@ -28,12 +29,20 @@ export type PortalSessions = ReturnType<typeof createPortalSessions>
  */
 export function createPortalSessions({ secret, issuer, clock }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
-  // Made once: handing jose the raw bytes would import the key again on every sign.
+  // Made once: handing jose the raw bytes would import the key again on every sign and verify.
   const key = lazySecretKey(secret)
-
-  // Tokens already verified, by their exact text: the same text always verifies the same way, except
-  // for its lifetime, which is checked again on every use. Sign-out is the auth cache's (it checks jti).
-  const verified = new Map<string, SessionClaims>()
+  /**
+   * Tokens jose has verified, by their exact text, until a second before they expire (in the
+   * service's time): the same text under the same key always verifies the same way, so jose's
+   * asynchronous HMAC runs once per token and process, not on every request (about 90 µs of CPU a
+   * request under the 1,000-subscriber load: BENCHMARKS.md, issue 23). Sign-out is the auth cache's (jti).
+   */
+  const verified = new LRUCache<string, SessionClaims>({
+    max: MAX_VERIFIED,
+    ttl: SESSION_TTL_SECONDS * 1000,
+    ttlResolution: 0,
+    perf: { now: () => clock.now().getTime() },
+  })
 
   return {
     async issue(subscriberId: string, storeId: string): Promise<IssuedSession> {
@@ -51,25 +60,31 @@ export function createPortalSessions({ secret, issuer, clock }: { secret: () => 
       return { token, claims }
     },
 
-    /** Checks signature, algorithm, issuer, audience and lifetime; any failure is the same 401. */
+    /**
+     * Checks signature, the one algorithm (`none` and every other refused), issuer, audience, lifetime
+     * and the claims a session carries; any failure is the same 401. Sign-out is the auth cache's (jti).
+     */
     async verify(token: string): Promise<SessionClaims> {
       const known = verified.get(token)
-      if (known && known.exp > nowSeconds()) return known
+      if (known) return known
       try {
-        // Synchronous once the key is loaded (src/lib/hs256-jwt.ts says why not jose's jwtVerify).
-        const payload = verifyHs256(token, key.now() ?? (await key.load()), {
+        const { payload } = await jwtVerify(token, key.now() ?? (await key.load()), {
+          algorithms: [SESSION_ALGORITHM],
           issuer,
           audience: SESSION_AUDIENCE,
-          nowSeconds: nowSeconds(),
           requiredClaims: SESSION_CLAIMS,
+          currentDate: clock.now(),
         })
-        if (typeof payload.store !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new InvalidJwt('missing claims')
-        const claims: SessionClaims = Object.freeze({ sub: payload.sub, store: payload.store, jti: payload.jti, iat: payload.iat as number, exp: payload.exp as number })
-        if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!)
-        verified.set(token, claims)
+        const { sub, store, jti, iat, exp } = payload
+        if (typeof store !== 'string' || typeof sub !== 'string' || typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') {
+          throw new errors.JWTClaimValidationFailed('missing or mistyped claims', payload)
+        }
+        const claims: SessionClaims = Object.freeze({ sub, store, jti, iat, exp })
+        const keepMs = exp * 1000 - clock.now().getTime() - 1000
+        if (keepMs >= 1) verified.set(token, claims, { ttl: Math.floor(keepMs) })
         return claims
       } catch (error) {
-        if (error instanceof InvalidJwt) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
+        if (error instanceof errors.JOSEError) throw new AppError('invalid_token', 'the portal session is not valid or has expired: sign in again')
         throw error
       }
     },

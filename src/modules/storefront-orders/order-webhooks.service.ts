@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db, StoreRow } from '../../db/database.ts'
@@ -12,6 +12,7 @@ import { AppError, ERROR_STATUS } from '../../lib/errors.ts'
 import { problemText, RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformConnections, type TokenVault } from '../platform/index.ts'
 import { findStoreByHash, findStoreById } from '../stores/index.ts'
 import { CheckoutBody, type CheckoutInput, type CheckoutService } from '../subscriptions/index.ts'
+import { callbackSignatureChecker } from './callback-signature.ts'
 import { HandleOrderWebhook, RegisterOrderHooks } from './storefront-orders.jobs.ts'
 import { purgeReceipts, recordReceipt } from './storefront-orders.repository.ts'
 
@@ -32,7 +33,8 @@ import { purgeReceipts, recordReceipt } from './storefront-orders.repository.ts'
  * `webhook-signature`, HMAC-SHA256 under the app's client secret) for hooks an app created, but does
  * not say which secret signs hooks made with a store-level API account token, nor since when every
  * callback is signed. So a signature is verified only when one is sent for a store connected through
- * the app with the client secret configured (a wrong one is refused); its absence is not a refusal.
+ * the app with the client secret configured (a wrong one, or one more than 5 minutes from now, is
+ * refused); its absence is not a refusal.
  */
 
 /** The scopes registered: created (orders made already paid, by the control panel or an app) and statusUpdated (a storefront order is created Incomplete and paid later). */
@@ -208,19 +210,8 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
   }
 
   /** Standard Webhooks (§7.5): `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under the client secret; any of several signatures may match. */
-  function signatureMatches(secret: string, headers: Record<string, string | string[] | undefined>, rawBody: Buffer): boolean | undefined {
-    const id = headers['webhook-id']
-    const timestamp = headers['webhook-timestamp']
-    const signatures = headers['webhook-signature']
-    if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return undefined
-    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.`).update(rawBody).digest()
-    return signatures.split(' ').some((candidate) => {
-      const [version, value] = candidate.split(',', 2)
-      if (version !== 'v1' || !value) return false
-      const given = Buffer.from(value, 'base64')
-      return given.length === expected.length && timingSafeEqual(given, expected)
-    })
-  }
+  // Standard Webhooks signatures of app-made hooks, timestamp tolerance included (callback-signature.ts).
+  const signatureMatches = appClientSecret ? callbackSignatureChecker(appClientSecret, clock) : undefined
 
   /** Why a subscription line does not pay for the plan it names, or undefined when every line does. */
   async function linesPayForTheirPlans(storeId: string, items: CheckoutInput['items'], lines: OrderProduct[], orderCurrency: unknown): Promise<string | undefined> {
@@ -327,8 +318,8 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       if (!secretOk) return { accepted: false, reason: 'the secret header does not match' }
       const source = await connections.sourceOf(store.id)
       if (!source) return { accepted: false, reason: 'the store is not connected' }
-      if (source === 'app' && appClientSecret && signatureMatches(appClientSecret, headers, rawBody) === false) {
-        return { accepted: false, reason: 'the Standard Webhooks signature does not match' }
+      if (source === 'app' && signatureMatches?.(headers, rawBody) === false) {
+        return { accepted: false, reason: 'the Standard Webhooks signature does not match or is too old' }
       }
       const orderEvent = payload.scope.startsWith('store/order/') && payload.data.type === 'order'
       return db.transaction().execute(async (trx) => {

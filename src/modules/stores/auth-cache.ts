@@ -1,105 +1,98 @@
+import DataLoader from 'dataloader'
 import { sql } from 'kysely'
-import type { ChangeFeed, WatchedTable } from '../../db/change-feed.ts'
+import { LRUCache } from 'lru-cache'
 import type { Db, StoreRow } from '../../db/database.ts'
-import { findActiveKeyByHash, findStoreById, findStoreByIdUnless } from './stores.repository.ts'
+import { findActiveKeysByHash, type ActiveKey, findStoreById, findStoreByIdUnless } from './stores.repository.ts'
 
 /**
- * What every authenticated request used to ask the database before its own query: the store, and
- * that the portal session was not signed out (or that the admin key is still active). Kept in
- * process and forgotten as the change feed reports changes (src/db/change-feed.ts):
+ * What every authenticated request would otherwise ask the database before its own query: the store,
+ * and that the portal session was not signed out (or that the admin key is still active). Kept in
+ * process for a short while (docs/contract.md, "Sign-out and caches"):
  *
- * - this process's own writes are forgotten as soon as the statement has run, and nothing of that
- *   table is cached for LOCAL_WRITE_QUIET_MS after (the write may commit later, in a transaction);
- * - other processes' at their commit, as soon as PostgreSQL's notification arrives (milliseconds);
- * - while that notification channel is not connected nothing is answered from memory;
- * - and nothing is kept longer than ENTRY_TTL_MS even so (docs/contract.md, "Sign-out and caches").
+ * - another process's change (or one made straight in the database) is seen within 1 s, because no
+ *   answer is kept longer than ENTRY_TTL_MS counted from when the query that read it was sent;
+ * - this process's own changes are seen by its next request, because the code that writes calls
+ *   `forgetStore`, `forgetKey` or `forgetSession` once its write has committed.
  *
- * Only positive answers are kept: an unknown key, a revoked session or a missing store is asked
- * again every time, so guessing cannot fill memory. Cached store rows are frozen and shared.
+ * A read that was under way when something was forgotten is not kept (it may predate the change):
+ * every forget moves `generation` on, and a read keeps its answer only if the generation it started
+ * in is still current. Only positive answers are kept: an unknown key, a signed-out session or a
+ * missing store is asked again every time, so guessing cannot fill memory.
  */
-export const ENTRY_TTL_MS = 60_000
-/** After this process writes a table, nothing of it is cached for this long (see the constructor). */
-export const LOCAL_WRITE_QUIET_MS = 2_000
+export const ENTRY_TTL_MS = 900
 const MAX_STORES = 10_000
 const MAX_KEYS = 10_000
 const MAX_SESSIONS = 100_000
+// One statement asks about at most this many sessions or keys.
+const MAX_SESSION_BATCH = 500
 
-interface Entry<V> {
-  value: V
-  expiresAt: number
+/** A time source in milliseconds (lru-cache's `perf`): `performance` by default, a fake in tests. */
+export interface CacheTime {
+  now(): number
 }
 
-/** A bounded map whose entries are forgotten when the feed says their table (or row) changed. */
-class ChangeAwareCache<V> {
-  private readonly entries = new Map<string, Entry<V>>()
-  /** Bumped on every change: a value loaded across a change is not kept (it may predate it). */
-  private generation = 0
-  private quietUntil = 0
-  private readonly feed: ChangeFeed
-  private readonly maxEntries: number
-  private readonly now: () => number
-  readonly unsubscribe: () => void
-
-  constructor(feed: ChangeFeed, table: WatchedTable, maxEntries: number, now: () => number) {
-    this.feed = feed
-    this.maxEntries = maxEntries
-    this.now = now
-    this.unsubscribe = feed.onChange((change) => {
-      if ('reset' in change) this.entries.clear()
-      else if (change.table !== table) return
-      else if (change.key === null) this.entries.clear()
-      else this.entries.delete(change.key)
-      // This process's write may sit in a transaction that commits later: what another request reads
-      // meanwhile is the old row, so nothing is kept for a while (its commit notifies as well).
-      if ('local' in change) this.quietUntil = this.now() + LOCAL_WRITE_QUIET_MS
-      this.generation += 1
-    })
-  }
-
-  get(key: string): V | undefined {
-    if (!this.feed.live) return undefined
-    const entry = this.entries.get(key)
-    if (!entry) return undefined
-    if (entry.expiresAt > this.now()) return entry.value
-    this.entries.delete(key)
-    return undefined
-  }
-
-  /** Taken before loading; `set` keeps the value only if nothing changed since and the feed is live. */
-  ticket(): number {
-    return this.feed.live ? this.generation : -1
-  }
-
-  set(ticket: number, key: string, value: V, ttlMs = ENTRY_TTL_MS): void {
-    if (ticket !== this.generation || !this.feed.live || ttlMs <= 0 || this.now() < this.quietUntil) return
-    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
-      // The oldest insertion goes first (a Map iterates in insertion order).
-      this.entries.delete(this.entries.keys().next().value!)
-    }
-    this.entries.set(key, { value, expiresAt: this.now() + ttlMs })
-  }
+/** What the code that writes stores, admin keys or revocations calls after its write has committed. */
+export interface AuthCacheInvalidation {
+  forgetStore(storeId: string): void
+  forgetKey(keyHash: string): void
+  forgetSession(jti: string): void
 }
 
 export type AuthCache = ReturnType<typeof createAuthCache>
 
-export function createAuthCache({ db, changes, now = Date.now }: { db: Db; changes: ChangeFeed; now?: () => number }) {
-  const stores = new ChangeAwareCache<StoreRow>(changes, 'stores', MAX_STORES, now)
-  const keys = new ChangeAwareCache<{ keyId: string; storeId: string }>(changes, 'admin_api_keys', MAX_KEYS, now)
-  const liveSessions = new ChangeAwareCache<true>(changes, 'revoked_sessions', MAX_SESSIONS, now)
+export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }: { db: Db; time?: CacheTime; ttlMs?: number }) {
+  // ttlResolution 0: read the time on every check, so an injected clock is obeyed at once.
+  const lru = <V extends object>(max: number) => new LRUCache<string, V>({ max, ttl: ttlMs, ttlResolution: 0, perf: time })
+  const stores = lru<StoreRow>(MAX_STORES)
+  const keys = lru<{ keyId: string; storeId: string }>(MAX_KEYS)
+  const liveSessions = lru<{ live: true }>(MAX_SESSIONS)
+  const LIVE = Object.freeze({ live: true as const })
+  let generation = 0
+  /**
+   * Which of the sessions asked about during one turn of the event loop were signed out: one query
+   * for all of them. A session's entry lives under a second, so with many subscribers most requests
+   * ask; one round trip each would cost more than the rest of the request (BENCHMARKS.md, issue 23).
+   * No DataLoader cache: every load is asked of the database after it was made.
+   */
+  const revocations = new DataLoader<string, boolean>(async (jtis) => {
+    const rows = await db.selectFrom('revoked_sessions').select('jti').where('jti', 'in', jtis).execute()
+    const revoked = new Set(rows.map((row) => row.jti))
+    return jtis.map((jti) => revoked.has(jti))
+  }, { cache: false, maxBatchSize: MAX_SESSION_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) })
+  /** The same for admin keys: the keys asked about during one turn, with their stores, in one query. */
+  const activeKeys = new DataLoader<string, ActiveKey | undefined>(async (hashes) => {
+    const found = await findActiveKeysByHash(db, hashes)
+    return hashes.map((hash) => found.get(hash))
+  }, { cache: false, maxBatchSize: MAX_SESSION_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) })
+
+  /** Taken before a read: the answer is kept, aged from this moment, unless something was forgotten meanwhile. */
+  function ticket() {
+    const started = { generation, start: time.now() }
+    return {
+      keep<V extends object>(cache: LRUCache<string, V>, key: string, value: V): void {
+        if (started.generation === generation) cache.set(key, value, { start: started.start })
+      },
+    }
+  }
 
   return {
-    /** The session's store, unless the store is gone or the session (`jti`, valid until `exp` seconds) was signed out. */
-    async portalStore(storeId: string, jti: string, exp: number): Promise<StoreRow | undefined> {
+    /** The session's store, unless the store is gone or the session (`jti`) was signed out. */
+    async portalStore(storeId: string, jti: string): Promise<StoreRow | undefined> {
       const cached = stores.get(storeId)
       if (cached && liveSessions.get(jti)) return cached
-      const storeTicket = stores.ticket()
-      const sessionTicket = liveSessions.ticket()
+      const read = ticket()
+      if (cached) {
+        // Many sessions share one store: usually only the session needs asking about, batched.
+        if (await revocations.load(jti)) return undefined
+        read.keep(liveSessions, jti, LIVE)
+        return cached
+      }
       // One query answers both "does the store exist" and "was this session signed out".
       const row = await findStoreByIdUnless(db, storeId, sql<boolean>`EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ${jti})`)
       if (!row) return undefined
       const store = deepFreeze(row)
-      stores.set(storeTicket, storeId, store)
-      liveSessions.set(sessionTicket, jti, true, Math.min(ENTRY_TTL_MS, exp * 1000 - now()))
+      read.keep(stores, storeId, store)
+      read.keep(liveSessions, jti, LIVE)
       return store
     },
 
@@ -108,31 +101,39 @@ export function createAuthCache({ db, changes, now = Date.now }: { db: Db; chang
       const key = keys.get(keyHash)
       const cached = key && stores.get(key.storeId)
       if (key && cached) return { keyId: key.keyId, store: cached }
-      const keyTicket = keys.ticket()
-      const storeTicket = stores.ticket()
-      const found = await findActiveKeyByHash(db, keyHash)
+      const read = ticket()
+      const found = await activeKeys.load(keyHash)
       if (!found) return undefined
       const store = deepFreeze(found.store)
-      keys.set(keyTicket, keyHash, { keyId: found.keyId, storeId: store.id })
-      stores.set(storeTicket, store.id, store)
+      read.keep(keys, keyHash, { keyId: found.keyId, storeId: store.id })
+      read.keep(stores, store.id, store)
       return { keyId: found.keyId, store }
     },
 
     async store(storeId: string): Promise<StoreRow | undefined> {
       const cached = stores.get(storeId)
       if (cached) return cached
-      const ticket = stores.ticket()
+      const read = ticket()
       const row = await findStoreById(db, storeId)
       if (!row) return undefined
       const store = deepFreeze(row)
-      stores.set(ticket, storeId, store)
+      read.keep(stores, storeId, store)
       return store
     },
 
-    close(): void {
-      stores.unsubscribe()
-      keys.unsubscribe()
-      liveSessions.unsubscribe()
+    forgetStore(storeId: string): void {
+      generation += 1
+      stores.delete(storeId)
+    },
+
+    forgetKey(keyHash: string): void {
+      generation += 1
+      keys.delete(keyHash)
+    },
+
+    forgetSession(jti: string): void {
+      generation += 1
+      liveSessions.delete(jti)
     },
   }
 }

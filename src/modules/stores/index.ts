@@ -1,8 +1,7 @@
 import type { Db } from '../../db/database.ts'
-import type { ChangeFeed } from '../../db/change-feed.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Module } from '../module.ts'
-import { createAuthCache, type AuthCache } from './auth-cache.ts'
+import { createAuthCache, type AuthCache, type CacheTime } from './auth-cache.ts'
 import { Store, StorefrontStore } from './store.schemas.ts'
 import { storeAdminRoutes, storefrontStoreRoutes } from './stores.routes.ts'
 import { createStoresService, type StoresService } from './stores.service.ts'
@@ -10,19 +9,20 @@ import { createStoresService, type StoresService } from './stores.service.ts'
 export interface StoresModuleDeps {
   db: Db
   clock: Clock
-  /** Changes to the rows that authenticate requests, for the cache of them (src/db/change-feed.ts). */
-  changes: ChangeFeed
+  /** Where the authentication cache reads time (tests move it); performance by default. */
+  cacheTime?: CacheTime
 }
 
 export type StoresModuleService = StoresService & {
-  /** The store and a key's or session's standing, kept in process while nothing changed. */
+  /** The store and a key's or session's standing, kept in process for under a second (src/modules/stores/auth-cache.ts). */
   auth: AuthCache
 }
 
 /** Stores, their settings and their admin API keys: the tenants every other module works for. */
-export function createStoresModule({ db, clock, changes }: StoresModuleDeps): Module<StoresModuleService> {
-  const auth = createAuthCache({ db, changes })
-  const service = { ...createStoresService({ db, clock }), auth }
+export function createStoresModule({ db, clock, cacheTime }: StoresModuleDeps): Module<StoresModuleService> {
+  const auth = createAuthCache({ db, ...(cacheTime ? { time: cacheTime } : {}) })
+  // The service forgets what it changes in the cache once its write has committed.
+  const service = { ...createStoresService({ db, clock, auth }), auth }
   return {
     name: 'stores',
     service,
@@ -31,12 +31,11 @@ export function createStoresModule({ db, clock, changes }: StoresModuleDeps): Mo
       storefront: (app) => storefrontStoreRoutes(app, service),
     },
     schemas: [Store, StorefrontStore],
-    close: async () => auth.close(),
   }
 }
 
 export { Store, StorefrontStore, type StoreView } from './store.schemas.ts'
-export { ENTRY_TTL_MS, LOCAL_WRITE_QUIET_MS, type AuthCache } from './auth-cache.ts'
+export { createAuthCache, ENTRY_TTL_MS, type AuthCache, type AuthCacheInvalidation, type CacheTime } from './auth-cache.ts'
 export type { StoresService } from './stores.service.ts'
 export { createAdminKey, createStore, ensureBootstrapStore, ensureStoreForHash, presentStore, revokeAdminKey, STORE_HASH_PATTERN, updateStoreSettings } from './stores.service.ts'
 export {

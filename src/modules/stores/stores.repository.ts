@@ -114,17 +114,21 @@ export interface ActiveKey {
 }
 
 export async function findActiveKeyByHash(db: Executor, keyHash: string): Promise<ActiveKey | undefined> {
-  const row = await db
+  return (await findActiveKeysByHash(db, [keyHash])).get(keyHash)
+}
+
+/** The active keys among these hashes, each with its store, in one statement; a hash with no active key is absent. */
+export async function findActiveKeysByHash(db: Executor, keyHashes: readonly string[]): Promise<Map<string, ActiveKey>> {
+  if (keyHashes.length === 0) return new Map()
+  const rows = await db
     .selectFrom('admin_api_keys as k')
     .innerJoin('stores as s', 's.id', 'k.store_id')
     .selectAll('s')
-    .select('k.id as key_id')
-    .where('k.key_hash', '=', keyHash)
+    .select(['k.id as key_id', 'k.key_hash as key_hash'])
+    .where('k.key_hash', 'in', [...new Set(keyHashes)])
     .where('k.revoked_at', 'is', null)
-    .executeTakeFirst()
-  if (!row) return undefined
-  const { key_id, ...store } = row
-  return { keyId: key_id, store }
+    .execute()
+  return new Map(rows.map(({ key_id, key_hash, ...store }) => [key_hash, { keyId: key_id, store }]))
 }
 
 export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<AdminApiKeyRow> {

@@ -6,6 +6,7 @@ import { newId } from '../../lib/ids.ts'
 import { isCurrency } from '../../lib/money.ts'
 import { randomToken, sha256Hex } from '../../lib/secrets.ts'
 import { isTimeZone, toRfc3339 } from '../../lib/time.ts'
+import type { AuthCacheInvalidation } from './auth-cache.ts'
 import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
 import { checkRetentionSettings, retentionSettingsUpdate } from './retention-settings.ts'
 import { notificationSettingsOf } from './notification-settings.ts'
@@ -153,12 +154,20 @@ export async function ensureBootstrapStore(
 
 export type StoresService = ReturnType<typeof createStoresService>
 
-/** What the admin API and the storefront do with stores: the store's settings and its admin keys. */
-export function createStoresService({ db, clock }: { db: Db; clock: Clock }) {
+/**
+ * What the admin API and the storefront do with stores: the store's settings and its admin keys.
+ * Every write forgets what the authentication cache holds of it once it has committed, so this
+ * process's next request sees it (others within the cache's second).
+ */
+export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock; auth: AuthCacheInvalidation }) {
   return {
     present: presentStore,
 
-    updateSettings: (store: StoreRow, input: UpdateStoreInput): Promise<StoreView> => updateStoreSettings(db, store, input, clock.now()),
+    async updateSettings(store: StoreRow, input: UpdateStoreInput): Promise<StoreView> {
+      const updated = await updateStoreSettings(db, store, input, clock.now())
+      auth.forgetStore(store.id)
+      return updated
+    },
 
     listApiKeys: (store: StoreRow): Promise<AdminApiKeyRow[]> => repo.listAdminKeys(db, store.id),
 
@@ -179,6 +188,7 @@ export function createStoresService({ db, clock }: { db: Db; clock: Clock }) {
       }
       const revoked = await repo.revokeStoreAdminKey(db, store.id, target.id, clock.now())
       if (!revoked) throw notFound('api key', id)
+      auth.forgetKey(revoked.key_hash)
       return revoked
     },
 

@@ -1,5 +1,5 @@
-import type { Insertable, Updateable } from 'kysely'
-import type { ChangeRequestsTable, CheckoutsTable, Executor, SubscriberRow, SubscribersTable, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import type { ExpressionBuilder, Insertable, SelectQueryBuilder, Updateable } from 'kysely'
+import type { ChangeRequestsTable, CheckoutsTable, Database, Executor, SubscriberRow, SubscribersTable, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
 
 export function findSubscription(db: Executor, storeId: string, id: string): Promise<SubscriptionRow | undefined> {
   return db.selectFrom('subscriptions').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
@@ -24,19 +24,47 @@ export interface SubscriptionFilter {
   subscriberId?: string | undefined
 }
 
+/** The one subscription list query: the store's rows the filter selects, newest first, one more than a page. */
 export function listSubscriptions(db: Executor, storeId: string, filter: SubscriptionFilter): Promise<SubscriptionRow[]> {
-  let query = db.selectFrom('subscriptions as s').selectAll('s').where('s.store_id', '=', storeId)
-  if (filter.status) query = query.where('s.status', '=', filter.status as SubscriptionRow['status'])
-  if (filter.planId) query = query.where('s.plan_id', '=', filter.planId)
-  if (filter.subscriberId) query = query.where('s.subscriber_id', '=', filter.subscriberId)
+  return pageOf(db.selectFrom('subscriptions as s').selectAll('s'), storeId, filter).execute()
+}
+
+/**
+ * listSubscriptions for each of several subscribers of one store, in one statement: each subscriber's
+ * page is the same query, run for them as a LATERAL subquery (the same index-ordered LIMIT), so pages
+ * asked for at the same moment share one round trip. A subscriber who owns nothing here gets [].
+ */
+export async function listSubscriptionsOfEach(db: Executor, storeId: string, subscriberIds: readonly string[], filter: Omit<SubscriptionFilter, 'subscriberId'>): Promise<Map<string, SubscriptionRow[]>> {
+  const pages = new Map(subscriberIds.map((id) => [id, [] as SubscriptionRow[]]))
+  if (pages.size === 0) return pages
+  const rows = await db
+    .selectFrom('subscribers as owner')
+    .where('owner.store_id', '=', storeId)
+    .where('owner.id', 'in', [...pages.keys()])
+    .crossJoinLateral((eb) => pageOf(eb.selectFrom('subscriptions as s').selectAll('s').whereRef('s.subscriber_id', '=', 'owner.id'), storeId, filter).as('page'))
+    .selectAll('page')
+    // Newest first within each subscriber, as listSubscriptions answers.
+    .orderBy('page.id', 'desc')
+    .execute()
+  for (const row of rows as SubscriptionRow[]) pages.get(row.subscriber_id)!.push(row)
+  return pages
+}
+
+/** The list's conditions, order and size, on a query of `subscriptions as s`. */
+function pageOf<QB extends SelectQueryBuilder<any, any, any>>(query: QB, storeId: string, filter: SubscriptionFilter): QB {
+  let page = query.where('s.store_id', '=', storeId)
+  if (filter.status) page = page.where('s.status', '=', filter.status)
+  if (filter.planId) page = page.where('s.plan_id', '=', filter.planId)
+  // Any given subscriber id filters, the empty one too (it owns nothing): never "everyone's".
+  if (filter.subscriberId !== undefined) page = page.where('s.subscriber_id', '=', filter.subscriberId)
   if (filter.email) {
     const email = filter.email.toLowerCase()
-    query = query.where('s.subscriber_id', 'in', (eb) =>
+    page = page.where('s.subscriber_id', 'in', (eb: ExpressionBuilder<Database, 'subscribers'>) =>
       eb.selectFrom('subscribers').select('id').where('store_id', '=', storeId).where('email', '=', email),
     )
   }
-  if (filter.afterId) query = query.where('s.id', '<', filter.afterId)
-  return query.orderBy('s.id', 'desc').limit(filter.limit + 1).execute()
+  if (filter.afterId) page = page.where('s.id', '<', filter.afterId)
+  return page.orderBy('s.id', 'desc').limit(filter.limit + 1) as QB
 }
 
 export function insertSubscriptions(trx: Executor, rows: Insertable<SubscriptionsTable>[]): Promise<SubscriptionRow[]> {

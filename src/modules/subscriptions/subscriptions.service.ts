@@ -4,7 +4,7 @@ import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { listPage, toPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
-import { createFirstPageBatcher } from './first-page-batcher.ts'
+import { createFirstPageLoader } from './first-pages.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 import { createMutator, type SubscriptionWrites } from './subscription-writes.ts'
@@ -73,8 +73,7 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
   renewNowWaitMs?: number | undefined
 }) {
   const mutate = createMutator(db, clock, writes)
-  const firstPages = createFirstPageBatcher(db)
-  const presentedPages = new WeakMap<SubscriptionRow[], Page<SubscriptionView>>()
+  const firstPages = createFirstPageLoader(db)
 
   /**
    * On a platform store, the stored card a new instrument id names, checked against the paying
@@ -146,18 +145,10 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
       query: { limit: number; cursor?: string | undefined; status?: string | undefined; email?: string | undefined; plan_id?: string | undefined },
       actor: Actor,
     ): Promise<Page<SubscriptionView>> {
-      const subscriberId = actor.kind === 'subscriber' ? actor.subscriberId : null
-      // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones share round trips.
+      // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
       if (!query.cursor && !query.status && !query.email && !query.plan_id) {
-        const rows = await firstPages.read({ storeId: store.id, subscriberId, limit: query.limit })
-        // Readers who shared one answer share its page too: presented once, frozen, serialised per reply.
-        let page = presentedPages.get(rows)
-        if (!page) {
-          page = toPage(rows, query.limit, (row) => Object.freeze(presentSubscription(row, store.store_hash)))
-          Object.freeze(page.data)
-          presentedPages.set(rows, Object.freeze(page))
-        }
-        return page
+        const rows = await firstPages.load({ storeId: store.id, subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : null, limit: query.limit })
+        return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
       }
       return listPage(query, (bounds) => listSubscriptions(db, store.id, {
         ...bounds,

@@ -165,6 +165,7 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     // store cannot: the subscription is taken while the store still charges through the test gateway,
     // then the store is switched over to the platform without ever being connected.
     await t.db.updateTable('stores').set({ mode: 'test', gateway: 'test' }).where('id', '=', other.store.id).execute()
+    t.services.modules.stores.service.auth.forgetStore(other.store.id)
     const [subscription] = await checkout(t.app, other.auth, checkoutBody(plan.id, { payment_instrument_id: cards[0], platform_customer_id: CUSTOMER_ID, billing_address: ADDRESS }))
     await t.db.updateTable('stores').set({ mode: 'live', gateway: 'platform' }).where('id', '=', other.store.id).execute()
     const requests = sim.requests.length

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import pino from 'pino'
 import { createJobRunner, type JobRunner } from '../../../src/jobs/runner.ts'
@@ -252,6 +252,14 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     assert.equal((await fetch(delivery!.url, { method: 'POST', headers: forged, body: delivery!.body })).status, 401)
     const tampered = delivery!.body.replace('4242', '4243')
     assert.equal((await fetch(delivery!.url, { method: 'POST', headers: delivery!.headers, body: tampered })).status, 401, 'the signature covers the body')
+    // The same callback signed again, correctly, but with a timestamp ten minutes old: a replay.
+    const resign = (timestamp: number, id: string) => {
+      const signature = createHmac('sha256', Buffer.from(sim.app.clientSecret, 'utf8')).update(`${id}.${timestamp}.${delivery!.body}`).digest('base64')
+      return { ...delivery!.headers, 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` }
+    }
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    assert.equal((await fetch(delivery!.url, { method: 'POST', headers: resign(nowSeconds - 600, 'msg_replayed'), body: delivery!.body })).status, 401, 'a replay with an old timestamp is refused')
+    assert.equal((await fetch(delivery!.url, { method: 'POST', headers: resign(nowSeconds, 'msg_current'), body: delivery!.body })).status, 200, 'the same callback signed now is accepted (a duplicate)')
     await t.db.deleteFrom('jobs').execute()
     assert.deepEqual(sim.violations, [])
   })

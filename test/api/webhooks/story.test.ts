@@ -35,7 +35,9 @@ describe('end to end: renewal and dunning arrive as verified webhooks', () => {
 
   test('renewal (subscription.charged, charge.succeeded) and a declined card (charge.failed, retries, subscription.past_due), in per-entity order', async () => {
     const shop = await newShop(t)
+    // Back in time, which the test clock's API refuses: written straight, and this process told.
     await t.db.updateTable('stores').set({ test_clock_now: new Date(T0) }).where('id', '=', shop.store.id).execute()
+    t.services.modules.stores.service.auth.forgetStore(shop.store.id)
     const endpoint = await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: EVERY_TYPE, description: 'ledger' })
     const advance = async (to: string) => {
       const response = await call(t.app, { method: 'POST', url: '/api/v1/admin/test-clock/advance', headers: shop.auth, payload: { to } })

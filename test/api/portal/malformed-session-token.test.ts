@@ -1,6 +1,6 @@
 /**
- * Review of issue 17: a portal Bearer token whose signature part holds a Latin-1 character (HTTP lets
- * a client send bytes 0x80-0xFF in a header) answered 500 instead of the contract's 401 invalid_token.
+ * A portal Bearer token whose signature part holds a Latin-1 character (HTTP lets a client send bytes
+ * 0x80-0xFF in a header) is the contract's 401 invalid_token, never a 500.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
