@@ -3,8 +3,11 @@ import type { Clock } from '../../src/lib/clock.ts'
 import { createGatewayResolver, createRenewalEngine, type RenewalEngine } from '../../src/modules/billing/index.ts'
 import { testConfig } from './test-app.ts'
 
-/** A renewal engine with the service's own gateways and billing settings, as the worker builds it (test stores use the test gateway's ledger). */
-export function createTestRenewals(db: Db, clock: Clock, env: Record<string, string> = {}): RenewalEngine {
+/**
+ * A renewal engine with the service's own gateways and billing settings, as the worker builds it (test stores use the test gateway's ledger);
+ * `leaseClock` (a fixedClock the test moves) for leases, rechecks and the unknown-outcome grace instead of real time.
+ */
+export function createTestRenewals(db: Db, clock: Clock, env: Record<string, string> = {}, leaseClock?: Clock): RenewalEngine {
   const { billing } = testConfig(env)
   return createRenewalEngine({
     db,
@@ -14,5 +17,6 @@ export function createTestRenewals(db: Db, clock: Clock, env: Record<string, str
     concurrency: billing.concurrency,
     batchSize: billing.batchSize,
     unknownGraceMs: billing.unknownGraceMs,
+    ...(leaseClock ? { leaseClock } : {}),
   })
 }
