@@ -1,3 +1,4 @@
+// wall clock: waitUntil's poll interval (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /**

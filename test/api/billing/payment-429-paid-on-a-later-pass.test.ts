@@ -28,7 +28,7 @@ const STORE_HASH = `pay429rev${process.pid}`
 const ACCESS_TOKEN = 'platform-store-token-SECRET-4290'
 const TOKEN_KEY = randomBytes(32)
 
-describe('review: a payment refused with 429 past the wait budget', () => {
+describe('a payment refused with 429 past the wait budget is paid later, on the same order', () => {
   let sim: BigCommerceSimulator
   let t: TestApp
   let shop: StoreWithKey

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+// wall clock: worker processes are killed at moments of their run (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
@@ -227,6 +228,7 @@ describe('at-least-once webhook delivery under SIGKILL (docs/contract.md, Webhoo
             // From inside a receiver, at a random arrival well into this run: deliveries are in flight.
             killAtArrival = totalArrivals + 100 + Math.floor(Math.random() * (expectedDeliveries / (2 * KILLS)))
             const deadline = Date.now() + 20_000
+            // wall clock: waiting for a receiver to kill the worker process at its chosen arrival, with a deadline.
             while (started.child.exitCode === null && started.child.signalCode === null && Date.now() < deadline) await sleep(20)
             if (started.child.signalCode === null) {
               killAtArrival = Infinity
@@ -235,6 +237,7 @@ describe('at-least-once webhook delivery under SIGKILL (docs/contract.md, Webhoo
             }
           } else {
             // At a random moment after the start: fan-out, a claim, sends or the record may be under way.
+            // wall clock: a SIGKILL at a random moment of a real process's run.
             await sleep(50 + Math.floor(Math.random() * 600))
             started.child.kill('SIGKILL')
             killed.push(`${totalArrivals} arrivals in`)

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+// wall clock: worker processes are killed at random moments of their run (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
@@ -192,6 +193,7 @@ describe('exactly-once charging under SIGKILL (docs/contract.md, Billing)', { ti
       KILLS,
       async (worker) => {
         // Anywhere from just after the start to well into the run.
+        // wall clock: a SIGKILL at a random moment of a real process's run, from just after its start to well into it.
         await sleep(150 + Math.floor(Math.random() * 1_200))
         worker.child.kill('SIGKILL')
       },
@@ -237,6 +239,7 @@ describe('two worker processes on one PostgreSQL database', { skip: !onPostgres 
         const { settled, pending } = await settledViaApi(workers[0])
         if (settled === expectedCharges && pending === 0) break
         assert.ok(Date.now() < deadline, `the run did not finish: ${settled}/${expectedCharges}`)
+        // wall clock: two worker processes charging on their own; polled through the API, with a deadline.
         await sleep(300)
       }
     } finally {

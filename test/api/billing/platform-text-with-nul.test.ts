@@ -38,7 +38,7 @@ function lyingClient(inner: PlatformClient): PlatformClient {
   }
 }
 
-describe('review: platform text with U+0000 in a charge outcome', () => {
+describe('platform text with U+0000 in a charge outcome still hands the charge to a person', () => {
   let sim: BigCommerceSimulator
   let t: TestApp
   let shop: StoreWithKey

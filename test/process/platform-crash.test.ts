@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+// wall clock: a worker process is killed at moments of its run against the simulator (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import type { Db, StoreRow } from '../../src/db/database.ts'
@@ -93,14 +94,18 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
       if (round === 0) {
         while (!sim.requests.some((r) => r.operation === 'createPaymentAccessToken')) {
           assert.ok(Date.now() < deadline, `no payment access token was asked for\n${worker.output()}\n${progress()}`)
+          // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
           await sleep(20)
         }
+        // wall clock: the kill lands while the worker process waits out the simulator's 3 s token latency.
         await sleep(200)
       } else {
         while (sim.counters.paymentRequests === 0) {
           assert.ok(Date.now() < deadline, `no payment was sent\n${worker.output()}\n${progress()}`)
+          // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
           await sleep(20)
         }
+        // wall clock: the kill lands while the worker process's payments are in flight (1.5 s latency).
         await sleep(300)
       }
     }
