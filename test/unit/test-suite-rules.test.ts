@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { ordered, POSTGRES, TIERS } from '../../scripts/test.ts'
 
 /**
  * Rules the test suite keeps about itself (docs: README, "Tests"):
@@ -97,6 +98,19 @@ describe('the test suite keeps its own rules', () => {
     if (gone.length > 0) t.diagnostic(`no longer in the suite, drop from NOT_YET: ${gone.join(', ')}`)
     const clean = [...NOT_YET].filter((path) => files.includes(path) && unjustifiedWaits([{ path, text: readFileSync(join(ROOT, path), 'utf8') }]).length === 0)
     if (clean.length > 0) t.diagnostic(`already keep the wall-clock rule, drop from NOT_YET: ${clean.join(', ')}`)
+  })
+
+  test('every test file is in a tier directory, so npm test runs it', () => {
+    const tests = files.filter((path) => path.endsWith('.test.ts'))
+    assert.deepEqual(tests.filter((path) => !TIERS.some((tier) => path.startsWith(`${tier}/`))), [])
+    assert.deepEqual(ordered(TIERS).sort(), [...tests].sort())
+  })
+
+  test('every suite that needs PostgreSQL is in the PostgreSQL pass (npm run test:db), so it runs somewhere', () => {
+    const postgresOnly = files.filter((path) => path.endsWith('.test.ts') && /skip:\s*(?:!onPostgres|onPostgres \? false)/.test(readFileSync(join(ROOT, path), 'utf8')))
+    assert.ok(postgresOnly.length >= 5, `found the PostgreSQL-only suites: ${postgresOnly.join(', ')}`)
+    const lane = new Set(ordered(POSTGRES))
+    assert.deepEqual(postgresOnly.filter((path) => !lane.has(path)), [])
   })
 
   test('test files are named for the behaviour they prove, not for the review that asked for them', () => {
