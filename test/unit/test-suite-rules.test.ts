@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { ordered, POSTGRES, TIERS } from '../../scripts/test.ts'
+import { LONGEST_FIRST, ordered, POSTGRES, TIERS } from '../../scripts/test.ts'
 
 /**
  * Rules the test suite keeps about itself (docs: README, "Tests"):
@@ -104,6 +104,8 @@ describe('the test suite keeps its own rules', () => {
     const tests = files.filter((path) => path.endsWith('.test.ts'))
     assert.deepEqual(tests.filter((path) => !TIERS.some((tier) => path.startsWith(`${tier}/`))), [])
     assert.deepEqual(ordered(TIERS).sort(), [...tests].sort())
+    assert.deepEqual(LONGEST_FIRST.filter((path) => !tests.includes(path)), [], 'the runner starts these first: they must exist')
+    assert.deepEqual(ordered(TIERS).slice(0, LONGEST_FIRST.length), LONGEST_FIRST, 'and they do start first, in that order')
   })
 
   test('every suite that needs PostgreSQL is in the PostgreSQL pass (npm run test:db), so it runs somewhere', () => {
