@@ -56,11 +56,13 @@ export const POSTGRES = [
   // Transactions, locks, SKIP LOCKED races between pools, the outbox, the auth cache's change feed.
   'test/db',
   // Exactly-once under SIGKILL (12 kills, and two worker processes at once), webhooks at least once,
-  // a platform slower than the lease with workers killed mid-payment, several processes on one database.
+  // a platform slower than the lease with workers killed mid-payment, several processes on one database,
+  // and a graceful stop that closes a connection pool (not one embedded connection) after its last request.
   'test/process/billing-exactly-once.test.ts',
   'test/process/webhooks-crash.test.ts',
   'test/process/slow-gateway.test.ts',
   'test/process/server-process.test.ts',
+  'test/process/graceful-shutdown.test.ts',
   // A representative API slice over the SQL paths: subscription actions and checkout (row locks, batched
   // first pages, pool connections dropped by the server), renewals and dunning, refunds, webhook delivery
   // and fan-out, portal access control and the auth cache, idempotency keys, the event log.
@@ -77,6 +79,9 @@ export const POSTGRES = [
   'test/contract/idempotency.test.ts',
   'test/api/events/events.test.ts',
 ]
+
+/** In test/db but left out of the PostgreSQL pass: it tests PGlite's own connection, whatever DATABASE_URL says. */
+const EMBEDDED_ONLY = new Set(['test/db/pglite-fifo.test.ts'])
 
 function testFiles(path: string): string[] {
   const absolute = resolve(ROOT, path)
@@ -113,7 +118,7 @@ async function main(): Promise<void> {
     console.error('npm run test:db runs the suites that differ between engines on PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test); each file makes and drops its own scratch database')
     process.exit(2)
   }
-  const files = ordered(paths.length > 0 ? paths : lane === 'postgres' ? POSTGRES : TIERS)
+  const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
   const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 3)
   const reporter = { spec, dot, tap }[option('reporter') ?? 'spec']
   if (!reporter) throw new Error('--reporter is spec, dot or tap')
