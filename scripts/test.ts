@@ -7,8 +7,9 @@
  *   node scripts/test.ts --lane=postgres  what differs between engines, on DATABASE_URL (npm run test:db)
  *   node scripts/test.ts test/api/billing test/unit/calendar.test.ts   only these files or directories
  *
- * Options: --concurrency=N (or TEST_CONCURRENCY; default 3: the process and browser suites spend most
- * of their time waiting on their children, so a third file keeps both cores busy), --reporter=spec|dot|tap.
+ * Options: --concurrency=N (or TEST_CONCURRENCY), --reporter=spec|dot|tap. The default is 2, one file per
+ * core: a third file did not finish sooner (the process and browser suites' children are as busy as the
+ * API files), it only stretched each file, the SIGKILL suites most (exactly-once 172 s at 2, 305 s at 3).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { enableCompileCache } from 'node:module'
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
     process.exit(2)
   }
   const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
-  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 3)
+  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 2)
   const reporter = { spec, dot, tap }[option('reporter') ?? 'spec']
   if (!reporter) throw new Error('--reporter is spec, dot or tap')
 
