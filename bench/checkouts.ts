@@ -14,9 +14,7 @@ import type { Database, Db, PlanRow, StoreRow } from '../src/db/database.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { newId } from '../src/lib/ids.ts'
- '../src/modules/catalog/index.ts'
 import { createStore } from '../src/modules/stores/index.ts'
- '../src/modules/subscriptions/index.ts'
 import { testModules } from '../test/helpers/modules.ts'
 
 const TARGETS = { minRatio: 0.3, minPostgresPerSecond: 500 }

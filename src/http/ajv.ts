@@ -8,7 +8,7 @@ export type AjvPurpose = 'body' | 'parameters' | 'response'
  * is assembled took ~1.6 s of CPU per app (and as much again with response validation), paid at
  * every start of the server, the worker and the CLI, and by every test file, while most processes
  * use a handful of routes. A schema that cannot compile is still found by the test suite, which
- * calls every operation (test/api/contract/fuzz.test.ts). `errors` is the compiled one's, after each call.
+ * calls every operation (test/contract/fuzz.test.ts). `errors` is the compiled one's, after each call.
  */
 export function compileOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
   let compiled: ValidateFunction | undefined

@@ -283,9 +283,10 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
   test('needs attention: a charge the gateway never answered is resolved as paid; dunning and past due listed', async (t) => {
     // The unknown outcome turns into requires_review after the grace period (1 s here) at the next look.
     let reviewCharge: { id: string } | undefined
-    for (let tries = 0; tries < 60 && !reviewCharge; tries++) {
+    for (let tries = 0; tries < 300 && !reviewCharge; tries++) {
       reviewCharge = (await admin<{ data: { id: string }[] }>('GET', `/charges?status=requires_review&subscription_id=${seeded.review}`)).data[0]
-      if (!reviewCharge) await new Promise((resolve) => setTimeout(resolve, 500))
+      // wall clock: the server is a separate process: its reconciler hands the charge to review after its own 1 s grace; polled, with a deadline.
+      if (!reviewCharge) await new Promise((resolve) => setTimeout(resolve, 100))
     }
     assert.ok(reviewCharge, 'the unknown charge went to review')
     await page.goto(`${server.origin}/console/attention`)
@@ -318,9 +319,10 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     // An event the receiver refuses twice (first try and the one retry): the delivery is failed.
     await admin('POST', `/subscriptions/${seeded.tea}/skip`)
     let failed: { event_id: string } | undefined
-    for (let tries = 0; tries < 60 && !failed; tries++) {
+    for (let tries = 0; tries < 150 && !failed; tries++) {
       failed = (await admin<{ data: { event_id: string }[] }>('GET', `/webhook-subscriptions/${endpoint.id}/deliveries?status=failed`)).data[0]
-      if (!failed) await new Promise((resolve) => setTimeout(resolve, 250))
+      // wall clock: the server is a separate process whose dispatcher retries on its own clock; polled, with a deadline.
+      if (!failed) await new Promise((resolve) => setTimeout(resolve, 100))
     }
     assert.ok(failed, 'the delivery failed')
     receiver.respond(() => ({ status: 200 }))

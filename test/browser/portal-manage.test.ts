@@ -126,6 +126,7 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     // The subscriptions' "created" emails came first: wait for the requested sign-in link itself.
     let message = sink.messagesTo(ADA).find((m) => /sign-in link/i.test(m.parsed.subject ?? ''))
     for (let tries = 0; !message && tries < 100; tries++) {
+      // wall clock: the server process mails the link to a real SMTP server; polled, with a deadline.
       await new Promise((resolve) => setTimeout(resolve, 100))
       message = sink.messagesTo(ADA).find((m) => /sign-in link/i.test(m.parsed.subject ?? ''))
     }

@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+// wall clock: two real server processes; the bound under test is the other process's cache lifetime in real time.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 import { randomToken, sha256Hex } from '../../src/lib/secrets.ts'
@@ -63,6 +64,7 @@ describe('caches across processes', { skip: !onPostgres && 'PostgreSQL only: the
     for (;;) {
       if (await probe()) return performance.now() - started
       if (performance.now() - started > BOUND_MS) assert.fail(`${what}: not seen within ${BOUND_MS} ms`)
+      // wall clock: polls another process (its entries expire in its own real time, which no clock here moves).
       await sleep(5)
     }
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+// wall clock: a yield inside a handler (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { pino } from 'pino'
@@ -322,6 +323,7 @@ describe('job runner (jobs table, claim under a lease, retry with backoff)', () 
               runs.set(job.id, (runs.get(job.id) ?? 0) + 1)
               perRunner[index]! += 1
               // Yield so the other runner's claims interleave with this batch.
+              // wall clock: a yield of a millisecond so the other pool's claims, on their own connections, interleave with this batch.
               await sleep(1)
             },
           }),

@@ -38,6 +38,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+// wall clock: the simulated platform's latency (setLatency) is real time, as the real platform's is.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Ctx, PaymentOutcome, Reply, SimCore, SimCounters, SimOptions } from './bigcommerce/context.ts'
 import { Refusal, errorBody, requireAccept, requireJsonContentType, type ErrorStyle, type Host, type Violation, type ViolationKind } from './bigcommerce/http.ts'
@@ -441,6 +442,7 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
 
       const delay = (): Promise<void> => {
         const ms = latency.get(operation) ?? latency.get('*') ?? 0
+        // wall clock: a platform that takes this long to answer, as seen over a real socket.
         return ms > 0 ? sleep(ms).then(() => undefined) : Promise.resolve()
       }
       const ctx: Ctx = {

@@ -4,8 +4,11 @@ import { createGatewayResolver, type RenewalEngine } from '../../src/modules/bil
 import { testModules } from './modules.ts'
 import { testConfig } from './test-app.ts'
 
-/** A renewal engine with the service's own gateways and billing settings, as the worker builds it (test stores use the test gateway's ledger). */
-export function createTestRenewals(db: Db, clock: Clock, env: Record<string, string> = {}): RenewalEngine {
+/**
+ * A renewal engine with the service's own gateways and billing settings, as the worker builds it (test stores use the test gateway's ledger);
+ * `leaseClock` (a fixedClock the test moves) for leases, rechecks and the unknown-outcome grace instead of real time.
+ */
+export function createTestRenewals(db: Db, clock: Clock, env: Record<string, string> = {}, leaseClock?: Clock): RenewalEngine {
   const { billing } = testConfig(env)
   return testModules(db, { clock }).renewalEngine({
     gateways: createGatewayResolver(db, billing),
@@ -13,5 +16,6 @@ export function createTestRenewals(db: Db, clock: Clock, env: Record<string, str
     concurrency: billing.concurrency,
     batchSize: billing.batchSize,
     unknownGraceMs: billing.unknownGraceMs,
+    ...(leaseClock ? { leaseClock } : {}),
   })
 }

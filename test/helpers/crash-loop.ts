@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+// wall clock: runToCompletion polls a worker process (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before } from 'node:test'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
@@ -107,6 +108,7 @@ export async function runToCompletion(
       const { done, progress } = await options.check(worker)
       if (done) break
       assert.ok(Date.now() < deadline, `${progress}\n${worker.output()}`)
+      // wall clock: the worker process runs on its own; polled, with a deadline.
       await sleep(options.pollMs)
     }
   } finally {

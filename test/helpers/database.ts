@@ -1,4 +1,5 @@
 import pg from 'pg'
+// wall clock: the PostgreSQL server ends closed sessions on its own time (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Kysely, PGliteDialect, sql } from 'kysely'
 import { PGlite } from '@electric-sql/pglite'
@@ -44,6 +45,7 @@ export async function createTestDatabase(): Promise<DatabaseHandle> {
       for (let tries = 0; tries < 50; tries++) {
         const { rows } = await dropper.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name])
         if (rows[0].n === 0) break
+        // wall clock: the PostgreSQL server ends the closed pools' sessions on its own time; polled, with a bound.
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
@@ -104,6 +106,7 @@ export async function closePools(db: Db, pools: DatabaseHandle[]): Promise<void>
   for (let waited = 0; waited < 5_000; waited += 20) {
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${POOL_TAG}`.execute(db)
     if (rows[0]!.n === 0) return
+    // wall clock: the PostgreSQL server ends the closed pools' sessions on its own time; polled, with a deadline.
     await sleep(20)
   }
 }

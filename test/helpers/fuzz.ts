@@ -1,4 +1,4 @@
-// Request fuzzing driven by the served OpenAPI document (test/api/contract/fuzz.test.ts): every
+// Request fuzzing driven by the served OpenAPI document (test/contract/fuzz.test.ts): every
 // operation is read from the document, requests are built from its schemas (boundary-valid ones and
 // malformed ones, with fast-check for the random part), each request is classified against the same
 // schemas with Ajv (must it be refused, and with which codes), and every answer is checked against

@@ -26,6 +26,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
   child.stderr!.on('data', (chunk) => (text += chunk))
   const origin = await new Promise<string>((resolve, reject) => {
     // A server that never says it is ready is killed: left running, it would keep the test process alive.
+    // wall clock: a deadline for a child process to print its banner.
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`server did not start in ${timeoutMs} ms:\n${text}`))
@@ -79,6 +80,7 @@ export async function startServerExpectingFailure(env: Record<string, string>, t
     unexpected ??= why
     child.kill('SIGKILL')
   }
+  // wall clock: a deadline for a child process expected to exit.
   const timer = setTimeout(() => kill(`still running after ${timeoutMs} ms`), timeoutMs)
   child.stdout!.on('data', () => {
     if (/API base URL/.test(output)) kill('it started')

@@ -1,5 +1,6 @@
 import { simpleParser, type ParsedMail } from 'mailparser'
 import type { AddressInfo } from 'node:net'
+// wall clock: waitForMessage polls a real SMTP server (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 
@@ -98,6 +99,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           return next
         }
         if (Date.now() > deadline) throw new Error(`no email for ${to} within ${timeoutMs} ms (${messages.length} received in all, ${rejected} refused)`)
+        // wall clock: mail arrives at this real SMTP server from another task or process; polled, with a deadline.
         await sleep(25)
       }
     },

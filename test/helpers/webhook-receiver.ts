@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+// wall clock: a receiver that answers slowly, and waitFor's poll (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
 
@@ -99,6 +100,7 @@ export async function startWebhookReceiver(responder: Responder = () => ({ statu
       Promise.resolve()
         .then(() => current(request, { before: request.index, attemptOfId }))
         .then(async (answer) => {
+          // wall clock: a receiver that takes this long to answer, as seen over a real socket.
           if (answer.delayMs) await sleep(answer.delayMs)
           record.answered = answer.status ?? 200
           res.writeHead(record.answered, { 'content-type': 'text/plain', ...answer.headers })
@@ -141,6 +143,7 @@ export async function startWebhookReceiver(responder: Responder = () => ({ statu
       const deadline = Date.now() + timeoutMs
       while (!test(requests)) {
         if (Date.now() > deadline) throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms (${requests.length} requests)`)
+        // wall clock: requests arrive over real sockets from another task or process; polled, with a deadline.
         await sleep(10)
       }
     },

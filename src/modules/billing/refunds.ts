@@ -53,7 +53,7 @@ export function createRefunds(ctx: BillingContext) {
 
   /** Asks the gateway while keeping the refund's lease alive. */
   async function askHolding(refund: RefundRow, charge: ChargeRow, token: string): Promise<RefundOutcome> {
-    const keeper = keepLeases(db, LEASES.refunds, token, ctx.leaseMs, { log: ctx.log })
+    const keeper = keepLeases(db, LEASES.refunds, token, ctx.leaseMs, { now: () => ctx.leaseClock.now(), log: ctx.log })
     keeper.add([refund.id])
     try {
       return await ask(refund, charge, token)
@@ -78,7 +78,7 @@ export function createRefunds(ctx: BillingContext) {
         if (Number(marked.numUpdatedRows) === 1) ctx.log?.error({ refundId: refund.id, chargeId: charge.id, reason: outcome.reason }, 'refund set aside for review: it was sent and its answer was lost')
         return undefined
       }
-      await releaseLeases(db, LEASES.refunds, [refund.id], token, new Date(realNow().getTime() + Math.min(RECHECK_MS, ctx.leaseMs)))
+      await releaseLeases(db, LEASES.refunds, [refund.id], token, new Date(ctx.leaseClock.now().getTime() + Math.min(RECHECK_MS, ctx.leaseMs)))
       ctx.log?.warn({ refundId: refund.id, reason: outcome.reason }, 'refund outcome unknown; it will be asked again under the same key')
       return undefined
     }
@@ -152,7 +152,7 @@ export function createRefunds(ctx: BillingContext) {
             status: 'pending',
             idempotency_key: `${charge.idempotency_key}:refund:${Number(open.count) + 1}`,
             // Behind another refund of this charge it waits its turn, free for the refund pass.
-            lease_until: queued ? null : new Date(realNow().getTime() + ctx.leaseMs),
+            lease_until: queued ? null : new Date(ctx.leaseClock.now().getTime() + ctx.leaseMs),
             lease_token: queued ? null : token,
             created_at: realNow(),
           })
@@ -174,7 +174,7 @@ export function createRefunds(ctx: BillingContext) {
     async processPending({ limit = 100 }: { limit?: number } = {}): Promise<number> {
       let done = 0
       for (; done < limit; done++) {
-        const now = realNow()
+        const now = ctx.leaseClock.now()
         // One per claim: each refund's lease covers its own gateway calls only.
         const claim = await claimLeased<RefundRow>(db, LEASES.refunds, {
           // Only the oldest pending refund of its charge: the ones after it wait until it settles, so

@@ -68,7 +68,7 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
       gateway_charge_id: null,
       platform_order_id: null,
       // The lease is this worker's from now; it is renewed while the charge waits and while its gateway call runs.
-      lease_until: new Date(realNow().getTime() + lease.leaseMs),
+      lease_until: new Date(ctx.leaseClock.now().getTime() + lease.leaseMs),
       lease_token: lease.token,
       submitted_at: null,
       unknown_since: null,

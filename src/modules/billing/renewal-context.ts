@@ -27,6 +27,8 @@ export interface BillingContext {
   events: EventLog
   /** The service clock; a test-mode store's own clock is read from its row. */
   clock: Clock
+  /** Real time for leases, rechecks of unknown outcomes and their grace period (never a store's test clock): the system clock but in tests. */
+  leaseClock: Clock
   gateways: GatewayResolver
   /** How long a holder owns a charge or refund before another worker may take it over. */
   leaseMs: number

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import pLimit from 'p-limit'
 import type { ChargeRow, Db, StoreRow } from '../../db/database.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES, newLeaseToken } from '../../db/leases.ts'
-import type { Clock } from '../../lib/clock.ts'
+import { systemClock, type Clock } from '../../lib/clock.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import type { EventLog } from '../events/index.ts'
 import type { SubscriptionWrites } from '../subscriptions/index.ts'
@@ -13,7 +13,7 @@ import type { ChargeView } from './charge.schemas.ts'
 import { createRefunds } from './refunds.ts'
 import { claimDue, emptyClaimCounts } from './renewal-claim.ts'
 import { createCollector } from './renewal-collect.ts'
-import { realNow, type Attempt, type BillingContext, type BillingLog, type GatewayResolver } from './renewal-context.ts'
+import { type Attempt, type BillingContext, type BillingLog, type GatewayResolver } from './renewal-context.ts'
 import { requireReview, settleAll, type Settled } from './renewal-settle.ts'
 
 /**
@@ -43,6 +43,8 @@ export interface RenewalEngineOptions {
   batchSize?: number
   /** How long an unknown outcome may stay unknown before the charge waits for a person. */
   unknownGraceMs?: number
+  /** What leases, rechecks and the grace period are measured on; the system clock unless a test moves its own. */
+  leaseClock?: Clock
   log?: BillingLog
 }
 
@@ -73,6 +75,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
     writes: options.writes,
     events: options.events,
     clock: options.clock,
+    leaseClock: options.leaseClock ?? systemClock,
     gateways: options.gateways,
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     unknownGraceMs: options.unknownGraceMs ?? DEFAULT_UNKNOWN_GRACE_MS,
@@ -105,7 +108,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
    */
   async function noteUnknown(unknown: { attempt: Attempt; outcome: ChargeOutcome }[], token: string): Promise<void> {
     if (unknown.length === 0) return
-    const now = realNow()
+    const now = ctx.leaseClock.now()
     const recheck: ChargeRow[] = []
     for (const { attempt: { charge }, outcome } of unknown) {
       const reason = outcome.status === 'unknown' ? outcome.reason : ''
@@ -132,7 +135,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
   /** Collects and settles charges held under `token`, keeping their leases alive meanwhile. */
   async function chargeAndSettle(attempts: Attempt[], token: string): Promise<number> {
     if (attempts.length === 0) return 0
-    const keeper = keepLeases(db, LEASES.charges, token, ctx.leaseMs, { log: ctx.log })
+    const keeper = keepLeases(db, LEASES.charges, token, ctx.leaseMs, { now: () => ctx.leaseClock.now(), log: ctx.log })
     keeper.add(attempts.map(({ charge }) => charge.id))
     let results: { attempt: Attempt; outcome: ChargeOutcome }[]
     try {
@@ -164,7 +167,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
      * it is time to look again), and carries out pending refunds.
      */
     async reconcile({ limit = 200 }: { limit?: number } = {}): Promise<number> {
-      const now = realNow()
+      const now = ctx.leaseClock.now()
       const claim = await claimLeased<ChargeRow>(db, LEASES.charges, {
         candidates: sql`SELECT id FROM charges WHERE status = 'pending' AND ${leaseFree(LEASES.charges, now)} ORDER BY lease_until LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
         leaseMs: ctx.leaseMs,

@@ -1,20 +1,18 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import type { DatabaseHandle } from '../../../src/db/connect.ts'
 import type { Db, StoreRow } from '../../../src/db/database.ts'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
 import { type GatewayResolver } from '../../../src/modules/billing/index.ts'
 import { createPlatformGateway, type PlatformGateway } from '../../../src/modules/billing/gateways/platform-gateway.ts'
- '../../../src/modules/catalog/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient, type PlatformConnections } from '../../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../../src/modules/stores/index.ts'
- '../../../src/modules/subscriptions/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createTestDatabase } from '../../helpers/database.ts'
 import { SHIPPING_ADDRESS } from '../../helpers/subscriptions.ts'
 import { testModules } from '../../helpers/modules.ts'
+import { waitUntil } from '../../helpers/wait.ts'
 
 /**
  * Refunds on the platform, which takes no idempotency key (docs/platform-api.md §5): a quote, then
@@ -80,6 +78,14 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
   const refundRequests = (hash: string, orderId: number) => sim.requests.filter((request) => request.operation === 'createOrderRefund' && request.url.includes(`/stores/${hash}/v3/orders/${orderId}/`))
   /** What the platform gave back for the order, in cents, one entry per refund. */
   const givenBack = (hash: string, orderId: number) => sim.order(hash, orderId)!.refunds.map((refund) => refund.total_amount / 100)
+  /** Until the platform has received `count` refund requests for the order (the simulator is a real HTTP server; it records a request as it arrives). */
+  const atThePlatform = (hash: string, orderId: number, count = 1) => waitUntil(`refund request ${count} of order ${orderId} at the platform`, () => refundRequests(hash, orderId).length >= count)
+  /** Until a keeper has pushed the lease of a refund of `chargeId` held by a worker past the lease clock's now: its holder is alive. */
+  const renewed = (chargeId: string, clock: { now(): Date }) =>
+    waitUntil(`the refund lease of ${chargeId} renewed by its holder`, async () => {
+      const held = await handle.db.selectFrom('refunds').select('lease_until').where('charge_id', '=', chargeId).where('lease_token', 'is not', null).execute()
+      return held.some((row) => row.lease_until !== null && row.lease_until > clock.now())
+    })
 
   before(async () => {
     handle = await createTestDatabase()
@@ -97,11 +103,12 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
 
   test('a partial refund whose answer is lost is not sent again: it waits for review, its amount reserved', async () => {
     const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
-    const engine = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const leaseClock = fixedClock(new Date())
+    const engine = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
     sim.loseNextAnswer('createOrderRefund')
     const first = await engine.refund(store, chargeId, { amount: 500 })
     assert.equal(first.completed, false, '202: the answer was lost')
-    await sleep(LEASE_MS + 50)
+    leaseClock.advance(LEASE_MS + 50)
     await engine.reconcile()
     const charge = await handle.db.selectFrom('charges').select('amount_refunded').where('id', '=', chargeId).executeTakeFirstOrThrow()
     assert.deepEqual(givenBack(hash, orderId), [500], 'the platform gave back 5.00 once')
@@ -120,12 +127,17 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
 
   test("a refund slower than its lease is not sent again by another worker's refund pass", async () => {
     const { store, chargeId, orderId, hash } = await seed(handle.db, sim, connections, resolver)
-    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    // Leases on a clock the test moves; the platform's slowness is real (the simulator answers after its latency).
+    const leaseClock = fixedClock(new Date())
+    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
+    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
     sim.setLatency(3 * LEASE_MS, 'createOrderRefund')
     try {
       const inFlight = a.refund(store, chargeId, { amount: 400 })
-      await sleep(LEASE_MS + 100)
+      await atThePlatform(hash, orderId)
+      // Past the lease a took the refund with; a is alive and at the platform, so its keeper renews it.
+      leaseClock.advance(LEASE_MS + 100)
+      await renewed(chargeId, leaseClock)
       await b.reconcile() // another worker's reconcile job: processPending takes any refund whose lease ran out
       const result = await inFlight
       assert.equal(result.completed, true, 'the slow answer is recorded by the worker that waited for it')
@@ -148,12 +160,16 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
       const charge = await handle.db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()
       await handle.db.insertInto('refunds').values({ id: `re_rv${i}_${chargeId}`, store_id: store.id, charge_id: chargeId, amount: 100, currency: 'USD', reason: null, status: 'pending', idempotency_key: `${charge.idempotency_key}:refund:1`, created_at: new Date(Date.now() + i) } as any).execute()
     }
-    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
-    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS })
+    const leaseClock = fixedClock(new Date())
+    const a = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
+    const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
     sim.setLatency(200, 'createOrderRefund') // each refund well inside the lease
     try {
       const first = a.reconcile()
-      await sleep(LEASE_MS + 50)
+      // a is at the platform with its first refund when the claim it made would have run out.
+      const held = await waitUntil('a refund at the platform', () => charges.find(({ orderId }) => refundRequests(hash, orderId).length > 0))
+      leaseClock.advance(LEASE_MS + 50)
+      await renewed(held.chargeId, leaseClock)
       const second = b.reconcile()
       await Promise.all([first, second])
     } finally {
@@ -182,7 +198,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     sim.setLatency(400, 'createOrderRefund')
     try {
       const first = a.reconcile()
-      await sleep(100) // a holds the first refund and is at the platform with it
+      await atThePlatform(hash, orderId) // a holds the first refund and is at the platform with it
       await Promise.all([first, b.reconcile()])
     } finally {
       sim.setLatency(0, 'createOrderRefund')
@@ -200,7 +216,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     let second
     try {
       const first = engine.refund(store, chargeId, { amount: 100 })
-      await sleep(100)
+      await atThePlatform(hash, orderId)
       second = await engine.refund(store, chargeId, { amount: 200 })
       assert.equal((await first).completed, true)
     } finally {

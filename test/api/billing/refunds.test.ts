@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { createTestGateway } from '../../../src/modules/billing/index.ts'
 import { createShopWithPlan } from '../../helpers/catalog.ts'
 import { buildTestApp, call, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { waitUntil } from '../../helpers/wait.ts'
 import { startWebhookReceiver } from '../../helpers/webhook-receiver.ts'
 import { act, checkout, checkoutBody, closeTestApp, getSubscription } from '../subscriptions/fixtures.ts'
 import { createEndpoint, dispatcherClock, drive, testDispatcher } from '../webhooks/fixtures.ts'
@@ -15,14 +15,15 @@ import { createEndpoint, dispatcherClock, drive, testDispatcher } from '../webho
  */
 const T0 = '2026-01-10T09:00:00.000Z'
 const FEB10 = '2026-02-10T09:00:00.000Z'
-// The test gateway takes this long per charge, long enough to cancel while a renewal is in flight.
+// One test's gateway takes this long per charge, long enough to cancel while a renewal is in flight.
 const LATENCY_MS = 400
+const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
 
 describe('refunds', () => {
   let t: TestApp
 
   before(async () => {
-    t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', TEST_GATEWAY_LATENCY_MS: String(LATENCY_MS) } })
+    t = await buildTestApp({ env: ENV })
   })
   after(() => closeTestApp(t))
 
@@ -128,15 +129,13 @@ describe('refunds', () => {
     const receiver = await startWebhookReceiver()
     const endpoint = await createEndpoint(t.app, shop.auth, { url: receiver.url, event_types: ['charge.succeeded', 'charge.refunded'] })
     const dispatcher = testDispatcher(t.db, { clock: dispatcherClock() })
+    // The service again on the same database, its test gateway slow: the others' renewals need not wait.
+    const slow = await buildTestApp({ database: t.database, env: { ...ENV, TEST_GATEWAY_LATENCY_MS: String(LATENCY_MS) } })
     try {
       const [subscription] = await checkout(t.app, shop.auth, checkoutBody(shop.planId))
       // The renewal is in flight at the gateway when the subscriber cancels.
-      const advancing = call(t.app, { method: 'POST', url: '/api/v1/admin/test-clock/advance', headers: shop.auth, payload: { to: FEB10 } })
-      for (let tries = 0; tries < 200; tries++) {
-        const pending = await t.db.selectFrom('charges').select('id').where('subscription_id', '=', subscription.id).where('status', '=', 'pending').execute()
-        if (pending.length > 0) break
-        await sleep(10)
-      }
+      const advancing = call(slow.app, { method: 'POST', url: '/api/v1/admin/test-clock/advance', headers: shop.auth, payload: { to: FEB10 } })
+      await waitUntil('the renewal charge pending at the gateway', async () => (await t.db.selectFrom('charges').select('id').where('subscription_id', '=', subscription.id).where('status', '=', 'pending').execute()).length > 0)
       const cancelled = await act(t.app, shop.auth, subscription.id, 'cancel', { reason: 'changed my mind' })
       assert.equal(cancelled.statusCode, 200, cancelled.body)
       assert.equal((await advancing).statusCode, 200)
@@ -158,6 +157,7 @@ describe('refunds', () => {
       assert.equal(delivered[1].data.id, charge!.id)
       assert.equal(delivered[1].data.amount_refunded, 1500)
     } finally {
+      await slow.close()
       await dispatcher.close()
       await receiver.close()
     }

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { systemClock } from '../../../src/lib/clock.ts'
-import type { RenewalEngine } from '../../../src/modules/billing/index.ts'
+import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
 import { createTestRenewals } from '../../helpers/billing.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
@@ -22,12 +20,9 @@ const ENV = { BILLING_UNKNOWN_GRACE_MS: String(GRACE_MS), BILLING_CHARGE_LEASE_M
 
 describe('unknown outcomes: looked up, never charged again, then reviewed', () => {
   let t: TestApp
-  let engine: RenewalEngine
 
   before(async () => {
     t = await buildTestApp({ env: ENV })
-    // The worker's reconciler, as the job runner would run it.
-    engine = createTestRenewals(t.db, systemClock, ENV)
   })
   after(() => closeTestApp(t))
 
@@ -55,17 +50,24 @@ describe('unknown outcomes: looked up, never charged again, then reviewed', () =
     return t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).where('status', '=', 'succeeded').executeTakeFirstOrThrow()
   }
 
-  async function reconcileFor(ms: number): Promise<void> {
-    const until = Date.now() + ms
-    while (Date.now() < until) {
+  /**
+   * The worker's reconciler, as the job runner would run it, a pass every 100 ms for `ms`: on a lease
+   * clock the test moves, starting when the charge's outcome became unknown.
+   */
+  async function reconcileFor(chargeId: string, ms: number): Promise<void> {
+    const { unknown_since: since } = await t.db.selectFrom('charges').select('unknown_since').where('id', '=', chargeId).executeTakeFirstOrThrow()
+    assert.ok(since, 'the unknown outcome is noted when the renewal runs')
+    const leaseClock = fixedClock(since)
+    const engine = createTestRenewals(t.db, systemClock, ENV, leaseClock)
+    for (let passed = 0; passed < ms; passed += 100) {
       await engine.reconcile()
-      await sleep(100)
+      leaseClock.advance(100)
     }
   }
 
   test('during the grace period the charge is only asked about again under its key: no new charge, no money', async () => {
     const { shop, subscriptionId, chargeId } = await shopWithUnknownRenewal()
-    await reconcileFor(900)
+    await reconcileFor(chargeId, 900)
     const charges = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscriptionId).execute()
     assert.deepEqual(charges.map((charge) => [charge.id, charge.status]), [[chargeId, 'pending']], 'still the one charge, still pending')
     assert.ok(charges[0]!.unknown_since, 'the unknown outcome is noted')
@@ -79,7 +81,7 @@ describe('unknown outcomes: looked up, never charged again, then reviewed', () =
 
   test('after the grace period it requires review, is listed, shows on the subscription, and resolves', async () => {
     const { shop, subscriptionId, chargeId } = await shopWithUnknownRenewal()
-    await reconcileFor(GRACE_MS + 1_000)
+    await reconcileFor(chargeId, GRACE_MS + 1_000)
     const charge = await call(t.app, { method: 'GET', url: `/api/v1/admin/charges/${chargeId}`, headers: shop.auth })
     assert.equal(charge.json.status, 'requires_review')
     assert.equal(charge.json.review.code, 'outcome_unknown')
@@ -110,7 +112,7 @@ describe('unknown outcomes: looked up, never charged again, then reviewed', () =
 
   test('resolved as succeeded, the period is paid', async () => {
     const { shop, subscriptionId, chargeId } = await shopWithUnknownRenewal()
-    await reconcileFor(GRACE_MS + 1_000)
+    await reconcileFor(chargeId, GRACE_MS + 1_000)
     const resolved = await call(t.app, { method: 'POST', url: `/api/v1/admin/charges/${chargeId}/resolve`, headers: shop.auth, payload: { outcome: 'succeeded' } })
     assert.equal(resolved.statusCode, 200, resolved.body)
     assert.equal(resolved.json.status, 'succeeded')

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
+// wall clock: waitFor below polls a running job runner and a real SMTP server.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pino } from 'pino'
 import { ensureRecurring } from '../../../src/jobs/job-kinds.ts'
@@ -79,6 +80,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
     const value = await probe()
     if (value) return value
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    // wall clock: the job runner runs on its own poll loop and mails a real SMTP server; polled until done, with a deadline.
     await sleep(25)
   }
 }

@@ -1,5 +1,5 @@
 // Stopping (docs/contract.md, Running it): what a request that reaches the app while it closes is
-// answered. The whole stop of the process, in-flight requests included, is test/db/graceful-shutdown.test.ts.
+// answered. The whole stop of the process, in-flight requests included, is test/process/graceful-shutdown.test.ts.
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { createServer } from 'node:http'

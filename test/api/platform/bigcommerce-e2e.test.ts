@@ -20,7 +20,7 @@ import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, 
  * order and one payment each, a decline recovered with another of the customer's stored cards, a
  * card of someone else refused, a lost payment answer reconciled, a 429 storm waited out, and an
  * uninstall that stops billing. A test-mode store on the platform gateway, so its test clock drives
- * the renewals. SIGKILL between an order and its payment: test/db/platform-crash.test.ts.
+ * the renewals. SIGKILL between an order and its payment: test/process/platform-crash.test.ts.
  */
 
 const HASH = `e2e${process.pid}`

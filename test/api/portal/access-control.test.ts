@@ -23,12 +23,10 @@ import { ulid } from 'ulid'
 import { systemClock } from '../../../src/lib/clock.ts'
 import { newId } from '../../../src/lib/ids.ts'
 import { createAdminKey, revokeAdminKey } from '../../../src/modules/stores/index.ts'
- '../../../src/modules/subscriptions/index.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
 import { checkout, checkoutInput, createCatalog, createShop } from '../../helpers/subscriptions.ts'
 import { buildTestApp, call, testConfig } from '../../helpers/test-app.ts'
 import { closeTestApp } from '../subscriptions/fixtures.ts'
- '../../../src/modules/webhooks/index.ts'
 import { testModules } from '../../helpers/modules.ts'
 
 /** Raise these as routes land: the guard fails if the document loses its security declarations. */

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+// wall clock: waitFor below polls a running job runner and a real SMTP server.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decodeProtectedHeader, jwtVerify } from 'jose'
 import { sql } from 'kysely'
@@ -119,6 +120,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
     const value = await probe()
     if (value) return value
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    // wall clock: the job runner runs on its own poll loop and mails a real SMTP server; polled until done, with a deadline.
     await sleep(25)
   }
 }

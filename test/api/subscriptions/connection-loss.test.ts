@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+// wall clock: the PostgreSQL server's termination notices arrive over real sockets (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { onPostgres } from '../../helpers/database.ts'
@@ -28,6 +29,7 @@ describe('subscriptions on PostgreSQL that drops idle connections', { skip: !onP
     ])
     assert.ok((rowCount ?? 0) > 0, 'idle connections were terminated')
     // Let the termination notices reach the idle clients: with no pool 'error' listener they crash the process here.
+    // wall clock: the server's notices reach the idle clients over their sockets; nothing in the pool can be polled for it.
     await sleep(300)
     const [subscription] = await checkout(t.app, shop.auth, checkoutBody(plan.id))
     assert.equal(subscription.status, 'active')

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+// wall clock: closeTestApp polls the PostgreSQL server for the pool's sessions to end.
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import type { Db } from '../../../src/db/database.ts'
@@ -135,6 +136,7 @@ export async function closeTestApp(t: TestApp): Promise<void> {
     for (let waited = 0; waited < 5_000; waited += 20) {
       const { rows } = await adminQuery('select count(*)::int as n from pg_stat_activity where datname = $1', [name])
       if (rows[0].n === 0) break
+      // wall clock: the PostgreSQL server ends the closed pool's sessions on its own time; polled, with a deadline.
       await sleep(20)
     }
   }

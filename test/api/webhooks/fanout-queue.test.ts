@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+// wall clock: real HTTP receivers: an absence of requests, and receivers of uneven speed (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, test } from 'node:test'
 import { sql } from 'kysely'
@@ -170,6 +171,7 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
     // Only the first event of the one entity not in flight is free: the second events wait for the first ones.
     const second = await run.startDelivery(lane)
     assert.equal(second.count, 1)
+    // wall clock: proving an absence: a request the lane wrongly let out would reach the receiver's socket within this.
     await sleep(50)
     assert.equal(inbox.requests.length, 2, 'the next batch waits for the lane')
     open()
@@ -195,6 +197,7 @@ describe('webhook fan-out queue and pipelined delivery lanes', () => {
     const inbox = await receiver(async () => {
       inFlight += 1
       maxInFlight = Math.max(maxInFlight, inFlight)
+      // wall clock: receivers of uneven speed, so the lanes' deliveries finish out of order.
       await sleep(Math.floor(Math.random() * 4))
       inFlight -= 1
       return { status: 200 }

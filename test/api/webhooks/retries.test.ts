@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, test } from 'node:test'
 import type { TestApp } from '../../helpers/test-app.ts'
 import { allDeliveredBodies, assertNoCardNumbers, verifyDelivery, type WebhookReceiver } from '../../helpers/webhook-receiver.ts'
@@ -101,19 +100,29 @@ describe('webhook retries, redelivery and endpoint health', () => {
     await removeEndpoints(t, shop.auth)
   })
 
-  test('a short real schedule used up: failed after schedule length + 1 attempts; then replay since a time and redeliver one event send it again', async () => {
+  test('a short schedule used up: failed after schedule length + 1 attempts; then replay since a time and redeliver one event send it again', async () => {
     let answer = 500
     const inbox = await receiver(() => ({ status: answer }))
     const { shop, endpoint, eventId } = await oneDelivery(inbox)
     const createdBefore = new Date(Date.now() - 60_000).toISOString()
-    const run = dispatcher({ retrySchedule: [150, 300] })
+    const clock = dispatcherClock()
+    const run = dispatcher({ clock, retrySchedule: [150, 300] })
 
-    await drive(run, { until: () => inbox.requests.length >= 3, timeoutMs: 10_000 })
-    const gaps = inbox.requests.slice(1).map((request, i) => request.receivedAt - inbox.requests[i]!.receivedAt)
-    assert.ok(gaps[0]! >= 150 * 0.9 - 20, `first retry after ${gaps[0]} ms`)
-    assert.ok(gaps[1]! >= 300 * 0.9 - 20, `second retry after ${gaps[1]} ms`)
-    // Nothing is left to try: the schedule is used up.
-    await sleep(600)
+    // Each retry at the time the delivery says, on the dispatcher's clock.
+    await drive(run)
+    for (let attempts = 1; attempts < 3; attempts++) {
+      const pending = await deliveryOf(t.app, shop.auth, endpoint.id, eventId)
+      assert.equal(pending.status, 'pending', `a retry is scheduled after attempt ${attempts}`)
+      clock.set(new Date(pending.next_attempt_at))
+      await drive(run)
+    }
+    assert.equal(inbox.requests.length, 3)
+    const attemptedAt = [...(await deliveryOf(t.app, shop.auth, endpoint.id, eventId)).attempt_log].reverse().map((attempt: any) => Date.parse(attempt.attempted_at))
+    const gaps = attemptedAt.slice(1).map((at, i) => at - attemptedAt[i]!)
+    assert.ok(gaps[0]! >= 150 * 0.9 && gaps[0]! <= 150 * 1.1, `first retry after ${gaps[0]} ms`)
+    assert.ok(gaps[1]! >= 300 * 0.9 && gaps[1]! <= 300 * 1.1, `second retry after ${gaps[1]} ms`)
+    // Nothing is left to try: the schedule is used up, long after its last step.
+    clock.advance(10 * SECOND)
     await drive(run)
     assert.equal(inbox.requests.length, 3, 'no attempt after the schedule ended')
     let delivery = await deliveryOf(t.app, shop.auth, endpoint.id, eventId)
@@ -126,9 +135,9 @@ describe('webhook retries, redelivery and endpoint health', () => {
     assert.deepEqual((await listDeliveries(t.app, shop.auth, endpoint.id, 'status=failed')).map((d) => d.event_id), [eventId])
     assert.equal((await getEndpoint(t.app, shop.auth, endpoint.id)).json.status, 'enabled', 'three failures in a second do not disable it')
 
-    // Replay since after the delivery was made finds nothing; since before, it finds it.
+    // Replay since after the delivery was made (on the dispatcher's clock, which made it) finds nothing; since before, it finds it.
     answer = 200
-    const none = await endpointAction(t.app, shop.auth, endpoint.id, 'replay', { since: new Date(Date.now() + 1000).toISOString() })
+    const none = await endpointAction(t.app, shop.auth, endpoint.id, 'replay', { since: new Date(clock.now().getTime() + 1000).toISOString() })
     assert.deepEqual(none.json, { object: 'webhook_replay', redelivered: 0 })
     const replay = await endpointAction(t.app, shop.auth, endpoint.id, 'replay', { since: createdBefore })
     assert.equal(replay.statusCode, 202, replay.body)

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
-import { ERROR_STATUS } from '../../../src/lib/errors.ts'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { onPostgres } from '../../helpers/database.ts'
+import { ERROR_STATUS } from '../../src/lib/errors.ts'
+import { createPlan, createProduct } from '../helpers/catalog.ts'
+import { onPostgres } from '../helpers/database.ts'
 import {
   CARDS,
   cardDigitsIn,
@@ -29,10 +29,10 @@ import {
   type Operation,
   type RequestParts,
   type Violation,
-} from '../../helpers/fuzz.ts'
-import { signInSubscriber } from '../../helpers/portal.ts'
-import { checkoutInput, checkoutViaApi } from '../../helpers/subscriptions.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+} from '../helpers/fuzz.ts'
+import { signInSubscriber } from '../helpers/portal.ts'
+import { checkoutInput, checkoutViaApi } from '../helpers/subscriptions.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * Malformed and boundary requests against every operation of the served OpenAPI document, anonymous

@@ -9,6 +9,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, afterEach, before, describe, test } from 'node:test'
+// wall clock: a real server process is signalled while real requests are in flight (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, request } from 'undici'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
@@ -140,9 +141,11 @@ describe('graceful shutdown of the service process', () => {
     const load = Array.from({ length: 6 }, async () => {
       while (loading) {
         outcomes.push(await send(agent, origin, '/api/v1/admin/store'))
+        // wall clock: clients pacing their requests to the server process.
         await sleep(5)
       }
     })
+    // wall clock: load runs against the server process for a while before the slow request and the signals.
     await sleep(200)
     const slow = send(agent, origin, '/api/v1/admin/test-clock/advance', { method: 'POST', body: { to } })
     // A connection opened ahead of a request that never comes (browsers and proxies do this) must not hold the stop up.
@@ -150,11 +153,13 @@ describe('graceful shutdown of the service process', () => {
     const silent = connect(Number(port), hostname)
     silent.on('error', () => {})
     await once(silent, 'connect')
+    // wall clock: the slow request is inside the server process's gateway call (its latency is 3x this) when the test acts.
     await sleep(GATEWAY_LATENCY_MS / 3)
     const signalledAt = outcomes.length
     server.child.kill('SIGTERM')
     const exited = exitCode(server)
     // A second signal while stopping (a process manager's, or npm passing one on) changes nothing.
+    // wall clock: the server process is stopping (draining its requests) when the second signal comes.
     await sleep(200)
     server.child.kill('SIGTERM')
     const code = await exited
@@ -180,6 +185,7 @@ describe('graceful shutdown of the service process', () => {
 
     const hangUp = new AbortController()
     const abandoned = send(agent, server.origin, '/api/v1/admin/test-clock/advance', { method: 'POST', body: { to }, signal: hangUp.signal })
+    // wall clock: the slow request is inside the server process's gateway call (its latency is 3x this) when the test acts.
     await sleep(GATEWAY_LATENCY_MS / 3)
     hangUp.abort()
     assert.equal((await abandoned).error, 'AbortError')

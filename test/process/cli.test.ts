@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
-import { connectDatabase, type DatabaseHandle } from '../../../src/db/connect.ts'
-import { sha256Hex } from '../../../src/lib/secrets.ts'
-import { onPostgres } from '../../helpers/database.ts'
-import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
+import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
+import { sha256Hex } from '../../src/lib/secrets.ts'
+import { onPostgres } from '../helpers/database.ts'
+import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
-const CLI_ENTRY = new URL('../../../src/cli.ts', import.meta.url).pathname
+const CLI_ENTRY = new URL('../../src/cli.ts', import.meta.url).pathname
 const KEY_PATTERN = /sk_(?:test|live)_[A-Za-z0-9_-]{43}/
 
 interface Target {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
+import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
 let t: TestApp
 before(async () => {

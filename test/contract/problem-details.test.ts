@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { assertProblem } from '../../helpers/problem.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
+import { assertProblem } from '../helpers/problem.ts'
 
 describe('bad input gets its 4xx problem+json and changes nothing', () => {
   let t: TestApp

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
-import { checkoutBody, postCheckout } from '../subscriptions/fixtures.ts'
+import { createPlan, createProduct } from '../helpers/catalog.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
+import { checkoutBody, postCheckout } from '../api/subscriptions/fixtures.ts'
 
 // Identifiers other systems generate at random. Each of these happens to hold a 13-19 digit run
 // (hyphens count as separators) with a Luhn-valid window, as about 0.7% of random UUIDs and 1.5%

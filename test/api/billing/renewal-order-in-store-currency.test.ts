@@ -17,7 +17,7 @@ import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../help
 const HASH = 'currencyrev'
 const TOKEN = 'store-token-SECRET-5150'
 
-describe('review: the renewal order is priced in the platform store\'s currency, whatever the charge\'s', () => {
+describe('a renewal order is priced in the platform store\'s currency, whatever the charge\'s', () => {
   let sim: BigCommerceSimulator
   let client: PlatformClient
   let card: string

@@ -20,7 +20,7 @@ import { createPlatformClient } from '../../../src/modules/platform/index.ts'
 
 const access = { storeHash: 'boundsrev', accessToken: 'store-token-SECRET-0001' }
 
-describe('review: the platform client bounds every wait', () => {
+describe('the platform client bounds every wait', () => {
   let server: Server
   let origin: string
   let attempts = 0
@@ -31,6 +31,7 @@ describe('review: the platform client bounds every wait', () => {
       if (req.url?.includes('/slow429')) {
         attempts += 1
         // A 429 that takes 300 ms to arrive and says the window is already open again.
+        // wall clock: a platform that answers slowly over a real socket; the client's own bound on real waits is what is tested.
         setTimeout(() => {
           res.writeHead(429, { 'content-type': 'application/json', 'x-rate-limit-time-reset-ms': '0' })
           res.end('{"status":429,"title":"Too many requests"}')

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+// wall clock: a worker process is killed at moments of its run against the simulator (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import type { Db, StoreRow } from '../../src/db/database.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
- '../../src/modules/catalog/index.ts'
 import { createPlatformConnections, createTokenVault } from '../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
- '../../src/modules/subscriptions/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
 import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
@@ -94,14 +93,18 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
       if (round === 0) {
         while (!sim.requests.some((r) => r.operation === 'createPaymentAccessToken')) {
           assert.ok(Date.now() < deadline, `no payment access token was asked for\n${worker.output()}\n${progress()}`)
+          // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
           await sleep(20)
         }
+        // wall clock: the kill lands while the worker process waits out the simulator's 3 s token latency.
         await sleep(200)
       } else {
         while (sim.counters.paymentRequests === 0) {
           assert.ok(Date.now() < deadline, `no payment was sent\n${worker.output()}\n${progress()}`)
+          // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
           await sleep(20)
         }
+        // wall clock: the kill lands while the worker process's payments are in flight (1.5 s latency).
         await sleep(300)
       }
     }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+// wall clock: a platform slower than the lease, in real time, is the point of this file (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
@@ -7,11 +8,9 @@ import type { ChargeRow, Db, StoreRow } from '../../src/db/database.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { type GatewayResolver, type RenewalEngine } from '../../src/modules/billing/index.ts'
 import { createPlatformGateway } from '../../src/modules/billing/gateways/platform-gateway.ts'
- '../../src/modules/catalog/index.ts'
 import { randomBytes } from 'node:crypto'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient, type PlatformConnections } from '../../src/modules/platform/index.ts'
 import { ensureBootstrapStore } from '../../src/modules/stores/index.ts'
- '../../src/modules/subscriptions/index.ts'
 import { killRepeatedly } from '../helpers/crash-loop.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator, type SimOrder } from '../helpers/bigcommerce-simulator.ts'
@@ -102,6 +101,7 @@ async function waitFor(condition: () => boolean, timeoutMs: number, what: string
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    // wall clock: polling the simulator (a real HTTP server), with a deadline.
     await sleep(5)
   }
 }
@@ -203,6 +203,7 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
       for (let waited = 0; waited < 5_000; waited += 20) {
         const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${POOL_TAG}`.execute(handle.db)
         if (rows[0]!.n === 0) break
+        // wall clock: the PostgreSQL server ends the closed pools' sessions on its own time; polled, with a deadline.
         await sleep(20)
       }
       await sim?.close()
@@ -246,9 +247,11 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
       const loop = async (step: () => Promise<number>, idleMs: number) => {
         while (!stopped) {
           try {
+            // wall clock: two engines race as the worker's loops do, against a platform whose real latency outlasts the lease their keepers renew on real timers.
             if ((await step()) === 0) await sleep(idleMs)
           } catch (error) {
             errors.push(error)
+            // wall clock: an engine loop's idle pause, as above.
             await sleep(idleMs)
           }
         }
@@ -276,6 +279,7 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
           progress = `${charged}/${SUBSCRIPTIONS} charged, ${waiting} waiting, ${pending} pending charges, ${paymentsInFlight(sim)} payments in flight`
           if (charged === SUBSCRIPTIONS && waiting === 0 && pending === 0) break
           assert.ok(Date.now() < deadline, `the run did not finish in 60 s: ${progress}`)
+          // wall clock: the engines run on their own loops; polled, with a deadline.
           await sleep(100)
         }
       } finally {
@@ -369,10 +373,12 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
         const inFlight = await waitFor(() => paymentsInFlight(sim) >= 1, 20_000, 'a payment in flight').then(() => true, () => false)
         let landed = 'payments in flight'
         if (round % 2 === 0) {
+          // wall clock: a SIGKILL at a random moment while the worker process's payments are in flight.
           await sleep(Math.floor(Math.random() * 150))
         } else {
           const tokens = sim.counters.patsIssued
           await waitFor(() => sim.counters.patsIssued > tokens && paymentsInFlight(sim) > 0, 5_000, 'a payment access token').catch(() => {})
+          // wall clock: a SIGKILL a few random milliseconds after the token, as the worker process sends its payment.
           await sleep(Math.floor(Math.random() * 6))
           landed = 'just after a payment access token'
         }
@@ -402,6 +408,7 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
           progress = `${charged}/${SUBSCRIPTIONS} charged, ${open} charges open, ${pending} pending, ${paymentsInFlight(sim)} payments in flight`
           if (charged === SUBSCRIPTIONS && open === 0 && pending === 0 && paymentsInFlight(sim) === 0) break
           assert.ok(Date.now() < deadline, `the run did not finish: ${progress}\n${worker.output()}`)
+          // wall clock: the last worker process finishes on its own; polled, with a deadline.
           await sleep(250)
         }
 

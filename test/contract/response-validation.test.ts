@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { buildApp } from '../../../src/app.ts'
-import type { DatabaseHandle } from '../../../src/db/connect.ts'
-import { Ref } from '../../../src/http/schemas.ts'
-import type { App } from '../../../src/http/types.ts'
-import { Plan } from '../../../src/modules/catalog/index.ts'
-import { createTestDatabase } from '../../helpers/database.ts'
-import { call, testConfig } from '../../helpers/test-app.ts'
+import { buildApp } from '../../src/app.ts'
+import type { DatabaseHandle } from '../../src/db/connect.ts'
+import { Ref } from '../../src/http/schemas.ts'
+import type { App } from '../../src/http/types.ts'
+import { Plan } from '../../src/modules/catalog/index.ts'
+import { createTestDatabase } from '../helpers/database.ts'
+import { call, testConfig } from '../helpers/test-app.ts'
 
 describe('responses are checked against their route schema in tests', () => {
   let database: DatabaseHandle

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { assertInvalidField, assertProblem } from '../../helpers/problem.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { createPlan, createProduct } from '../helpers/catalog.ts'
+import { assertInvalidField, assertProblem } from '../helpers/problem.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * Input nobody sends by accident gets a 4xx problem+json, never a 500 (docs/contract.md, Errors, Ids,

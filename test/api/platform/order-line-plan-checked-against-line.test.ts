@@ -36,7 +36,7 @@ const BILLING = {
   zip: '78751', country: 'United States', country_iso2: 'US', email: 'mallory@example.com',
 }
 
-describe('review: the order job trusts the shopper-typed plan id of a line', () => {
+describe('the order job checks the shopper-typed plan id of a line against the line', () => {
   let sim: BigCommerceSimulator
   let t: TestApp
   let services: Services

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { assertProblem } from '../../helpers/problem.ts'
-import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
+import { assertProblem } from '../helpers/problem.ts'
+import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * A path that is no route counts against the client's limit like any route (docs/contract.md, Bodies

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { assertInvalidField } from '../../helpers/problem.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { createPlan, createProduct } from '../helpers/catalog.ts'
+import { assertInvalidField } from '../helpers/problem.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * Times a client sends are RFC 3339 instants between the years 1900 and 2999 (docs/contract.md,

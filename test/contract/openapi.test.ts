@@ -2,12 +2,12 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
-import { API_TYPES_FILE, generateApiTypes } from '../../../scripts/openapi-document.ts'
-import { DEMO_STORE_HASH } from '../../../src/demo/demo-data.ts'
-import { EVENT_TYPES } from '../../../src/modules/events/index.ts'
-import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
+import { API_TYPES_FILE, generateApiTypes } from '../../scripts/openapi-document.ts'
+import { DEMO_STORE_HASH } from '../../src/demo/demo-data.ts'
+import { EVENT_TYPES } from '../../src/modules/events/index.ts'
+import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
-const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 
 describe('the OpenAPI document', () => {
@@ -34,7 +34,7 @@ describe('the OpenAPI document', () => {
   })
 
   test('matches the committed openapi.json (run `npm run openapi` after changing a route)', () => {
-    const committed = JSON.parse(readFileSync(new URL('../../../openapi.json', import.meta.url), 'utf8'))
+    const committed = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'))
     assert.deepEqual(served, committed, 'openapi.json is stale: run npm run openapi and commit it')
   })
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { assertInvalidField } from '../../helpers/problem.ts'
-import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { createPlan, createProduct } from '../helpers/catalog.ts'
+import { assertInvalidField } from '../helpers/problem.ts'
+import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * The storefront plan list keeps the list contract (docs/contract.md, Lists and paging): `limit`

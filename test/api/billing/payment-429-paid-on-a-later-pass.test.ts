@@ -15,7 +15,6 @@
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
 import { createGatewayResolver } from '../../../src/modules/billing/index.ts'
@@ -30,7 +29,7 @@ const STORE_HASH = `pay429rev${process.pid}`
 const ACCESS_TOKEN = 'platform-store-token-SECRET-4290'
 const TOKEN_KEY = randomBytes(32)
 
-describe('review: a payment refused with 429 past the wait budget', () => {
+describe('a payment refused with 429 past the wait budget is paid later, on the same order', () => {
   let sim: BigCommerceSimulator
   let t: TestApp
   let shop: StoreWithKey
@@ -64,12 +63,14 @@ describe('review: a payment refused with 429 past the wait budget', () => {
 
   test('the renewal is paid on a later pass, once, after the payments host stops answering 429', async () => {
     const [subscription] = await checkout(t.app, shop.auth, checkoutBody(planId, { payment_instrument_id: card, platform_customer_id: 11, billing_address: ADDRESS }))
-    const engine = testModules(t.db).renewalEngine({ clock: fixedClock(subscription.next_charge_at), gateways, leaseMs: 300 })
+    // Leases and rechecks on a clock the test moves: each pass comes after the last one's lease ran out.
+    const leaseClock = fixedClock(new Date())
+    const engine = testModules(t.db).renewalEngine({ clock: fixedClock(subscription.next_charge_at), gateways, leaseMs: 300, leaseClock })
     sim.rateLimitNext(1, { resetMs: 1_000, host: 'payments' })
     await engine.runDue({ storeId: shop.store.id })
     // The rate limit is over; the reconciler looks at the charge again and again.
     for (let i = 0; i < 6; i++) {
-      await sleep(400)
+      leaseClock.advance(400)
       await engine.reconcile()
     }
     const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()

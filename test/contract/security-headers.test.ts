@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { buildTestApp, call, type TestApp } from '../../helpers/test-app.ts'
+import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
 const API_HEADERS = {
   'strict-transport-security': /^max-age=\d+/,
