@@ -11,7 +11,7 @@
  * core: a third file did not finish sooner (the process and browser suites' children are as busy as the
  * API files), it only stretched each file, the SIGKILL suites most (exactly-once 172 s at 2, 305 s at 3).
  */
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { enableCompileCache } from 'node:module'
 import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
@@ -147,7 +147,10 @@ async function main(): Promise<void> {
     report.on('end', done).on('error', fail)
     report.pipe(process.stdout, { end: false })
   })
-  const slowest = [...perFile].sort((a, b) => b[1] - a[1]).slice(0, 12)
+  const byTime = [...perFile].sort((a, b) => b[1] - a[1])
+  // Every file's time, for choosing LONGEST_FIRST and finding what to speed up (not read by anything).
+  if (process.env.TEST_TIMES_FILE) writeFileSync(process.env.TEST_TIMES_FILE, `${byTime.map(([file, ms]) => `${(ms / 1000).toFixed(1)}\t${relative(ROOT, file)}`).join('\n')}\n`)
+  const slowest = byTime.slice(0, 12)
   console.log(`\n${files.length} files, concurrency ${concurrency}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest (s):`)
   for (const [file, ms] of slowest) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)
   if (failed) process.exitCode = 1

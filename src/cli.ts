@@ -1,7 +1,7 @@
 import type { MigrationResultSet } from 'kysely/migration'
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
 import { loadConfig, type Config } from './config.ts'
-import { connectDatabase } from './db/connect.ts'
+import { connectDatabase, type DatabaseHandle } from './db/connect.ts'
 import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from './db/database.ts'
 import { migrateToLatest } from './db/migrate.ts'
 import { ensureDemoData } from './demo/demo-data.ts'
@@ -242,14 +242,30 @@ function resolveCommand(words: string[]): { command: Command; args: string[] } {
   throw new UsageError(`unknown command "${words.slice(0, 2).join(' ')}"${hint}`)
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Where a run of the CLI reads its configuration and writes its output: the process's own by default. */
+export interface CliIo {
+  env: Record<string, string | undefined>
+  stdout(text: string): void
+  stderr(text: string): void
+  /** An open database to run on instead of the configured one (the tests' in-process runs); left open. */
+  database?: DatabaseHandle
+}
+
+const processIo: CliIo = {
+  env: process.env,
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+}
+
+/** Runs one command line; returns the exit code (0 done, 1 refused by the domain, 2 called wrongly). */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   // A lenient first pass only to find the command words; the command's own options are then checked strictly.
   const allOptions = Object.assign({}, GLOBAL_OPTIONS, ...Object.values(commands).map((command) => command.options ?? {}))
   const loose = parseArgs({ args: argv, options: allOptions, strict: false, allowPositionals: true })
   const json = loose.values.json === true
   try {
     if (loose.values.help || loose.positionals.length === 0 || loose.positionals[0] === 'help') {
-      write(helpOutput(), json)
+      write(io, helpOutput(), json)
       return 0
     }
     const { command } = resolveCommand(loose.positionals)
@@ -257,39 +273,39 @@ async function main(argv: string[]): Promise<number> {
     const { args } = resolveCommand(parsed.positionals)
     if (args.length !== (command.args ?? []).length) throw new UsageError(`usage: npm run cli -- ${command.usage}`)
     command.check?.(parsed.values as Values)
-    const config = loadConfig()
-    const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    const config = loadConfig(io.env)
+    const database = io.database ?? (await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
     try {
       const migrations = await migrateToLatest(database.db)
-      write(await command.run({ db: database.db, config, migrations, values: parsed.values as Values, args }), json)
+      write(io, await command.run({ db: database.db, config, migrations, values: parsed.values as Values, args }), json)
     } finally {
-      await database.close()
+      if (!io.database) await database.close()
     }
     return 0
   } catch (error) {
-    return report(error)
+    return report(io, error)
   }
 }
 
-function write(output: Output, json: boolean): void {
-  process.stdout.write(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`)
-  if (output.warning) process.stderr.write(`${output.warning}\n`)
+function write(io: CliIo, output: Output, json: boolean): void {
+  io.stdout(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`)
+  if (output.warning) io.stderr(`${output.warning}\n`)
 }
 
-function report(error: unknown): number {
+function report(io: CliIo, error: unknown): number {
   const usage = error instanceof UsageError || String((error as NodeJS.ErrnoException)?.code).startsWith('ERR_PARSE_ARGS')
   if (usage) {
-    process.stderr.write(`error: ${(error as Error).message}\nRun "npm run cli -- help" for usage.\n`)
+    io.stderr(`error: ${(error as Error).message}\nRun "npm run cli -- help" for usage.\n`)
     return 2
   }
   if (error instanceof AppError && error.errors) {
     // Domain validation names body fields (`/timezone`); here they came from the flags of the same name.
     const problems = error.errors.map((field) => `--${field.path.split('/').pop()} ${field.message}`)
-    process.stderr.write(`error: ${problems.join('; ')}\n`)
+    io.stderr(`error: ${problems.join('; ')}\n`)
     return 1
   }
-  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`)
+  io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`)
   return 1
 }
 
-process.exitCode = await main(process.argv.slice(2))
+if (import.meta.main) process.exitCode = await runCli(process.argv.slice(2))

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
+import { runCli as runCliInProcess } from '../../src/cli.ts'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import { sha256Hex } from '../../src/lib/secrets.ts'
-import { onPostgres } from '../helpers/database.ts'
+import { createTestDatabase, onPostgres } from '../helpers/database.ts'
 import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
 const CLI_ENTRY = new URL('../../src/cli.ts', import.meta.url).pathname
@@ -63,9 +64,15 @@ interface CliResult {
   stderr: string
 }
 
-async function runCli(target: Target, ...args: string[]): Promise<CliResult> {
+/** The environment a CLI run gets: the test's own, pointed at the target instead of any configured database. */
+function cliEnv(target: Target): Record<string, string | undefined> {
   const { DATABASE_URL: _url, DATA_DIR: _dir, ...inherited } = process.env
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env: { ...inherited, ...target.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  return { ...inherited, ...target.env }
+}
+
+/** The CLI as an operator runs it: a process of its own (exit code, stdout and stderr as the shell sees them). */
+async function spawnCli(target: Target, ...args: string[]): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env: cliEnv(target), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))
@@ -74,33 +81,32 @@ async function runCli(target: Target, ...args: string[]): Promise<CliResult> {
   return { code: code as number | null, stdout, stderr }
 }
 
-/** Like runCli, but the command must succeed; returns its parsed `--json` output. */
-async function runJson(target: Target, ...args: string[]): Promise<any> {
-  const result = await runCli(target, ...args, '--json')
-  assert.equal(result.code, 0, `${args.join(' ')} failed: ${result.stderr}`)
-  return JSON.parse(result.stdout)
-}
-
-/** The service in-process on the CLI's database; closed before returning, since PGlite allows one process at a time. */
-async function withApp<T>(target: Target, use: (t: TestApp) => Promise<T>): Promise<T> {
-  const database = await target.open()
-  try {
-    const t = await buildTestApp({ database })
-    try {
-      return await use(t)
-    } finally {
-      await t.close()
-    }
-  } finally {
-    await database.close()
+/**
+ * The same command line run in this process on the file's open database: what each command does, prints and
+ * exits with, without starting Node and opening the database again for every line (~3 s each). The process
+ * boundary itself (the entry point, exit codes and streams as the shell sees them, the DATA_DIR lock) is
+ * covered by the spawned runs below.
+ */
+function cliOn(target: Target, database: DatabaseHandle) {
+  return async (...args: string[]): Promise<CliResult> => {
+    let stdout = ''
+    let stderr = ''
+    const code = await runCliInProcess(args, { env: cliEnv(target), stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), database })
+    return { code, stdout, stderr }
   }
 }
 
-async function getStore(target: Target, key: string): Promise<{ statusCode: number; json: any }> {
-  return withApp(target, (t) => call(t.app, { method: 'GET', url: '/api/v1/admin/store', headers: { authorization: `Bearer ${key}` } }))
+/** The service in-process on the CLI's database: an app of its own each time, so no cache of an earlier one answers. */
+async function getStore(database: DatabaseHandle, key: string): Promise<{ statusCode: number; json: any }> {
+  const t = await buildTestApp({ database })
+  try {
+    return await call(t.app, { method: 'GET', url: '/api/v1/admin/store', headers: { authorization: `Bearer ${key}` } })
+  } finally {
+    await t.close()
+  }
 }
 
-describe('admin CLI', () => {
+describe('the CLI as a process', () => {
   let target: Target
 
   before(async () => {
@@ -109,19 +115,76 @@ describe('admin CLI', () => {
   after(() => target.remove())
 
   test('migrate on a new database runs every migration, and a second run runs none', async () => {
-    const first = await runCli(target, 'migrate')
+    const first = await spawnCli(target, 'migrate')
     assert.equal(first.code, 0, first.stderr)
     assert.match(first.stdout, /migrated 0001-foundation/)
-    assert.deepEqual(await runJson(target, 'migrate'), { ran: [] })
+    const second = await spawnCli(target, 'migrate', '--json')
+    assert.equal(second.code, 0, second.stderr)
+    assert.deepEqual(JSON.parse(second.stdout), { ran: [] })
+  })
+
+  test('the key goes to stdout and the shown-once warning to stderr; a refusal exits 1 and a wrong call 2, with nothing on stdout', async () => {
+    const created = await spawnCli(target, 'store', 'create', '--hash', 'shop-process')
+    assert.equal(created.code, 0, created.stderr)
+    assert.match(created.stdout, KEY_PATTERN)
+    assert.match(created.stderr, /shown only once/)
+    assert.doesNotMatch(created.stderr, KEY_PATTERN)
+    const duplicate = await spawnCli(target, 'store', 'create', '--hash', 'shop-process')
+    assert.equal(duplicate.code, 1)
+    assert.match(duplicate.stderr, /store shop-process already exists/)
+    assert.equal(duplicate.stdout, '')
+    const wrong = await spawnCli(target, 'store', 'create', '--hash', 'x', '--bogus')
+    assert.equal(wrong.code, 2)
+    assert.match(wrong.stderr, /--bogus/)
+    assert.equal(wrong.stdout, '')
+  })
+
+  test('on the embedded database the CLI refuses a DATA_DIR another process holds, exit 1', { skip: onPostgres && 'PostgreSQL has no DATA_DIR lock' }, async () => {
+    const held = await target.open()
+    try {
+      const result = await spawnCli(target, 'store', 'list')
+      assert.equal(result.code, 1)
+      assert.match(result.stderr, new RegExp(`is in use by process ${process.pid}`))
+    } finally {
+      await held.close()
+    }
+  })
+})
+
+describe('admin CLI', () => {
+  let target: Target
+  let database: DatabaseHandle
+  let runCli: (...args: string[]) => Promise<CliResult>
+
+  before(async () => {
+    // A migrated test database (the spawned runs above migrate a new one), and a DATA_DIR for demo's key file.
+    target = await createTarget()
+    database = await createTestDatabase()
+    runCli = cliOn(target, database)
+  })
+  after(async () => {
+    await database.close()
+    await target.remove()
+  })
+
+  async function runJson(...args: string[]): Promise<any> {
+    const result = await runCli(...args, '--json')
+    assert.equal(result.code, 0, `${args.join(' ')} failed: ${result.stderr}`)
+    return JSON.parse(result.stdout)
+  }
+
+  test('migrate on an up-to-date database runs none', async () => {
+    assert.deepEqual(await runJson('migrate'), { ran: [] })
+    assert.match((await runCli('migrate')).stdout, /schema is up to date; no migrations ran/)
   })
 
   test('store create prints a first admin key, once, that authenticates as that store', async () => {
-    const result = await runCli(target, 'store', 'create', '--hash', 'shop-a', '--name', 'Shop A', '--mode', 'live', '--timezone', 'Europe/Berlin')
+    const result = await runCli('store', 'create', '--hash', 'shop-a', '--name', 'Shop A', '--mode', 'live', '--timezone', 'Europe/Berlin')
     assert.equal(result.code, 0, result.stderr)
     const key = KEY_PATTERN.exec(result.stdout)?.[0]
     assert.ok(key, `no key in: ${result.stdout}`)
     assert.match(result.stderr, /shown only once/)
-    const response = await getStore(target, key)
+    const response = await getStore(database, key)
     assert.equal(response.statusCode, 200)
     assert.equal(response.json.store_hash, 'shop-a')
     assert.equal(response.json.name, 'Shop A')
@@ -130,51 +193,51 @@ describe('admin CLI', () => {
   })
 
   test('store create with a store hash that exists exits 1 and says so', async () => {
-    await runJson(target, 'store', 'create', '--hash', 'shop-dup', '--no-key')
-    const result = await runCli(target, 'store', 'create', '--hash', 'shop-dup')
+    await runJson('store', 'create', '--hash', 'shop-dup', '--no-key')
+    const result = await runCli('store', 'create', '--hash', 'shop-dup')
     assert.equal(result.code, 1)
     assert.match(result.stderr, /store shop-dup already exists/)
     assert.equal(result.stdout, '')
   })
 
   test('store create with a setting the domain refuses exits 1 naming the flag', async () => {
-    const result = await runCli(target, 'store', 'create', '--hash', 'shop-tz', '--timezone', 'Mars/Olympus')
+    const result = await runCli('store', 'create', '--hash', 'shop-tz', '--timezone', 'Mars/Olympus')
     assert.equal(result.code, 1)
     assert.match(result.stderr, /--timezone is not an IANA time zone/)
   })
 
   test('store create --no-key creates the store without any key', async () => {
-    const created = await runJson(target, 'store', 'create', '--hash', 'shop-nokey', '--no-key')
+    const created = await runJson('store', 'create', '--hash', 'shop-nokey', '--no-key')
     assert.equal(created.store.store_hash, 'shop-nokey')
     assert.equal(created.admin_key, null)
-    assert.deepEqual((await runJson(target, 'key', 'list', '--store', 'shop-nokey')).keys, [])
+    assert.deepEqual((await runJson('key', 'list', '--store', 'shop-nokey')).keys, [])
   })
 
   test('key revoke makes a key created by key create fail with 401', async () => {
-    await runJson(target, 'store', 'create', '--hash', 'shop-revoke', '--no-key')
-    const created = await runJson(target, 'key', 'create', '--store', 'shop-revoke', '--name', 'ci')
+    await runJson('store', 'create', '--hash', 'shop-revoke', '--no-key')
+    const created = await runJson('key', 'create', '--store', 'shop-revoke', '--name', 'ci')
     assert.match(created.key, KEY_PATTERN)
     assert.equal(created.name, 'ci')
-    assert.equal((await getStore(target, created.key)).statusCode, 200)
+    assert.equal((await getStore(database, created.key)).statusCode, 200)
 
-    const revoked = await runCli(target, 'key', 'revoke', created.id)
+    const revoked = await runCli('key', 'revoke', created.id)
     assert.equal(revoked.code, 0, revoked.stderr)
-    assert.equal((await getStore(target, created.key)).statusCode, 401)
-    const listed = await runJson(target, 'key', 'list', '--store', 'shop-revoke')
+    assert.equal((await getStore(database, created.key)).statusCode, 401)
+    const listed = await runJson('key', 'list', '--store', 'shop-revoke')
     assert.ok(listed.keys.find((k: any) => k.id === created.id).revoked_at)
   })
 
   test('key revoke of a key that does not exist or is already revoked exits 1', async () => {
-    const result = await runCli(target, 'key', 'revoke', 'key_01JD2Y5T1P8Q0W9KZ3M6N4R7BC')
+    const result = await runCli('key', 'revoke', 'key_01JD2Y5T1P8Q0W9KZ3M6N4R7BC')
     assert.equal(result.code, 1)
     assert.match(result.stderr, /no active admin key key_01JD2Y5T1P8Q0W9KZ3M6N4R7BC/)
   })
 
   test('key list shows each key by id, name and prefix but never the key or its hash', async () => {
-    const created = await runJson(target, 'store', 'create', '--hash', 'shop-list')
+    const created = await runJson('store', 'create', '--hash', 'shop-list')
     const { key, id } = created.admin_key
-    const text = await runCli(target, 'key', 'list', '--store', 'shop-list')
-    const json = await runCli(target, 'key', 'list', '--store', 'shop-list', '--json')
+    const text = await runCli('key', 'list', '--store', 'shop-list')
+    const json = await runCli('key', 'list', '--store', 'shop-list', '--json')
     for (const output of [text.stdout, json.stdout]) {
       assert.ok(output.includes(id))
       assert.ok(output.includes(key.slice(0, 12)), 'the prefix tells keys apart')
@@ -185,24 +248,24 @@ describe('admin CLI', () => {
   })
 
   test('key commands for a store that does not exist exit 1', async () => {
-    const result = await runCli(target, 'key', 'create', '--store', 'no-such-store')
+    const result = await runCli('key', 'create', '--store', 'no-such-store')
     assert.equal(result.code, 1)
     assert.match(result.stderr, /store no-such-store was not found/)
   })
 
   test('--json output of every command parses', async () => {
-    const store = await runJson(target, 'store', 'create', '--hash', 'shop-json', '--mode', 'test')
+    const store = await runJson('store', 'create', '--hash', 'shop-json', '--mode', 'test')
     assert.equal(store.store.store_hash, 'shop-json')
     assert.equal(store.store.mode, 'test')
     assert.match(store.admin_key.key, /^sk_test_/)
-    const stores = await runJson(target, 'store', 'list')
+    const stores = await runJson('store', 'list')
     assert.ok(stores.stores.some((s: any) => s.store_hash === 'shop-json' && s.id === store.store.id))
-    const key = await runJson(target, 'key', 'create', '--store', 'shop-json')
+    const key = await runJson('key', 'create', '--store', 'shop-json')
     assert.equal(key.store_hash, 'shop-json')
-    assert.equal((await runJson(target, 'key', 'list', '--store', 'shop-json')).keys.length, 2)
-    assert.deepEqual(await runJson(target, 'key', 'revoke', key.id), { id: key.id, revoked: true })
-    assert.ok(Array.isArray((await runJson(target, 'migrate')).ran))
-    assert.ok(Array.isArray((await runJson(target, 'help')).commands))
+    assert.equal((await runJson('key', 'list', '--store', 'shop-json')).keys.length, 2)
+    assert.deepEqual(await runJson('key', 'revoke', key.id), { id: key.id, revoked: true })
+    assert.ok(Array.isArray((await runJson('migrate')).ran))
+    assert.ok(Array.isArray((await runJson('help')).commands))
   })
 
   test('an unknown command, unknown flag, missing flag or bad flag value exits 2 with the reason on stderr', async () => {
@@ -218,7 +281,7 @@ describe('admin CLI', () => {
       [['migrate', 'extra'], /usage: npm run cli -- migrate/],
     ]
     // None of these reaches the database, so they may run side by side even on PGlite.
-    const results = await Promise.all(cases.map(([args]) => runCli(target, ...args)))
+    const results = await Promise.all(cases.map(([args]) => runCli(...args)))
     for (const [i, [args, message]] of cases.entries()) {
       const result = results[i]!
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`)
@@ -228,7 +291,7 @@ describe('admin CLI', () => {
   })
 
   test('help, --help and no arguments print the usage and exit 0', async () => {
-    for (const result of await Promise.all([['help'], ['--help'], []].map((args) => runCli(target, ...args)))) {
+    for (const result of await Promise.all([['help'], ['--help'], []].map((args) => runCli(...args)))) {
       assert.equal(result.code, 0)
       assert.match(result.stdout, /Usage: npm run cli -- <command>/)
       assert.match(result.stdout, /store create --hash <store_hash>/)
@@ -236,27 +299,16 @@ describe('admin CLI', () => {
   })
 
   test('demo loads the demo store and prints an admin key; a second run finds it and prints a new key (keys are shown once)', async () => {
-    const first = await runJson(target, 'demo')
+    const first = await runJson('demo')
     assert.equal(first.store_hash, 'demo-store')
     assert.equal(first.created, true)
-    const second = await runJson(target, 'demo')
+    const second = await runJson('demo')
     assert.equal(second.created, false)
     assert.notEqual(second.admin_key, first.admin_key)
     for (const key of [first.admin_key, second.admin_key]) {
-      const response = await getStore(target, key)
+      const response = await getStore(database, key)
       assert.equal(response.statusCode, 200)
       assert.equal(response.json.store_hash, 'demo-store')
-    }
-  })
-
-  test('on the embedded database the CLI refuses a DATA_DIR another process holds, exit 1', { skip: onPostgres && 'PostgreSQL has no DATA_DIR lock' }, async () => {
-    const held = await target.open()
-    try {
-      const result = await runCli(target, 'store', 'list')
-      assert.equal(result.code, 1)
-      assert.match(result.stderr, new RegExp(`is in use by process ${process.pid}`))
-    } finally {
-      await held.close()
     }
   })
 })
