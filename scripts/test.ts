@@ -1,115 +1,109 @@
 /**
- * Runs the test suite (README, "Tests"): node:test's own runner, each file in a process of its own,
- * in an order chosen so the run ends on short files. `node --test` sorts files by name, which left the
- * SIGKILL and browser suites (a minute or more each) to start last and run alone at the end.
+ * Runs the test suite (README, "Tests") through node:test's own runner in two lanes side by side: the
+ * unit, API, contract and database tiers in one shared process (SHARED_TIERS, scripts/test-plan.ts),
+ * the process and browser suites a process per file, longest first so the lane ends on short files.
+ * A named list of files, or the PostgreSQL pass, runs a process per file.
  *
  *   node scripts/test.ts                  every tier, on embedded PGlite (npm test)
  *   node scripts/test.ts --lane=postgres  what differs between engines, on DATABASE_URL (npm run test:db)
  *   node scripts/test.ts test/api/billing test/unit/calendar.test.ts   only these files or directories
  *
- * Options: --concurrency=N (or TEST_CONCURRENCY), --reporter=spec|dot|tap. The default is 2, one file per
- * core: a third file did not finish sooner (the process and browser suites' children are as busy as the
- * API files), it only stretched each file, the SIGKILL suites most (exactly-once 172 s at 2, 305 s at 3).
+ * Options: --concurrency=N (or TEST_CONCURRENCY), --reporter=spec|dot|tap. For npm test N is the number of
+ * lanes (default 3: the process-per-file lane and two shared processes); 1 runs every file in a process of
+ * its own, one at a time. With every file in a process of its own, a third file at a time did not finish
+ * sooner than two (exactly-once 172 s at 2, 305 s at 3): the whole suite is CPU-bound on two cores.
  */
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
 import { enableCompileCache } from 'node:module'
-import { join, relative, resolve } from 'node:path'
+import { join, relative } from 'node:path'
 import { run } from 'node:test'
 import { dot, spec, tap } from 'node:test/reporters'
 import { fileURLToPath } from 'node:url'
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url))
-
-/** Tiers, in the order their files start: the ones that wait on processes and browsers first. */
-export const TIERS = ['test/process', 'test/browser', 'test/db', 'test/contract', 'test/api', 'test/unit']
-
-/**
- * The longest files, longest first (from the per-file times this script prints at the end of a run),
- * so that no long file starts near the end: the rest are much shorter and fill in around them.
- */
-export const LONGEST_FIRST = [
-  'test/process/billing-exactly-once.test.ts',
-  'test/process/cli.test.ts',
-  'test/browser/console.test.ts',
-  'test/process/webhooks-crash.test.ts',
-  'test/browser/portal.test.ts',
-  'test/api/portal/sign-in.test.ts',
-  'test/process/server-process.test.ts',
-  'test/process/graceful-shutdown.test.ts',
-  'test/process/startup-safety.test.ts',
-  'test/process/platform-crash.test.ts',
-  'test/browser/portal-manage.test.ts',
-  'test/browser/docs.test.ts',
-  'test/api/portal/access-control.test.ts',
-  'test/browser/portal-stored-cards.test.ts',
-  'test/browser/widget.test.ts',
-  'test/db/subscription-invariants.test.ts',
-  'test/api/subscriptions/order-now.test.ts',
-]
-
-/**
- * The PostgreSQL pass (`npm run test:db`, which .ci/run runs with DATABASE_URL): what differs between the
- * engines, not everything twice. PGlite is PostgreSQL itself, so SQL that passes there passes here; what
- * can differ is concurrency (one connection there, a pool of them and several processes here), connection
- * loss, and the scratch-database plumbing.
- */
-export const POSTGRES = [
-  // Transactions, locks, SKIP LOCKED races between pools, the outbox, the auth cache across processes.
-  'test/db',
-  // Exactly-once under SIGKILL (12 kills, and two worker processes at once), webhooks at least once,
-  // a platform slower than the lease with workers killed mid-payment, several processes on one database,
-  // and a graceful stop that closes a connection pool (not one embedded connection) after its last request.
-  'test/process/billing-exactly-once.test.ts',
-  'test/process/webhooks-crash.test.ts',
-  'test/process/slow-gateway.test.ts',
-  'test/process/server-process.test.ts',
-  'test/process/graceful-shutdown.test.ts',
-  // A representative API slice over the SQL paths: subscription actions and checkout (row locks, batched
-  // first pages, pool connections dropped by the server), renewals and dunning, refunds, webhook delivery
-  // and fan-out, portal access control and the auth cache, idempotency keys, the event log.
-  'test/api/subscriptions/actions.test.ts',
-  'test/api/subscriptions/checkout.test.ts',
-  'test/api/subscriptions/connection-loss.test.ts',
-  'test/api/subscriptions/concurrent-lists.test.ts',
-  'test/api/subscriptions/odd-ids-in-lists.test.ts',
-  'test/api/billing/renewals.test.ts',
-  'test/api/billing/refunds.test.ts',
-  'test/api/webhooks/delivery.test.ts',
-  'test/api/webhooks/fanout-queue.test.ts',
-  'test/api/portal/access-control.test.ts',
-  'test/api/portal/auth-cache.test.ts',
-  'test/contract/idempotency.test.ts',
-  'test/api/events/events.test.ts',
-]
-
-/** In test/db but left out of the PostgreSQL pass: it tests PGlite's own connection, whatever DATABASE_URL says. */
-const EMBEDDED_ONLY = new Set(['test/db/pglite-fifo.test.ts'])
-
-function testFiles(path: string): string[] {
-  const absolute = resolve(ROOT, path)
-  if (!existsSync(absolute)) throw new Error(`no such test file or directory: ${path}`)
-  if (!statSync(absolute).isDirectory()) return [relative(ROOT, absolute)]
-  return readdirSync(absolute, { withFileTypes: true })
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((entry) => (entry.isDirectory() ? testFiles(join(path, entry.name)) : entry.name.endsWith('.test.ts') ? [join(path, entry.name)] : []))
-    .map((file) => relative(ROOT, resolve(ROOT, file)))
-}
-
-/** The files of `paths`, each once, longest known first, then by tier (process first), then by name. */
-export function ordered(paths: readonly string[]): string[] {
-  const files = [...new Set(paths.flatMap(testFiles))]
-  const rank = (file: string) => {
-    const known = LONGEST_FIRST.indexOf(file)
-    if (known >= 0) return known
-    const tier = TIERS.findIndex((dir) => file.startsWith(`${dir}/`))
-    return LONGEST_FIRST.length + (tier >= 0 ? tier : TIERS.length)
-  }
-  return files.map((file, index) => ({ file, index, rank: rank(file) })).sort((a, b) => a.rank - b.rank || a.index - b.index).map(({ file }) => file)
-}
+import { EMBEDDED_ONLY, ordered, POSTGRES, ROOT, SHARED_TIERS, TIERS } from './test-plan.ts'
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`
   return process.argv.find((arg) => arg.startsWith(prefix))?.slice(prefix.length)
+}
+
+interface LaneResult {
+  failed: boolean
+  perFile: Map<string, number>
+}
+
+/** Runs files through node:test's run(), streaming the report to `out`; in a process each, or all in this one. */
+async function runLane(files: string[], options: { concurrency: number; shared: boolean; reporter: unknown; out: NodeJS.WritableStream }): Promise<LaneResult> {
+  const perFile = new Map<string, number>()
+  let failed = false
+  const stream = run({
+    files: files.map((file) => join(ROOT, file)),
+    ...(options.shared ? { isolation: 'none' as const, forceExit: true } : { concurrency: options.concurrency }),
+    // A file (in its own process) or a top-level suite (in the shared one) that runs this long is stuck, not
+    // slow (the longest take ~2 minutes): it is marked failed. One that holds a handle open still keeps its
+    // process alive; in the shared lane the silence deadline (runSharedChild) ends that.
+    timeout: 10 * 60_000,
+  })
+  stream.on('test:fail', () => {
+    failed = true
+  })
+  // Each file's process is a test of its own, named by its path: its time is the file's, start-up included.
+  stream.on('test:complete', (data) => {
+    if (data.nesting === 0 && data.file && data.name === data.file) perFile.set(data.file, data.details.duration_ms)
+  })
+  // The reporter's stream ends once the run has.
+  const report = stream.compose(options.reporter as Parameters<typeof stream.compose>[0]) as NodeJS.ReadableStream
+  await new Promise<void>((done, fail) => {
+    report.on('end', done).on('error', fail)
+    report.pipe(options.out, { end: false })
+  })
+  return { failed, perFile }
+}
+
+/** A shared lane silent this long is stuck (a test holding a handle, a load that never ends): it is killed and fails. */
+const SHARED_SILENCE_MS = 10 * 60_000
+
+/**
+ * The shared lane in a child process (`--shared`), its report passed on whole lines as they come (so a
+ * stuck run shows where it stopped), killed if it falls silent. Its exit code is the verdict: node:test's
+ * own failures, and anything it saw after a test ended (a late exception or rejection), make it 1.
+ */
+async function runSharedChild(files: string[], reporterName: string): Promise<{ failed: boolean; verdict: string }> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--shared', `--reporter=${reporterName}`, ...files], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let pending = ''
+  let silentFor: NodeJS.Timeout | undefined
+  let stuck = false
+  const watch = () => {
+    clearTimeout(silentFor)
+    // wall clock: a deadline on a child process that stopped reporting.
+    silentFor = setTimeout(() => {
+      stuck = true
+      child.kill('SIGKILL')
+    }, SHARED_SILENCE_MS)
+  }
+  const pass = (chunk: Buffer) => {
+    watch()
+    pending += chunk
+    const end = pending.lastIndexOf('\n')
+    if (end < 0) return
+    process.stdout.write(pending.slice(0, end + 1))
+    pending = pending.slice(end + 1)
+  }
+  watch()
+  child.stdout.on('data', pass)
+  child.stderr.on('data', pass)
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null]
+  clearTimeout(silentFor)
+  if (pending) process.stdout.write(`${pending}\n`)
+  const verdict = stuck
+    ? `FAILED: silent for ${SHARED_SILENCE_MS / 60_000} minutes, killed (the last lines above show where it stopped)`
+    : signal
+      ? `FAILED: killed by ${signal}`
+      : code === 0
+        ? 'passed'
+        : `FAILED (exit ${code})`
+  return { failed: stuck || code !== 0, verdict }
 }
 
 async function main(): Promise<void> {
@@ -120,9 +114,8 @@ async function main(): Promise<void> {
     console.error('npm run test:db runs the suites that differ between engines on PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test); each file makes and drops its own scratch database')
     process.exit(2)
   }
-  const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
-  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 2)
-  const reporter = { spec, dot, tap }[option('reporter') ?? 'spec']
+  const reporterName = option('reporter') ?? 'spec'
+  const reporter = { spec, dot, tap }[reporterName]
   if (!reporter) throw new Error('--reporter is spec, dot or tap')
 
   // Every test process, and every service or CLI process the suites start, compiles the same few hundred
@@ -130,30 +123,37 @@ async function main(): Promise<void> {
   process.env.NODE_COMPILE_CACHE ??= join(ROOT, 'node_modules/.cache/subscription-billing/compile-cache')
   enableCompileCache(process.env.NODE_COMPILE_CACHE)
 
+  if (process.argv.includes('--shared')) {
+    const { failed } = await runLane(paths, { concurrency: 1, shared: true, reporter, out: process.stdout })
+    // node:test sets exitCode itself for what is not a test's failure (activity after a test ended).
+    process.exit(failed || process.exitCode ? 1 : 0)
+  }
+
   const started = performance.now()
-  const perFile = new Map<string, number>()
-  let failed = false
-  const stream = run({ files: files.map((file) => join(ROOT, file)), concurrency })
-  stream.on('test:fail', () => {
-    failed = true
-  })
-  // Each file's process is a test of its own, named by its path: its time is the file's, start-up included.
-  stream.on('test:complete', (data) => {
-    if (data.nesting === 0 && data.file && data.name === data.file) perFile.set(data.file, data.details.duration_ms)
-  })
-  // The reporter's stream ends once the run has: then the summary.
-  const report = stream.compose(reporter as Parameters<typeof stream.compose>[0]) as NodeJS.ReadableStream
-  await new Promise<void>((done, fail) => {
-    report.on('end', done).on('error', fail)
-    report.pipe(process.stdout, { end: false })
-  })
+  const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
+  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 3)
+  // npm test: the process and browser suites one at a time, beside the shared tiers split over the other
+  // lanes' processes (a third lane on two cores: the process suites' own children leave gaps the shared
+  // lanes fill). A named list of files, or the PostgreSQL pass (most of it process suites), runs a
+  // process per file, `concurrency` at a time.
+  const split = lane === 'all' && paths.length === 0 && concurrency > 1
+  const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`))) : []
+  const isolated = files.filter((file) => !shared.includes(file))
+  const sharedLanes = split ? concurrency - 1 : 0
+  // Dealt in turn, longest known first, so the lanes end close together.
+  const lanes = Array.from({ length: sharedLanes }, (_, lane) => shared.filter((_, index) => index % sharedLanes === lane))
+  const sharedRuns = Promise.all(lanes.map((laneFiles) => runSharedChild(laneFiles, reporterName)))
+  const isolatedRun = runLane(isolated, { concurrency: split ? 1 : concurrency, shared: false, reporter, out: process.stdout })
+  const [{ failed, perFile }, sharedResults] = await Promise.all([isolatedRun, sharedRuns])
+
   const byTime = [...perFile].sort((a, b) => b[1] - a[1])
   // Every file's time, for choosing LONGEST_FIRST and finding what to speed up (not read by anything).
   if (process.env.TEST_TIMES_FILE) writeFileSync(process.env.TEST_TIMES_FILE, `${byTime.map(([file, ms]) => `${(ms / 1000).toFixed(1)}\t${relative(ROOT, file)}`).join('\n')}\n`)
-  const slowest = byTime.slice(0, 12)
-  console.log(`\n${files.length} files, concurrency ${concurrency}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest (s):`)
-  for (const [file, ms] of slowest) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)
-  if (failed) process.exitCode = 1
+  console.log(`\n${files.length} files, ${isolated.length} in a process each (${split ? 1 : concurrency} at a time)${shared.length ? ` beside ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
+  for (const [file, ms] of byTime.slice(0, 12)) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)
+  console.log(`\nprocess-per-file lane (${isolated.length} files): ${failed ? 'FAILED' : 'passed'}`)
+  for (const [index, result] of sharedResults.entries()) console.log(`shared lane ${index + 1} (${lanes[index]!.length} files in one process): ${result.verdict}`)
+  if (failed || sharedResults.some((result) => result.failed)) process.exitCode = 1
 }
 
 if (import.meta.main) await main()

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { LONGEST_FIRST, ordered, POSTGRES, TIERS } from '../../scripts/test.ts'
+import { LONGEST_FIRST, ordered, POSTGRES, TIERS } from '../../scripts/test-plan.ts'
 
 /**
  * Rules the test suite keeps about itself (docs: README, "Tests"):

@@ -1,0 +1,109 @@
+/**
+ * What the test runner (scripts/test.ts) runs and in what order: the tiers, the longest files, the
+ * PostgreSQL pass and the tiers that share a process. Kept apart from the runner so the suite-rules test
+ * can check these lists without importing the runner, whose top-level await would deadlock a test that
+ * imports it from inside the runner's own process (the shared lane).
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url))
+
+/** Tiers, in the order their files start: the ones that wait on processes and browsers first. */
+export const TIERS = ['test/process', 'test/browser', 'test/db', 'test/contract', 'test/api', 'test/unit']
+
+/**
+ * The longest files, longest first (from the per-file times this script prints at the end of a run),
+ * so that no long file starts near the end: the rest are much shorter and fill in around them.
+ */
+export const LONGEST_FIRST = [
+  'test/process/billing-exactly-once.test.ts',
+  'test/process/cli.test.ts',
+  'test/browser/console.test.ts',
+  'test/process/webhooks-crash.test.ts',
+  'test/browser/portal.test.ts',
+  'test/api/portal/sign-in.test.ts',
+  'test/process/server-process.test.ts',
+  'test/process/graceful-shutdown.test.ts',
+  'test/process/startup-safety.test.ts',
+  'test/process/platform-crash.test.ts',
+  'test/browser/portal-manage.test.ts',
+  'test/browser/docs.test.ts',
+  'test/api/portal/access-control.test.ts',
+  'test/browser/portal-stored-cards.test.ts',
+  'test/browser/widget.test.ts',
+  'test/db/subscription-invariants.test.ts',
+  'test/api/subscriptions/order-now.test.ts',
+]
+
+/**
+ * The PostgreSQL pass (`npm run test:db`, which .ci/run runs with DATABASE_URL): what differs between the
+ * engines, not everything twice. PGlite is PostgreSQL itself, so SQL that passes there passes here; what
+ * can differ is concurrency (one connection there, a pool of them and several processes here), connection
+ * loss, and the scratch-database plumbing.
+ */
+export const POSTGRES = [
+  // Transactions, locks, SKIP LOCKED races between pools, the outbox, the auth cache across processes.
+  'test/db',
+  // Exactly-once under SIGKILL (12 kills, and two worker processes at once), webhooks at least once,
+  // a platform slower than the lease with workers killed mid-payment, several processes on one database,
+  // and a graceful stop that closes a connection pool (not one embedded connection) after its last request.
+  'test/process/billing-exactly-once.test.ts',
+  'test/process/webhooks-crash.test.ts',
+  'test/process/slow-gateway.test.ts',
+  'test/process/server-process.test.ts',
+  'test/process/graceful-shutdown.test.ts',
+  // A representative API slice over the SQL paths: subscription actions and checkout (row locks, batched
+  // first pages, pool connections dropped by the server), renewals and dunning, refunds, webhook delivery
+  // and fan-out, portal access control and the auth cache, idempotency keys, the event log.
+  'test/api/subscriptions/actions.test.ts',
+  'test/api/subscriptions/checkout.test.ts',
+  'test/api/subscriptions/connection-loss.test.ts',
+  'test/api/subscriptions/concurrent-lists.test.ts',
+  'test/api/subscriptions/odd-ids-in-lists.test.ts',
+  'test/api/billing/renewals.test.ts',
+  'test/api/billing/refunds.test.ts',
+  'test/api/webhooks/delivery.test.ts',
+  'test/api/webhooks/fanout-queue.test.ts',
+  'test/api/portal/access-control.test.ts',
+  'test/api/portal/auth-cache.test.ts',
+  'test/contract/idempotency.test.ts',
+  'test/api/events/events.test.ts',
+]
+
+/** In test/db but left out of the PostgreSQL pass: it tests PGlite's own connection, whatever DATABASE_URL says. */
+export const EMBEDDED_ONLY = new Set(['test/db/pglite-fifo.test.ts'])
+
+function testFiles(path: string): string[] {
+  const absolute = resolve(ROOT, path)
+  if (!existsSync(absolute)) throw new Error(`no such test file or directory: ${path}`)
+  if (!statSync(absolute).isDirectory()) return [relative(ROOT, absolute)]
+  return readdirSync(absolute, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((entry) => (entry.isDirectory() ? testFiles(join(path, entry.name)) : entry.name.endsWith('.test.ts') ? [join(path, entry.name)] : []))
+    .map((file) => relative(ROOT, resolve(ROOT, file)))
+}
+
+/** The files of `paths`, each once, longest known first, then by tier (process first), then by name. */
+export function ordered(paths: readonly string[]): string[] {
+  const files = [...new Set(paths.flatMap(testFiles))]
+  const rank = (file: string) => {
+    const known = LONGEST_FIRST.indexOf(file)
+    if (known >= 0) return known
+    const tier = TIERS.findIndex((dir) => file.startsWith(`${dir}/`))
+    return LONGEST_FIRST.length + (tier >= 0 ? tier : TIERS.length)
+  }
+  return files.map((file, index) => ({ file, index, rank: rank(file) })).sort((a, b) => a.rank - b.rank || a.index - b.index).map(({ file }) => file)
+}
+
+/**
+ * The tiers whose files share one process (node:test's `isolation: 'none'`): they build their apps on
+ * in-memory databases of their own and leave no process state behind, so a process, its imports, its
+ * PGlite and its compiled schemas per file (~4-6 s of CPU each, most of these files' time) buy nothing.
+ * Measured on this 2-core machine: api, contract and unit files in one process 473 s of CPU against
+ * ~900 s in a process each. The process and browser suites keep a process per file: they start servers,
+ * CLIs and browsers, kill them and hold DATA_DIRs.
+ */
+export const SHARED_TIERS = ['test/db', 'test/contract', 'test/api', 'test/unit']
+
