@@ -132,10 +132,10 @@ async function main(): Promise<void> {
   const started = performance.now()
   const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
   const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 3)
-  // npm test: the process and browser suites one at a time, beside the shared tiers split over the other
-  // lanes' processes (a third lane on two cores: the process suites' own children leave gaps the shared
-  // lanes fill). A named list of files, or the PostgreSQL pass (most of it process suites), runs a
-  // process per file, `concurrency` at a time.
+  // npm test: the shared tiers dealt over `concurrency - 1` processes, beside the process and browser suites
+  // two at a time (their children leave gaps the shared lanes fill, and once those end the process suites
+  // have both cores: one at a time, they ended 280 s after the shared lanes). A named list of files, or
+  // the PostgreSQL pass (most of it process suites), runs a process per file, `concurrency` at a time.
   const split = lane === 'all' && paths.length === 0 && concurrency > 1
   const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`))) : []
   const isolated = files.filter((file) => !shared.includes(file))
@@ -143,13 +143,14 @@ async function main(): Promise<void> {
   // Dealt in turn, longest known first, so the lanes end close together.
   const lanes = Array.from({ length: sharedLanes }, (_, lane) => shared.filter((_, index) => index % sharedLanes === lane))
   const sharedRuns = Promise.all(lanes.map((laneFiles) => runSharedChild(laneFiles, reporterName)))
-  const isolatedRun = runLane(isolated, { concurrency: split ? 1 : concurrency, shared: false, reporter, out: process.stdout })
+  const isolatedConcurrency = split ? 2 : concurrency
+  const isolatedRun = runLane(isolated, { concurrency: isolatedConcurrency, shared: false, reporter, out: process.stdout })
   const [{ failed, perFile }, sharedResults] = await Promise.all([isolatedRun, sharedRuns])
 
   const byTime = [...perFile].sort((a, b) => b[1] - a[1])
   // Every file's time, for choosing LONGEST_FIRST and finding what to speed up (not read by anything).
   if (process.env.TEST_TIMES_FILE) writeFileSync(process.env.TEST_TIMES_FILE, `${byTime.map(([file, ms]) => `${(ms / 1000).toFixed(1)}\t${relative(ROOT, file)}`).join('\n')}\n`)
-  console.log(`\n${files.length} files, ${isolated.length} in a process each (${split ? 1 : concurrency} at a time)${shared.length ? ` beside ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
+  console.log(`\n${files.length} files, ${isolated.length} in a process each (${isolatedConcurrency} at a time)${shared.length ? ` beside ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
   for (const [file, ms] of byTime.slice(0, 12)) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)
   console.log(`\nprocess-per-file lane (${isolated.length} files): ${failed ? 'FAILED' : 'passed'}`)
   for (const [index, result] of sharedResults.entries()) console.log(`shared lane ${index + 1} (${lanes[index]!.length} files in one process): ${result.verdict}`)
