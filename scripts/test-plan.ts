@@ -107,3 +107,11 @@ export function ordered(paths: readonly string[]): string[] {
  */
 export const SHARED_TIERS = ['test/db', 'test/contract', 'test/api', 'test/unit']
 
+/**
+ * Files of the shared tiers that keep a process of their own: they build their fixtures when loaded and
+ * register tests from them (the access-control suite generates a test per route and credential from
+ * fixtures holding 15-minute portal sessions), so in a shared lane, which loads every file before running
+ * any, a slow lane could let those sessions expire and a refusal pass for the wrong reason.
+ */
+export const OWN_PROCESS = new Set(['test/api/portal/access-control.test.ts'])
+

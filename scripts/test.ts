@@ -21,7 +21,7 @@ import { join, relative } from 'node:path'
 import { run } from 'node:test'
 import { dot, spec, tap } from 'node:test/reporters'
 import { fileURLToPath } from 'node:url'
-import { EMBEDDED_ONLY, ordered, POSTGRES, ROOT, SHARED_TIERS, TIERS } from './test-plan.ts'
+import { EMBEDDED_ONLY, ordered, OWN_PROCESS, POSTGRES, ROOT, SHARED_TIERS, TIERS } from './test-plan.ts'
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`
@@ -133,17 +133,18 @@ async function main(): Promise<void> {
   const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
   const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 3)
   // npm test: the shared tiers dealt over `concurrency - 1` processes, beside the process and browser suites
-  // two at a time (their children leave gaps the shared lanes fill, and once those end the process suites
-  // have both cores: one at a time, they ended 280 s after the shared lanes). A named list of files, or
-  // the PostgreSQL pass (most of it process suites), runs a process per file, `concurrency` at a time.
+  // one at a time (their children leave gaps the shared lanes fill). Measured here: one at a time 11m15
+  // (the process lane ran 280 s alone at the end); two at a time stretched every process suite (the
+  // exactly-once suite 81 -> 261 s, a server start past its 30 s check) and ended later. A named list of
+  // files, or the PostgreSQL pass (most of it process suites), runs a process per file, `concurrency` at a time.
   const split = lane === 'all' && paths.length === 0 && concurrency > 1
-  const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`))) : []
+  const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`)) && !OWN_PROCESS.has(file)) : []
   const isolated = files.filter((file) => !shared.includes(file))
   const sharedLanes = split ? concurrency - 1 : 0
   // Dealt in turn, longest known first, so the lanes end close together.
   const lanes = Array.from({ length: sharedLanes }, (_, lane) => shared.filter((_, index) => index % sharedLanes === lane))
   const sharedRuns = Promise.all(lanes.map((laneFiles) => runSharedChild(laneFiles, reporterName)))
-  const isolatedConcurrency = split ? 2 : concurrency
+  const isolatedConcurrency = split ? 1 : concurrency
   const isolatedRun = runLane(isolated, { concurrency: isolatedConcurrency, shared: false, reporter, out: process.stdout })
   const [{ failed, perFile }, sharedResults] = await Promise.all([isolatedRun, sharedRuns])
 
