@@ -131,29 +131,39 @@ async function main(): Promise<void> {
 
   const started = performance.now()
   const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
-  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? 3)
-  // npm test: the shared tiers dealt over `concurrency - 1` processes, beside the process and browser suites
-  // one at a time (their children leave gaps the shared lanes fill). Measured here: one at a time 11m15
-  // (the process lane ran 280 s alone at the end); two at a time stretched every process suite (the
-  // exactly-once suite 81 -> 261 s, a server start past its 30 s check) and ended later. A named list of
-  // files, or the PostgreSQL pass (most of it process suites), runs a process per file, `concurrency` at a time.
+  // Three lanes for npm test (below); two files at a time otherwise (a third only stretched each one).
+  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? (lane === 'all' && paths.length === 0 ? 3 : 2))
+  // npm test: the shared tiers dealt over `concurrency - 1` processes, beside the process suites one at a
+  // time (their children leave gaps the shared lanes fill); the browser suites start when the shared lanes
+  // end, beside what is left of the process suites. Measured here with every process and browser suite in
+  // one lane: it ran ~300 s alone after the shared lanes ended (666 s against 316 and 369 s). Two at a time
+  // from the start stretched every process suite instead (the exactly-once suite 81 -> 261 s, a server
+  // start past its 30 s check) and ended later. A named list of files, or the PostgreSQL pass (most of it
+  // process suites), runs a process per file, `concurrency` at a time.
   const split = lane === 'all' && paths.length === 0 && concurrency > 1
   const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`)) && !OWN_PROCESS.has(file)) : []
   const isolated = files.filter((file) => !shared.includes(file))
+  const afterShared = split ? isolated.filter((file) => file.startsWith('test/browser/')) : []
+  const fromStart = isolated.filter((file) => !afterShared.includes(file))
   const sharedLanes = split ? concurrency - 1 : 0
   // Dealt in turn, longest known first, so the lanes end close together.
   const lanes = Array.from({ length: sharedLanes }, (_, lane) => shared.filter((_, index) => index % sharedLanes === lane))
   const sharedRuns = Promise.all(lanes.map((laneFiles) => runSharedChild(laneFiles, reporterName)))
   const isolatedConcurrency = split ? 1 : concurrency
-  const isolatedRun = runLane(isolated, { concurrency: isolatedConcurrency, shared: false, reporter, out: process.stdout })
-  const [{ failed, perFile }, sharedResults] = await Promise.all([isolatedRun, sharedRuns])
+  const isolatedRuns = Promise.all([
+    runLane(fromStart, { concurrency: isolatedConcurrency, shared: false, reporter, out: process.stdout }),
+    sharedRuns.then(() => runLane(afterShared, { concurrency: 1, shared: false, reporter, out: process.stdout })),
+  ])
+  const [isolatedResults, sharedResults] = await Promise.all([isolatedRuns, sharedRuns])
+  const failed = isolatedResults.some((result) => result.failed)
+  const perFile = new Map(isolatedResults.flatMap((result) => [...result.perFile]))
 
   const byTime = [...perFile].sort((a, b) => b[1] - a[1])
   // Every file's time, for choosing LONGEST_FIRST and finding what to speed up (not read by anything).
   if (process.env.TEST_TIMES_FILE) writeFileSync(process.env.TEST_TIMES_FILE, `${byTime.map(([file, ms]) => `${(ms / 1000).toFixed(1)}\t${relative(ROOT, file)}`).join('\n')}\n`)
   console.log(`\n${files.length} files, ${isolated.length} in a process each (${isolatedConcurrency} at a time)${shared.length ? ` beside ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
   for (const [file, ms] of byTime.slice(0, 12)) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)
-  console.log(`\nprocess-per-file lane (${isolated.length} files): ${failed ? 'FAILED' : 'passed'}`)
+  console.log(`\nprocess-per-file lanes (${isolated.length} files${afterShared.length ? `, ${afterShared.length} of them after the shared lanes` : ''}): ${failed ? 'FAILED' : 'passed'}`)
   for (const [index, result] of sharedResults.entries()) console.log(`shared lane ${index + 1} (${lanes[index]!.length} files in one process): ${result.verdict}`)
   if (failed || sharedResults.some((result) => result.failed)) process.exitCode = 1
 }
