@@ -1,0 +1,65 @@
+import type { SubscriptionRow } from '../../src/db/database.ts'
+
+const d = (iso: string) => new Date(iso)
+
+/**
+ * An active monthly subscription anchored 2026-01-10 09:00 UTC that has paid period 0
+ * ([Jan 10, Feb 10]) and renews on Feb 10: what a checkout at the anchor leaves behind.
+ */
+export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow {
+  return {
+    id: 'sub_01TESTTESTTESTTESTTESTTEST',
+    store_id: 'store_1',
+    subscriber_id: 'cus_1',
+    plan_id: 'plan_1',
+    product_id: 'prod_1',
+    platform_order_id: 'order-1',
+    billing_issue: null,
+    status: 'active',
+    quantity: 1,
+    amount: 1500,
+    currency: 'USD',
+    interval: 'month',
+    interval_count: 1,
+    payment_instrument_id: 'instr_1',
+    shipping_address: null,
+    billing_address: null,
+    platform_customer_id: null,
+    platform_variant_id: null,
+    payment_instrument_brand: null,
+    payment_instrument_last4: null,
+    payment_instrument_expiry_month: null,
+    payment_instrument_expiry_year: null,
+    start_at: d('2026-01-10T09:00:00.000Z'),
+    trial_days: 0,
+    billing_anchor_at: d('2026-01-10T09:00:00.000Z'),
+    period_index: 0,
+    current_period_start: d('2026-01-10T09:00:00.000Z'),
+    current_period_end: d('2026-02-10T09:00:00.000Z'),
+    next_charge_at: d('2026-02-10T09:00:00.000Z'),
+    skip_next: false,
+    paused_at: null,
+    resume_at: null,
+    cancel_at_period_end: false,
+    cancelled_at: null,
+    cancellation_reason: null,
+    cancellation_reason_code: null,
+    gift: null,
+    prepaid_cycles_total: null,
+    prepaid_cycles_remaining: null,
+    latest_charge_id: null,
+    created_at: d('2026-01-10T09:00:00.000Z'),
+    updated_at: d('2026-01-10T09:00:00.000Z'),
+    version: 1,
+    pending_charge_id: null,
+    dunning_attempts: 0,
+    dunning_started_at: null,
+    unpaid_period_start: null,
+    past_due_at: null,
+    reminded_for: null,
+    discount_id: null,
+    discount: null,
+    discount_cycles_remaining: null,
+    ...overrides,
+  }
+}
