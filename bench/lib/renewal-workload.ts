@@ -128,6 +128,7 @@ export async function plainRenewalBatch(db: Db, store: StoreRow, batch: Subscrip
       gateway: 'test',
       gateway_charge_id: `tgw_${ulid()}`,
       platform_order_id: null,
+      order_requested_at: null,
       lease_until: null,
       lease_token: null,
       submitted_at: null,

@@ -123,6 +123,7 @@ type Fault =
   | { kind: 'status'; status: number; after: boolean }
   | { kind: 'hold' }
   | { kind: 'destroy' }
+  | { kind: 'pause'; reached: () => void; released: Promise<void> }
 
 interface ArmedFault {
   fault: Fault
@@ -204,6 +205,11 @@ export interface BigCommerceSimulator {
   loseNextAnswer(operation: string, times?: number): void
   /** Destroys the sockets of held answers. */
   releaseHeld(): void
+  /**
+   * The next `operation` request waits before it is processed until `release` (a request still on its
+   * way to the platform); `reached` resolves when it arrives.
+   */
+  pauseNext(operation: string): { reached: Promise<void>; release(): void }
   /** Makes every PAT issued so far expired. */
   expirePats(): void
   /** Fixes the simulator's clock (undefined = real time). */
@@ -437,6 +443,11 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
         if (method === 'POST' || method === 'PUT') requireJsonContentType(req.headers)
       }
 
+      const paused = takeFault(host, operation, (f) => f.kind === 'pause')
+      if (paused?.kind === 'pause') {
+        paused.reached()
+        await paused.released
+      }
       const before = takeFault(host, operation, (f) => f.kind === 'status' && !f.after)
       if (before?.kind === 'status') return answer({ status: before.status, body: errorBody(style, new Refusal(before.status, 'state', 'Injected failure before processing')) })
 
@@ -589,6 +600,14 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
     },
     loseNextAnswer(operation, times = 1) {
       arm({ kind: 'destroy' }, operation, '*', times)
+    },
+    pauseNext(operation) {
+      let reached!: () => void
+      let release!: () => void
+      const arrived = new Promise<void>((resolve) => (reached = resolve))
+      const released = new Promise<void>((resolve) => (release = resolve))
+      arm({ kind: 'pause', reached, released }, operation, '*', 1)
+      return { reached: arrived, release }
     },
     releaseHeld() {
       for (const res of held) res.destroy()

@@ -17,6 +17,7 @@ import * as cacheInvalidation from './0015-cache-invalidation.ts'
 import * as webhookDeliverySpeed from './0016-webhook-delivery-speed.ts'
 import * as eventFanoutQueue from './0017-event-fanout-queue.ts'
 import * as dropCacheInvalidationTriggers from './0018-drop-cache-invalidation-triggers.ts'
+import * as orderRequested from './0019-order-requested.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016-webhook-delivery-speed': webhookDeliverySpeed,
   '0017-event-fanout-queue': eventFanoutQueue,
   '0018-drop-cache-invalidation-triggers': dropCacheInvalidationTriggers,
+  '0019-order-requested': orderRequested,
 }

@@ -26,6 +26,8 @@ export interface ChargesTable {
   gateway: Generated<string>
   gateway_charge_id: string | null
   platform_order_id: string | null
+  /** When the platform order was asked for (while the lease held); another worker waits out that request before raising one. */
+  order_requested_at: NullableTimestamp
   lease_until: NullableTimestamp
   /** Fencing token of the lease holder; settling requires it. */
   lease_token: string | null

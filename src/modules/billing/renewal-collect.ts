@@ -3,7 +3,7 @@ import { heldBy, LEASES } from '../../db/leases.ts'
 import { platformProductIdOf } from '../catalog/index.ts'
 import { renewalOrderDetails } from '../subscriptions/index.ts'
 import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
-import { markSubmitted, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
+import { markOrderRequested, markSubmitted, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
 
 /**
  * Step 2 of a renewal: the gateway, called outside any transaction. A charge is sent again only
@@ -27,6 +27,8 @@ export function createCollector(ctx: BillingContext) {
       paymentInstrumentId: charge.payment_instrument_id,
       description: `Subscription ${charge.subscription_id} renewal`,
       orderId: charge.platform_order_id ?? undefined,
+      orderRequestedAt: charge.order_requested_at ?? undefined,
+      onOrderRequest: gateway.honoursIdempotencyKeys ? undefined : () => markOrderRequested(db, charge.id, token),
       // A gateway that deduplicates by key needs no record: sending again is always safe there.
       onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(db, 'charges', charge.id, token),
     }

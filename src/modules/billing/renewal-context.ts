@@ -77,6 +77,23 @@ export async function markSubmitted(db: Executor, table: 'charges' | 'refunds', 
 }
 
 /**
+ * Records that a renewal's platform order is about to be asked for, only while the lease is ours;
+ * throws otherwise, and then no order is requested. A worker that takes the charge over later waits
+ * until this request can no longer be in flight before asking again (the platform takes no key).
+ */
+export async function markOrderRequested(db: Executor, id: string, token: string): Promise<void> {
+  const marked = await db
+    .updateTable('charges')
+    .set({ order_requested_at: realNow() })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('platform_order_id', 'is', null)
+    .where(heldBy(LEASES.charges, token))
+    .executeTakeFirst()
+  if (Number(marked.numUpdatedRows) !== 1) throw new Error('the charge lease was lost before its order was requested; nothing was sent')
+}
+
+/**
  * Takes back the submission mark of a charge the gateway refused before doing anything (a 429,
  * a connection never opened): the next pass sends it again on the same charge and order. Only while
  * the lease is `token`'s, so a charge another worker has taken over keeps its mark.

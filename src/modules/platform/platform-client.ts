@@ -54,6 +54,11 @@ export interface PlatformClientOptions {
 
 export interface PlatformClient {
   call(access: PlatformAccess, call: PlatformCall): Promise<PlatformReply>
+  /**
+   * How long after a call starts its request may still reach the platform: the last attempt starts
+   * within the 429 budget and is abandoned after the timeout. Past this, a call started earlier is over.
+   */
+  readonly longestCallMs: number
   close(): Promise<void>
 }
 
@@ -186,6 +191,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   }
 
   return {
+    longestCallMs: budgetMs + timeoutMs,
     async call(access, call) {
       const budget = call.rateLimitBudgetMs ?? budgetMs
       // The budget bounds the whole call, the attempts' own time included: a platform answering

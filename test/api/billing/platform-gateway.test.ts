@@ -287,6 +287,45 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.equal(sim.counters.paymentRequests, payments, 'no payment sent')
   })
 
+  test('onOrderRequest runs once, after the lookups and before the order request; a throwing one requests no order', async () => {
+    const gateway = gatewayWith(client)
+    const seen: string[] = []
+    const since = sim.requests.length
+    const request = chargeRequest({ onOrderRequest: async () => { seen.push(operations(since).join(', ')) } })
+    const made = await gateway.createOrder!(request, renewalOrder())
+    assert.equal(made.status, 'created')
+    assert.deepEqual(seen, ['getOrders 204, getOrders 204'], 'marked once, after looking and before asking')
+
+    const created = sim.counters.ordersCreated
+    const refused = await gateway.createOrder!(chargeRequest({ onOrderRequest: async () => { throw new Error('lease lost') } }), renewalOrder())
+    assert.equal(refused.status, 'unknown')
+    assert.equal(sim.counters.ordersCreated, created, 'no order requested')
+  })
+
+  test("an earlier holder's order request that may still be in flight is waited out, then looked for, never raced", async () => {
+    const gateway = gatewayWith(client)
+    const created = sim.counters.ordersCreated
+    let marked = 0
+    const request = chargeRequest({ orderRequestedAt: new Date(), onOrderRequest: async () => { marked++ } })
+    const waited = await gateway.createOrder!(request, renewalOrder())
+    assert.equal(waited.status, 'unknown', 'the earlier request may still reach the platform: no second one')
+    assert.match((waited as { reason: string }).reason, /may still be in flight/)
+    assert.equal(sim.counters.ordersCreated, created, 'no order raised')
+    assert.equal(marked, 0)
+
+    // Past the client's longest call (the 429 budget plus a timeout), that request is over: none arrived, so ask.
+    request.orderRequestedAt = new Date(Date.now() - client.longestCallMs - 1)
+    const made = await gateway.createOrder!(request, renewalOrder())
+    assert.equal(made.status, 'created')
+    assert.equal(sim.counters.ordersCreated, created + 1)
+    assert.equal(marked, 1)
+
+    // Within the window, an order that did arrive is found and used.
+    const again = await gateway.createOrder!({ ...request, orderRequestedAt: new Date() }, renewalOrder())
+    assert.deepEqual(again, made)
+    assert.equal(sim.counters.ordersCreated, created + 1)
+  })
+
   test('a method that demands the security code on stored cards cannot renew: gateway_configuration, no PAT', async () => {
     const hash = 'cvvstore'
     sim.addStore({ hash, accessToken: 'cvv-token', methods: [{ id: 'braintree.card', stored_card_cvv_required: true }] })

@@ -33,6 +33,7 @@ function recordingClient(inner: PlatformClient): PlatformClient & { calls: Array
       calls.push({ call: request, reply })
       return reply
     },
+    longestCallMs: inner.longestCallMs,
     close: () => inner.close(),
   }
 }

@@ -35,6 +35,7 @@ function lyingClient(inner: PlatformClient): PlatformClient {
       if (request.method === 'GET' && /\/transactions$/.test(request.path)) return nul('transactions\u0000unavailable')
       return inner.call(access, request)
     },
+    longestCallMs: inner.longestCallMs,
     close: () => inner.close(),
   }
 }

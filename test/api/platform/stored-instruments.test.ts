@@ -244,6 +244,7 @@ describe('stored instruments as the reference shapes them', () => {
   test('a PayPal or bank account of the customer is refused: renewals pay with stored cards only', async () => {
     const client: PlatformClient = {
       call: async () => ({ sent: true, answer: { statusCode: 200, body: [PAYPAL, BANK, CARD], headers: {} }, rateLimitedFor: 0 }),
+      longestCallMs: 0,
       close: async () => {},
     }
     const instruments = createStoredInstruments({ client, accessOf: async () => ({ storeHash: 'h', accessToken: 't' }) })

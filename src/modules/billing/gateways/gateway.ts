@@ -42,6 +42,17 @@ export interface ChargeRequest {
   /** The platform order this charge pays; the platform gateway needs it to obtain a payment access token. */
   orderId?: string | undefined
   /**
+   * Called just before a request that raises an order on a platform without idempotency keys; the
+   * engine records when (`orderRequestedAt` on the next attempt). If it throws (the lease was lost),
+   * no order is requested and the outcome is unknown.
+   */
+  onOrderRequest?: (() => Promise<void>) | undefined
+  /**
+   * When an earlier holder of this charge asked for its order (none kept yet): that request may still
+   * be in flight, so a new one waits until it cannot be, and looks for its order first.
+   */
+  orderRequestedAt?: Date | undefined
+  /**
    * Called just before the request that can move money is sent; the engine records it, so that a
    * charge whose answer is lost is only looked up afterwards, never sent again, on gateways that take
    * no idempotency key. If it throws (the lease was lost), nothing is sent and the outcome is unknown.

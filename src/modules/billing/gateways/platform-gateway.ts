@@ -26,7 +26,8 @@ import {
  *   lookup    the order's transactions, then the order's status.
  *
  * The platform takes no idempotency keys. Exactly once rests on three things: one order per charge
- * key (found again by `external_order_id`), the engine recording the payment as submitted before it
+ * key (found again by `external_order_id`, and never asked for while an earlier holder's request for
+ * it may still be in flight: `orderRequestedAt`), the engine recording the payment as submitted before it
  * goes out (a payment is sent at most once per order; a lost answer is only looked up), and a PAT
  * being good for one payment of one order.
  *
@@ -265,6 +266,17 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       if ('error' in earlier) return { status: 'unknown', reason: redact(replyReason('looking for the renewal order', earlier.error)) }
       if (earlier.found) return orderFitsCharge(earlier.order, order)
 
+      // An earlier holder's request for this order may still be on its way (it stalled past its lease
+      // mid-request): the platform has no key to refuse a second order, so wait until that request is
+      // over, and look again then.
+      if (charge.orderRequestedAt && Date.now() - charge.orderRequestedAt.getTime() < client.longestCallMs) {
+        return { status: 'unknown', reason: "an earlier request for the renewal's order may still be in flight; the order is looked for again later" }
+      }
+      try {
+        await charge.onOrderRequest?.()
+      } catch (error) {
+        return { status: 'unknown', reason: `the order was not requested: ${(error instanceof Error ? error.message : String(error)).slice(0, 200)}` }
+      }
       const made = await client.call(access, { method: 'POST', path: '/v2/orders', body: built.body })
       if (is2xx(made)) {
         const id = (bodyOf(made) as { id?: unknown } | null)?.id
