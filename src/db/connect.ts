@@ -36,6 +36,9 @@ const INT8_OID = 20
 const NUMERIC_OID = 1700
 const TIMESTAMPTZ_OID = 1184
 
+/** How the embedded database's values are read: counts and sums (int8, numeric) as numbers, as on PostgreSQL below. */
+export const PGLITE_PARSERS = { [INT8_OID]: Number, [NUMERIC_OID]: Number }
+
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
   return options.databaseUrl
     ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError)
@@ -71,7 +74,7 @@ async function connectPglite(dataDir: string, onNotice: (message: string) => voi
   const release = inMemory ? () => {} : lockDataDir(resolve(dataDir))
   try {
     const pglite = await PGlite.create(inMemory ? undefined : join(resolve(dataDir), 'pglite'), {
-      parsers: { [INT8_OID]: Number, [NUMERIC_OID]: Number },
+      parsers: PGLITE_PARSERS,
       ...(inMemory && loadDataDir ? { loadDataDir } : {}),
     })
     // PGlite sets some files' modes itself, whatever the umask (see tightenTree): once open, and again once closed.

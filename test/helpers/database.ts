@@ -7,8 +7,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
-import type { Db } from '../../src/db/database.ts'
+import { connectDatabase, PGLITE_PARSERS, type DatabaseHandle } from '../../src/db/connect.ts'
+import { FifoPGliteDialect } from '../../src/db/pglite-fifo-dialect.ts'
+import type { Database, Db } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 
 /** True when the suite runs against real PostgreSQL (DATABASE_URL set), false on embedded PGlite. */
@@ -20,12 +21,7 @@ export const onPostgres = Boolean(process.env.DATABASE_URL)
  */
 export async function createTestDatabase(): Promise<DatabaseHandle> {
   const adminUrl = process.env.DATABASE_URL
-  if (!adminUrl) {
-    const handle = await connectDatabase({ dataDir: 'memory://', loadDataDir: await migratedPgliteDump() })
-    // A no-op on the migrated copy; it keeps a dump that fell behind the migrations from going unnoticed.
-    await migrateToLatest(handle.db)
-    return handle
-  }
+  if (!adminUrl) return embeddedTestDatabase()
   const name = `sb_test_${process.pid}_${randomBytes(4).toString('hex')}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
@@ -50,6 +46,103 @@ export async function createTestDatabase(): Promise<DatabaseHandle> {
       }
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await dropper.end()
+    },
+  }
+}
+
+/**
+ * In-memory PGlite databases whose last user closed them, emptied, for the next caller in this process.
+ * Why: loading the migrated copy costs ~1-2 s of CPU, and the shared test lanes (scripts/test.ts) make
+ * about fifty databases per process, one after another. One goes back only when it is exactly as
+ * migrated (its tables, columns, constraints, indexes, triggers and their state, functions, schemas,
+ * roles and session settings: a test that added a refusing trigger or a constraint hands back one that
+ * is closed instead) and then has every table truncated with its sequences restarted, so the next user
+ * sees what a fresh copy holds. A handle once closed reaches nothing: its queries throw, as on a closed
+ * PGlite.
+ */
+const idle: PGlite[] = []
+let pristine: Promise<string> | undefined
+
+/** Everything a test could change about the database but its rows, as one hash. */
+const SHAPE = `
+  SELECT md5(string_agg(x, '|' ORDER BY x)) AS shape FROM (
+    SELECT 'c ' || n.nspname || '.' || c.relname || ' ' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+    UNION ALL SELECT 'a ' || a.attrelid::regclass || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+      WHERE c.relnamespace = 'public'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL SELECT 'k ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) || ' ' || convalidated::text FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+    UNION ALL SELECT 'i ' || pg_get_indexdef(indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = 'public'::regnamespace
+    UNION ALL SELECT 't ' || tgrelid::regclass || ' ' || tgname || ' ' || tgenabled::text || ' ' || tgfoid::text FROM pg_trigger WHERE NOT tgisinternal
+    UNION ALL SELECT 'p ' || n.nspname || '.' || p.proname || ' ' || md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+    UNION ALL SELECT 'n ' || nspname FROM pg_namespace
+    UNION ALL SELECT 'r ' || rolname || ' ' || rolsuper::text || ' ' || rolcanlogin::text FROM pg_roles
+    UNION ALL SELECT 's ' || name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override', 'configuration file', 'environment variable', 'command line', 'client')
+    UNION ALL SELECT 'x ' || count(*)::text FROM pg_locks WHERE locktype = 'advisory'
+  ) AS shape(x)`
+
+const shapeOf = async (pglite: PGlite): Promise<string> => (await pglite.query<{ shape: string }>(SHAPE)).rows[0]!.shape
+
+async function embeddedTestDatabase(): Promise<DatabaseHandle> {
+  let pglite = idle.pop()
+  if (!pglite) {
+    pglite = await PGlite.create('memory://', { parsers: PGLITE_PARSERS, loadDataDir: await migratedPgliteDump() })
+    if (!pristine) {
+      pristine = shapeOf(pglite)
+      // Awaited at the first close; a failure there closes that instance instead of pooling it.
+      pristine.catch(() => {})
+    }
+  }
+  const own = pglite
+  let closed = false
+  let recycled: Promise<void> | undefined
+  // Back to the pool when exactly as migrated, emptied; else closed. Once, however the handle is closed.
+  const recycle = () =>
+    (recycled ??= (async () => {
+      closed = true
+      if (own.closed) return
+      try {
+        if ((await shapeOf(own)) !== (await pristine)) throw new Error('changed')
+        await own.query(`DO $$ BEGIN
+          EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE' FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_%');
+        END $$`)
+        idle.push(own)
+        // An idle instance keeps a timer of PostgreSQL's armed, which keeps the process alive: one not
+        // taken within a second (the next file of a shared lane takes it at once) is closed.
+        // wall clock: how long an emptied database waits for its next user before it is closed.
+        setTimeout(() => {
+          const at = idle.indexOf(own)
+          if (at < 0) return
+          idle.splice(at, 1)
+          void own.close()
+        }, 1_000).unref()
+      } catch {
+        await own.close()
+      }
+    })())
+  // What Kysely's driver is given: the instance until this handle closes (Kysely's destroy() or close()).
+  const view = new Proxy(own, {
+    get(target, property) {
+      if (property === 'closed') return closed || target.closed
+      if (property === 'close') return recycle
+      const value = Reflect.get(target, property, target) as unknown
+      if (typeof value !== 'function') return value
+      return (...args: unknown[]) => {
+        if (closed) throw new Error('this test database was closed')
+        return (value as (...a: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  })
+  const db = new Kysely<Database>({ dialect: new FifoPGliteDialect({ pglite: view }) })
+  // A no-op on the migrated copy; it keeps a dump that fell behind the migrations from going unnoticed.
+  await migrateToLatest(db)
+  return {
+    db,
+    engine: 'pglite',
+    location: 'memory',
+    close: async () => {
+      await db.destroy()
+      await recycle()
     },
   }
 }
