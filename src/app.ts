@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import responseValidation from '@fastify/response-validation'
+import type { Ajv } from 'ajv'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
@@ -65,11 +66,14 @@ async function registerScope(scope: App, modules: readonly Module[], name: Route
 /** Called by Fastify with every shared schema; bodies and parameters get differently configured Ajv instances. */
 function buildValidatorFactory(externalSchemas: Record<string, object>) {
   const shared = Object.values(externalSchemas)
-  const body = createAjv('body', shared)
-  const parameters = createAjv('parameters', shared)
-  // Each compiled when its route is first called (src/http/ajv.ts, compileOnFirstUse).
+  // Each compiled when its route is first called (src/http/ajv.ts, compileOnFirstUse), and each Ajv made
+  // then too: a process that never reads a body (a worker answering health checks) never pays for one.
+  let body: Ajv | undefined
+  let parameters: Ajv | undefined
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    compileOnFirstUse(() => (httpPart === 'body' ? body.compile(schema) : refuseNonFiniteNumbers(parameters.compile(schema))))
+    compileOnFirstUse(() =>
+      httpPart === 'body' ? (body ??= createAjv('body', shared)).compile(schema) : refuseNonFiniteNumbers((parameters ??= createAjv('parameters', shared)).compile(schema)),
+    )
 }
 
 /** Assembles the service: plugins, contract plumbing and every module. Never listens. */

@@ -179,6 +179,27 @@ async function settledViaApi(server: RunningServer): Promise<{ settled: number; 
   return { settled, pending: pendingPage.data.length }
 }
 
+/**
+ * Waits until `worker` is charging: on PostgreSQL until it has made a charge, on PGlite (one process at a
+ * time) until its own API lists a charge in flight. False when that did not happen within 20 s (the
+ * run may be over).
+ */
+async function charging(worker: RunningServer, handle: DatabaseHandle | undefined, storeId: string): Promise<boolean> {
+  const count = async () => Number((await handle!.db.selectFrom('charges').select((eb) => eb.fn.countAll<string>().as('n')).where('store_id', '=', storeId).executeTakeFirstOrThrow()).n)
+  const before = handle ? await count() : 0
+  const inFlight = async () => {
+    const page = (await (await fetch(`${worker.origin}/api/v1/admin/charges?status=pending&limit=1`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: unknown[] }
+    return page.data.length > 0
+  }
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    if (handle ? (await count()) > before : await inFlight()) return true
+    // wall clock: a worker process charging on its own; polled, with a deadline.
+    await sleep(handle ? 20 : 50)
+  }
+  return false
+}
+
 /** The same count from the database, where the test can read it while workers run (PostgreSQL). */
 async function settledInDatabase(db: Db, storeId: string): Promise<{ settled: number; pending: number }> {
   const rows = await db.selectFrom('charges').select(['status', (eb) => eb.fn.countAll<string>().as('n')]).where('store_id', '=', storeId).groupBy('status').execute()
@@ -198,13 +219,16 @@ describe('exactly-once charging under SIGKILL (docs/contract.md, Billing)', { ti
     const expectedCharges = await expectedChargeCount(population)
     const progress: number[] = []
 
+    const midRun: boolean[] = []
     await killRepeatedly(
       database.env,
       KILLS,
       async (worker) => {
-        // Anywhere from just after the start to well into the run.
-        // wall clock: a SIGKILL at a random moment of a real process's run, from just after its start to well into it.
-        await sleep(150 + Math.floor(Math.random() * 1_200))
+        // At a random moment once the worker is charging (a restarted one first waits out the killed one's
+        // job leases): a kill at a fixed time after the start landed before any charge was made.
+        midRun.push(await charging(worker, database.handle, population.store.id))
+        // wall clock: a SIGKILL at a random moment of a real process's run.
+        await sleep(Math.floor(Math.random() * 400))
         worker.child.kill('SIGKILL')
       },
       async () => {
@@ -228,7 +252,8 @@ describe('exactly-once charging under SIGKILL (docs/contract.md, Billing)', { ti
     })
 
     const outcome = await database.use((db) => assertExactlyOnce(db, population))
-    t.diagnostic(`${population.expected.size} subscriptions, ${KILLS} SIGKILLs, charges recorded after each kill: ${progress.join(', ') || 'n/a (PGlite)'}`)
+    t.diagnostic(`${population.expected.size} subscriptions, ${KILLS} SIGKILLs (${midRun.filter(Boolean).length} while charging), charges recorded after each kill: ${progress.join(', ') || 'n/a (PGlite)'}`)
+    assert.ok(midRun.filter(Boolean).length >= KILLS / 2, `most kills land while the worker is charging: ${midRun.filter(Boolean).length} of ${KILLS}`)
     t.diagnostic(`final: ${outcome.charges} charges, ${outcome.succeeded} succeeded, ${outcome.failed} failed, ${outcome.pending} pending`)
   })
 })
