@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { createStore } from '../../src/modules/stores/index.ts'
-import { createTestDatabase, onPostgres } from '../helpers/database.ts'
+import { createTestDatabase, embeddedDatabases, onPostgres } from '../helpers/database.ts'
 
 /**
  * The embedded test databases are reused within a process (test/helpers/database.ts): a closed one is
@@ -19,7 +19,9 @@ describe('a test database after its user closed it', { skip: onPostgres && 'each
     await first.close()
     await assert.rejects(first.db.selectFrom('stores').selectAll().execute(), 'a closed handle reaches no database')
 
+    const reused = embeddedDatabases.reused
     const second = await createTestDatabase()
+    assert.equal(embeddedDatabases.reused, reused + 1, 'the closed one was handed on, not a fresh copy loaded')
     try {
       assert.deepEqual(await second.db.selectFrom('stores').selectAll().execute(), [])
       assert.equal(await position(second.db), 1, 'sequences start again')
@@ -44,7 +46,9 @@ describe('a test database after its user closed it', { skip: onPostgres && 'each
     } finally {
       await next.close()
     }
+    const loaded = embeddedDatabases.loaded
     const after = await createTestDatabase()
+    assert.equal(embeddedDatabases.loaded, loaded + 1, 'a changed database is never handed on: a fresh copy is loaded')
     try {
       const { rows } = await sql<{ constraints: number; role: string }>`
         SELECT (SELECT count(*)::int FROM pg_constraint WHERE conname = 'no_big') AS constraints, current_setting('session_replication_role') AS role`.execute(after.db)

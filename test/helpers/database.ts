@@ -64,6 +64,8 @@ export async function createTestDatabase(): Promise<DatabaseHandle> {
  */
 const idle: PGlite[] = []
 let pristine: Promise<string> | undefined
+/** How many embedded test databases this process loaded from the migrated copy, and how many it reused. */
+export const embeddedDatabases = { loaded: 0, reused: 0 }
 
 /** Everything a test could change about the database but its rows, as one hash. */
 const SHAPE = `
@@ -75,8 +77,20 @@ const SHAPE = `
       WHERE c.relnamespace = 'public'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
     UNION ALL SELECT 'k ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) || ' ' || convalidated::text FROM pg_constraint WHERE connamespace = 'public'::regnamespace
     UNION ALL SELECT 'i ' || pg_get_indexdef(indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = 'public'::regnamespace
-    UNION ALL SELECT 't ' || tgrelid::regclass || ' ' || tgname || ' ' || tgenabled::text || ' ' || tgfoid::text FROM pg_trigger WHERE NOT tgisinternal
-    UNION ALL SELECT 'p ' || n.nspname || '.' || p.proname || ' ' || md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+    UNION ALL SELECT 't ' || pg_get_triggerdef(oid) || ' ' || tgenabled::text FROM pg_trigger WHERE NOT tgisinternal
+    UNION ALL SELECT 'p ' || n.nspname || '.' || p.proname || ' ' || md5(p.prosrc) || ' ' || p.provolatile::text || ' ' || p.prosecdef::text || ' ' || coalesce(p.proconfig::text, '')
+      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+    UNION ALL SELECT 'y ' || t.typname || ' ' || t.typtype::text FROM pg_type t WHERE t.typnamespace = 'public'::regnamespace
+    UNION ALL SELECT 'e ' || enumtypid::regtype || ' ' || enumlabel FROM pg_enum
+    UNION ALL SELECT 'v ' || c.relname || ' ' || pg_get_viewdef(c.oid) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('v', 'm')
+    UNION ALL SELECT 'w ' || ev_class::regclass || ' ' || rulename FROM pg_rewrite WHERE ev_class::regclass::text NOT LIKE 'pg\_%' AND rulename <> '_RETURN'
+    UNION ALL SELECT 'o ' || polrelid::regclass || ' ' || polname FROM pg_policy
+    UNION ALL SELECT 'l ' || c.relname || ' ' || c.relrowsecurity::text FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relrowsecurity
+    UNION ALL SELECT 'q ' || seqrelid::regclass || ' ' || seqstart || ' ' || seqincrement || ' ' || seqcycle::text FROM pg_sequence
+    UNION ALL SELECT 'm ' || count(*)::text FROM kysely_migration
+    UNION ALL SELECT 'h ' || pg_listening_channels()
+    UNION ALL SELECT 'u ' || count(*)::text FROM pg_prepared_statements
+    UNION ALL SELECT 'z ' || count(*)::text FROM pg_cursors
     UNION ALL SELECT 'n ' || nspname FROM pg_namespace
     UNION ALL SELECT 'r ' || rolname || ' ' || rolsuper::text || ' ' || rolcanlogin::text FROM pg_roles
     UNION ALL SELECT 's ' || name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override', 'configuration file', 'environment variable', 'command line', 'client')
@@ -87,6 +101,8 @@ const shapeOf = async (pglite: PGlite): Promise<string> => (await pglite.query<{
 
 async function embeddedTestDatabase(): Promise<DatabaseHandle> {
   let pglite = idle.pop()
+  if (pglite) embeddedDatabases.reused++
+  else embeddedDatabases.loaded++
   if (!pglite) {
     pglite = await PGlite.create('memory://', { parsers: PGLITE_PARSERS, loadDataDir: await migratedPgliteDump() })
     if (!pristine) {
@@ -106,7 +122,7 @@ async function embeddedTestDatabase(): Promise<DatabaseHandle> {
       try {
         if ((await shapeOf(own)) !== (await pristine)) throw new Error('changed')
         await own.query(`DO $$ BEGIN
-          EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE' FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_%');
+          EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE' FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely\\_%');
         END $$`)
         idle.push(own)
         // An idle instance keeps a timer of PostgreSQL's armed, which keeps the process alive: one not
@@ -116,7 +132,7 @@ async function embeddedTestDatabase(): Promise<DatabaseHandle> {
           const at = idle.indexOf(own)
           if (at < 0) return
           idle.splice(at, 1)
-          void own.close()
+          own.close().catch(() => {})
         }, 1_000).unref()
       } catch {
         await own.close()
@@ -157,7 +173,11 @@ async function embeddedTestDatabase(): Promise<DatabaseHandle> {
  * at once both finish, and the second drops its own.
  */
 function migratedTemplate(adminUrl: string): Promise<string> {
-  templateName ??= buildTemplate(adminUrl)
+  // A failed build is not kept: the next caller tries again.
+  templateName ??= buildTemplate(adminUrl).catch((error: unknown) => {
+    templateName = undefined
+    throw error
+  })
   return templateName
 }
 let templateName: Promise<string> | undefined
@@ -173,11 +193,17 @@ async function buildTemplate(adminUrl: string): Promise<string> {
     await admin.query(`CREATE DATABASE ${building}`)
     const url = new URL(adminUrl)
     url.pathname = `/${building}`
-    const handle = await connectDatabase({ databaseUrl: url.toString(), poolSize: 1 })
     try {
-      await migrateToLatest(handle.db)
-    } finally {
-      await handle.close()
+      const handle = await connectDatabase({ databaseUrl: url.toString(), poolSize: 1 })
+      try {
+        await migrateToLatest(handle.db)
+      } finally {
+        await handle.close()
+      }
+    } catch (error) {
+      // Half built: never left behind to be mistaken for a template.
+      await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`)
+      throw error
     }
     try {
       await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`)

@@ -181,15 +181,22 @@ async function settledViaApi(server: RunningServer): Promise<{ settled: number; 
 
 /**
  * Waits until `worker` is charging: on PostgreSQL until it has made a charge, on PGlite (one process at a
- * time) until its own API lists a charge in flight. False when that did not happen within 20 s (the
- * run may be over).
+ * time) until its own API lists charges in flight other than those a killed worker left. False when that
+ * did not happen within 20 s (the run may be over).
  */
 async function charging(worker: RunningServer, handle: DatabaseHandle | undefined, storeId: string): Promise<boolean> {
   const count = async () => Number((await handle!.db.selectFrom('charges').select((eb) => eb.fn.countAll<string>().as('n')).where('store_id', '=', storeId).executeTakeFirstOrThrow()).n)
   const before = handle ? await count() : 0
+  // On PGlite: the charges in flight; the killed worker's own stay pending until taken over, so only a
+  // change in the set says this worker is charging.
+  const pendingIds = async () => {
+    const page = (await (await fetch(`${worker.origin}/api/v1/admin/charges?status=pending&limit=100`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: Array<{ id: string }> }
+    return page.data.map((charge) => charge.id).sort().join(',')
+  }
+  const leftOver = handle ? '' : await pendingIds()
   const inFlight = async () => {
-    const page = (await (await fetch(`${worker.origin}/api/v1/admin/charges?status=pending&limit=1`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: unknown[] }
-    return page.data.length > 0
+    const now = await pendingIds()
+    return now !== '' && now !== leftOver
   }
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {

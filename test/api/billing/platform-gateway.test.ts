@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { createPlatformGateway, type ChargeRequest, type RenewalOrder } from '../../../src/modules/billing/gateways/index.ts'
+import { orderRequestWindowMs } from '../../../src/modules/billing/gateways/platform-gateway.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal, paymentOutcome, PAYMENT_ERROR_CODES, refundOutcome, transactionsOutcome } from '../../../src/modules/billing/gateways/platform-outcomes.ts'
 import { createPlatformClient, type PlatformClient } from '../../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
@@ -313,8 +314,12 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.equal(sim.counters.ordersCreated, created, 'no order raised')
     assert.equal(marked, 0)
 
-    // Past the client's longest call (the 429 budget plus a timeout), that request is over: none arrived, so ask.
-    request.orderRequestedAt = new Date(Date.now() - client.longestCallMs - 1)
+    // Just inside the window (the client's longest call, the 429 budget plus a timeout, and a margin): still waits.
+    request.orderRequestedAt = new Date(Date.now() - orderRequestWindowMs(client) + 5_000)
+    assert.equal((await gateway.createOrder!(request, renewalOrder())).status, 'unknown')
+    assert.equal(sim.counters.ordersCreated, created)
+    // Past it, that request is over: none arrived, so ask.
+    request.orderRequestedAt = new Date(Date.now() - orderRequestWindowMs(client) - 1)
     const made = await gateway.createOrder!(request, renewalOrder())
     assert.equal(made.status, 'created')
     assert.equal(sim.counters.ordersCreated, created + 1)

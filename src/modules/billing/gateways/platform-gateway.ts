@@ -185,6 +185,16 @@ export function orderFitsCharge(answered: unknown, order: RenewalOrder): OrderOu
   return { status: 'created', orderId: id }
 }
 
+/**
+ * How long after an order request was marked it may still become an order: the client's longest call,
+ * plus a margin for what the client cannot see or bound: the time between the mark and the request
+ * leaving (a stalled process), the platform finishing a request after our client gave up on it, and the
+ * clocks of two hosts. Waiting only delays the rare renewal whose order request was lost; asking early
+ * can raise a second order.
+ */
+export const ORDER_REQUEST_MARGIN_MS = 5 * 60_000
+export const orderRequestWindowMs = (client: Pick<PlatformClient, 'longestCallMs'>): number => client.longestCallMs + ORDER_REQUEST_MARGIN_MS
+
 export function createPlatformGateway(options: PlatformGatewayOptions): PlatformGateway {
   const { client } = options
 
@@ -269,7 +279,7 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       // An earlier holder's request for this order may still be on its way (it stalled past its lease
       // mid-request): the platform has no key to refuse a second order, so wait until that request is
       // over, and look again then.
-      if (charge.orderRequestedAt && Date.now() - charge.orderRequestedAt.getTime() < client.longestCallMs) {
+      if (charge.orderRequestedAt && Date.now() - charge.orderRequestedAt.getTime() < orderRequestWindowMs(client)) {
         return { status: 'unknown', reason: "an earlier request for the renewal's order may still be in flight; the order is looked for again later" }
       }
       try {
