@@ -5,38 +5,13 @@ import { AppError } from '../../src/lib/errors.ts'
 import { afterSuccess, planRenewal } from '../../src/modules/billing/renewal-plan.ts'
 import { assertCanRenewNow, requireRescheduleTime, waitForRenewal } from '../../src/modules/subscriptions/order-now.ts'
 import { scheduleFrom } from '../../src/modules/subscriptions/subscription-schedule.ts'
+import { subscriptionRow } from '../helpers/subscription-row.ts'
 
 const d = (iso: string) => new Date(iso)
 const NY = 'America/New_York'
 
-/** An active monthly subscription that paid [Jan 10, Feb 10] and renews on Feb 10 (as renewal-plan.test.ts's). */
-function subscription(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow {
-  return {
-    status: 'active',
-    amount: 1500,
-    quantity: 1,
-    currency: 'USD',
-    interval: 'month',
-    interval_count: 1,
-    start_at: d('2026-01-10T09:00:00.000Z'),
-    billing_anchor_at: d('2026-01-10T09:00:00.000Z'),
-    period_index: 0,
-    current_period_start: d('2026-01-10T09:00:00.000Z'),
-    current_period_end: d('2026-02-10T09:00:00.000Z'),
-    next_charge_at: d('2026-02-10T09:00:00.000Z'),
-    skip_next: false,
-    cancel_at_period_end: false,
-    gift: null,
-    prepaid_cycles_total: null,
-    prepaid_cycles_remaining: null,
-    pending_charge_id: null,
-    dunning_attempts: 0,
-    dunning_started_at: null,
-    unpaid_period_start: null,
-    billing_issue: null,
-    ...overrides,
-  } as SubscriptionRow
-}
+/** An active monthly subscription that paid [Jan 10, Feb 10] and renews on Feb 10 (the shared fixture row). */
+const subscription = subscriptionRow
 
 const store = { timezone: 'UTC', dunning_retry_days: [1, 3], billing_stopped_at: null } as unknown as StoreRow
 
