@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { SignJWT } from 'jose'
@@ -10,6 +8,7 @@ import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watch
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 
 /**
  * The merchant console end to end, in Chromium against the real service process: sign-in with an
@@ -97,7 +96,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
       handle = await createTestDatabase()
       databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
     } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'sb-console-'))
+      dataDir = await newDataDir('sb-console-')
       databaseEnv = { DATA_DIR: dataDir }
     }
     server = await startServer({

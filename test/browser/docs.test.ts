@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { DEMO_STORE_HASH } from '../../src/demo/demo-data.ts'
 import { launchBrowser, skipWithoutChromium } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 
 /**
  * The API reference page at /docs, in Chromium against the real service process as `npm start` runs
@@ -26,8 +25,8 @@ describe('the API reference page in a real browser', { skip: skipWithoutChromium
   let browser: Browser
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sb-docs-'))
-    server = await startServer({ DATA_DIR: join(dataDir, 'data'), LOG_LEVEL: 'error' })
+    dataDir = await newDataDir('sb-docs-')
+    server = await startServer({ DATA_DIR: dataDir, LOG_LEVEL: 'error' })
     browser = await launchBrowser()
   })
   after(async () => {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
@@ -9,6 +8,7 @@ import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watch
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 
 /**
  * The portal's issue 15 pages in Chromium against the real service: a discount code, an add-on for
@@ -47,7 +47,7 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
       handle = await createTestDatabase()
       databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
     } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'sb-portal-manage-'))
+      dataDir = await newDataDir('sb-portal-manage-')
       databaseEnv = { DATA_DIR: dataDir }
     }
     server = await startServer({ ...databaseEnv, SMTP_URL: sink.url, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })

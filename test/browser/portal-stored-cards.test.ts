@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
@@ -11,6 +10,7 @@ import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watch
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 
 /**
  * The portal's payment method change on a store that charges through BigCommerce, in Chromium
@@ -66,7 +66,7 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
       handle = await createTestDatabase()
       databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
     } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'sb-portal-cards-'))
+      dataDir = await newDataDir('sb-portal-cards-')
       databaseEnv = { DATA_DIR: dataDir }
     }
     server = await startServer({

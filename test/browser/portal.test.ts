@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -9,6 +8,7 @@ import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient } from
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 
 /**
  * The subscriber portal end to end, in Chromium against the real service process: a sign-in link
@@ -105,7 +105,7 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
       handle = await createTestDatabase()
       databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
     } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'sb-portal-'))
+      dataDir = await newDataDir('sb-portal-')
       databaseEnv = { DATA_DIR: dataDir }
     }
     server = await startServer({

@@ -1,9 +1,7 @@
 // What the SIGKILL suites (billing exactly-once, webhook at-least-once) do alike: worker processes
 // (`ROLE=worker`) on a database of the suite's own, killed and restarted, then left to finish.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 // wall clock: runToCompletion polls a worker process (below).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before } from 'node:test'
@@ -12,6 +10,7 @@ import type { Db } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from './database.ts'
 import { startServer, type RunningServer } from './server-process.ts'
+import { newDataDir } from './data-dir.ts'
 
 /** How long a worker may take to start. */
 const START_TIMEOUT_MS = 60_000
@@ -44,7 +43,7 @@ export function workerDatabase(workerEnv: Record<string, string>, tmpPrefix: str
       handle = await createTestDatabase()
       env = { ...workerEnv, DATABASE_URL: scratchUrl(handle)! }
     } else {
-      dataDir = mkdtempSync(join(tmpdir(), tmpPrefix))
+      dataDir = await newDataDir(tmpPrefix)
       env = { ...workerEnv, DATA_DIR: dataDir }
     }
   })

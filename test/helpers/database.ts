@@ -247,9 +247,17 @@ function migrationsHash(salt = ''): string {
   return hash.digest('hex').slice(0, 16)
 }
 
-async function readMigratedPgliteDump(): Promise<Blob> {
+/**
+ * Where a copy of a PGlite database made by this version of PGlite and these migrations is kept:
+ * node_modules/.cache/subscription-billing/pglite-<hash><suffix>, shared by every test process.
+ */
+export function pgliteCachePath(suffix: string): string {
   const pgliteVersion = createHash('sha256').update(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url))).digest('hex')
-  const file = fileURLToPath(new URL(`../../node_modules/.cache/subscription-billing/pglite-${migrationsHash(pgliteVersion)}.tar`, import.meta.url))
+  return fileURLToPath(new URL(`../../node_modules/.cache/subscription-billing/pglite-${migrationsHash(pgliteVersion)}${suffix}`, import.meta.url))
+}
+
+async function readMigratedPgliteDump(): Promise<Blob> {
+  const file = pgliteCachePath('.tar')
   if (!existsSync(file)) {
     const pglite = await PGlite.create()
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) })

@@ -11,6 +11,8 @@ import { runCli as runCliInProcess } from '../../src/cli.ts'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import { sha256Hex } from '../../src/lib/secrets.ts'
 import { createTestDatabase, onPostgres } from '../helpers/database.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
+import { NODE_FLAGS } from '../helpers/server-process.ts'
 import { buildTestApp, call, type TestApp } from '../helpers/test-app.ts'
 
 const CLI_ENTRY = new URL('../../src/cli.ts', import.meta.url).pathname
@@ -28,9 +30,10 @@ interface Target {
  * scratch PostgreSQL database (plus a DATA_DIR, where `demo` keeps its key file).
  */
 async function createTarget(): Promise<Target> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sb-cli-'))
-  const removeDir = () => rmSync(dataDir, { recursive: true, force: true })
   const adminUrl = process.env.DATABASE_URL
+  // On PGlite, a copy of a database initdb made and nothing else (test/helpers/data-dir.ts): new to the CLI.
+  const dataDir = adminUrl ? mkdtempSync(join(tmpdir(), 'sb-cli-')) : await newDataDir('sb-cli-')
+  const removeDir = () => rmSync(dataDir, { recursive: true, force: true })
   if (!adminUrl) {
     return { env: { DATA_DIR: dataDir }, open: () => connectDatabase({ dataDir }), remove: async () => removeDir() }
   }
@@ -72,7 +75,7 @@ function cliEnv(target: Target): Record<string, string | undefined> {
 
 /** The CLI as an operator runs it: a process of its own (exit code, stdout and stderr as the shell sees them). */
 async function spawnCli(target: Target, ...args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env: cliEnv(target), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_FLAGS, CLI_ENTRY, ...args], { env: cliEnv(target), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))

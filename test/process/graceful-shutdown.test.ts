@@ -4,10 +4,8 @@
 // connection is refused), never answered with a 500 from a closed database.
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, afterEach, before, describe, test } from 'node:test'
 // wall clock: a real server process is signalled while real requests are in flight (below).
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -15,6 +13,7 @@ import { Agent, request } from 'undici'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 
 // Each renewal's gateway call takes this long: the test-clock advance below is a request that is
 // still running, and still has database work ahead of it, when the signal arrives.
@@ -109,7 +108,7 @@ describe('graceful shutdown of the service process', () => {
 
   // Each test on a fresh DATA_DIR (embedded) or its own store in the scratch database (PostgreSQL).
   const setUp = async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'billing-drain-'))
+    dataDir = await newDataDir('billing-drain-')
     const suffix = Math.random().toString(36).slice(2, 10)
     key = `sk_test_graceful_shutdown_${suffix}_0123456789`
     env = {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
 import { startServer, startServerExpectingFailure } from '../helpers/server-process.ts'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
 
@@ -16,7 +17,8 @@ describe('the service as a process (npm start)', () => {
   let env: Record<string, string>
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'billing-start-'))
+    // On PGlite, a copy of a database initdb made (test/helpers/data-dir.ts); startup-safety starts on an empty directory.
+    dataDir = onPostgres ? mkdtempSync(join(tmpdir(), 'billing-start-')) : await newDataDir('billing-start-')
     env = { DATA_DIR: dataDir }
     if (onPostgres) {
       // The scratch database is migrated already; the server must cope with that as well as with a fresh one.
@@ -95,8 +97,8 @@ describe('the service as a process (npm start)', () => {
 describe('the embedded database directory', { skip: onPostgres ? 'PGlite only: PostgreSQL allows many processes' : false }, () => {
   let dataDir: string
 
-  before(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'billing-lock-'))
+  before(async () => {
+    dataDir = await newDataDir('billing-lock-')
   })
   after(() => rmSync(dataDir, { recursive: true, force: true }))
 
