@@ -1,21 +1,24 @@
 /**
- * Runs the test suite (README, "Tests") through node:test's own runner in two lanes side by side: the
- * unit, API, contract and database tiers in one shared process (SHARED_TIERS, scripts/test-plan.ts),
- * the process and browser suites a process per file, longest first so the lane ends on short files.
- * A named list of files, or the PostgreSQL pass, runs a process per file.
+ * Runs the test suite (README, "Tests") through node:test's own runner in lanes side by side: the unit,
+ * API, contract and database tiers in shared processes (SHARED_TIERS, scripts/test-plan.ts), the process
+ * suites a process per file in this one, the browser suites a process per file in a lane of their own;
+ * longest first so each lane ends on short files. A named list of files, or the PostgreSQL pass, runs a
+ * process per file.
  *
  *   node scripts/test.ts                  every tier, on embedded PGlite (npm test)
  *   node scripts/test.ts --lane=postgres  what differs between engines, on DATABASE_URL (npm run test:db)
  *   node scripts/test.ts test/api/billing test/unit/calendar.test.ts   only these files or directories
  *
  * Options: --concurrency=N (or TEST_CONCURRENCY), --reporter=spec|dot|tap. For npm test N is the number of
- * lanes (default 3: the process-per-file lane and two shared processes); 1 runs every file in a process of
- * its own, one at a time. With every file in a process of its own, a third file at a time did not finish
- * sooner than two (exactly-once 172 s at 2, 305 s at 3): the whole suite is CPU-bound on two cores.
+ * lanes (default 4: the process suites, the browser suites and two shared processes; 2 or less runs
+ * every file in a process of its own, N at a time). With every file in a process of its own, a third file
+ * at a time did not finish sooner than two (exactly-once 172 s at 2, 305 s at 3): the whole suite is
+ * CPU-bound on two cores.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
+import { getPriority, setPriority } from 'node:os'
 import { enableCompileCache } from 'node:module'
 import { join, relative } from 'node:path'
 import { run } from 'node:test'
@@ -42,7 +45,7 @@ async function runLane(files: string[], options: { concurrency: number; shared: 
     ...(options.shared ? { isolation: 'none' as const, forceExit: true } : { concurrency: options.concurrency }),
     // A file (in its own process) or a top-level suite (in the shared one) that runs this long is stuck, not
     // slow (the longest take ~2 minutes): it is marked failed. One that holds a handle open still keeps its
-    // process alive; in the shared lane the silence deadline (runSharedChild) ends that.
+    // process alive; in a child lane the silence deadline (runChildLane) ends that.
     timeout: 10 * 60_000,
   })
   stream.on('test:fail', () => {
@@ -61,16 +64,27 @@ async function runLane(files: string[], options: { concurrency: number; shared: 
   return { failed, perFile }
 }
 
-/** A shared lane silent this long is stuck (a test holding a handle, a load that never ends): it is killed and fails. */
-const SHARED_SILENCE_MS = 10 * 60_000
+/** A lane silent this long is stuck (a test holding a handle, a load that never ends): it is killed and fails. */
+const LANE_SILENCE_MS = 10 * 60_000
 
 /**
- * The shared lane in a child process (`--shared`), its report passed on whole lines as they come (so a
- * stuck run shows where it stopped), killed if it falls silent. Its exit code is the verdict: node:test's
- * own failures, and anything it saw after a test ended (a late exception or rejection), make it 1.
+ * A lane in a child process of its own (this script with `args`), its report passed on whole lines as they
+ * come (so a stuck run shows where it stopped), killed if it falls silent, at `nice` (added to this
+ * process's). Its exit code is the verdict: node:test's own failures, and anything it saw after a test
+ * ended (a late exception or rejection), make it 1.
  */
-async function runSharedChild(files: string[], reporterName: string): Promise<{ failed: boolean; verdict: string }> {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--shared', `--reporter=${reporterName}`, ...files], { stdio: ['ignore', 'pipe', 'pipe'] })
+async function runChildLane(args: string[], nice: number): Promise<{ failed: boolean; verdict: string; seconds: number }> {
+  const started = performance.now()
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its per-file times are in its report; the file is this process's.
+    env: { ...process.env, TEST_TIMES_FILE: '' },
+  })
+  try {
+    setPriority(child.pid!, Math.min(19, getPriority() + nice))
+  } catch {
+    // Only the schedule suffers: the lane runs at this process's priority.
+  }
   let pending = ''
   let silentFor: NodeJS.Timeout | undefined
   let stuck = false
@@ -80,7 +94,7 @@ async function runSharedChild(files: string[], reporterName: string): Promise<{ 
     silentFor = setTimeout(() => {
       stuck = true
       child.kill('SIGKILL')
-    }, SHARED_SILENCE_MS)
+    }, LANE_SILENCE_MS)
   }
   const pass = (chunk: Buffer) => {
     watch()
@@ -97,13 +111,13 @@ async function runSharedChild(files: string[], reporterName: string): Promise<{ 
   clearTimeout(silentFor)
   if (pending) process.stdout.write(`${pending}\n`)
   const verdict = stuck
-    ? `FAILED: silent for ${SHARED_SILENCE_MS / 60_000} minutes, killed (the last lines above show where it stopped)`
+    ? `FAILED: silent for ${LANE_SILENCE_MS / 60_000} minutes, killed (the last lines above show where it stopped)`
     : signal
       ? `FAILED: killed by ${signal}`
       : code === 0
         ? 'passed'
         : `FAILED (exit ${code})`
-  return { failed: stuck || code !== 0, verdict }
+  return { failed: stuck || code !== 0, verdict, seconds: (performance.now() - started) / 1000 }
 }
 
 async function main(): Promise<void> {
@@ -131,41 +145,41 @@ async function main(): Promise<void> {
 
   const started = performance.now()
   const files = paths.length > 0 ? ordered(paths) : lane === 'postgres' ? ordered(POSTGRES).filter((file) => !EMBEDDED_ONLY.has(file)) : ordered(TIERS)
-  // Three lanes for npm test (below); two files at a time otherwise (a third only stretched each one).
-  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? (lane === 'all' && paths.length === 0 ? 3 : 2))
-  // npm test: the shared tiers dealt over `concurrency - 1` processes, beside the process suites one at a
-  // time (their children leave gaps the shared lanes fill); the browser suites start when the shared lanes
-  // end, beside what is left of the process suites. Measured here with every process and browser suite in
-  // one lane: it ran ~300 s alone after the shared lanes ended (666 s against 316 and 369 s). Two at a time
-  // from the start stretched every process suite instead (the exactly-once suite 81 -> 261 s, a server
-  // start past its 30 s check) and ended later. A named list of files, or the PostgreSQL pass (most of it
-  // process suites), runs a process per file, `concurrency` at a time.
-  const split = lane === 'all' && paths.length === 0 && concurrency > 1
+  // Four lanes for npm test (below); two files at a time otherwise (a third only stretched each one).
+  const concurrency = Number(option('concurrency') ?? process.env.TEST_CONCURRENCY ?? (lane === 'all' && paths.length === 0 ? 4 : 2))
+  // npm test: the process suites one at a time in this process; the browser suites one at a time in a
+  // child lane; the shared tiers dealt over `concurrency - 2` processes. The lanes run at once and at
+  // different priorities (nice), so that the process suites, whose servers and polls are the longest
+  // chain, run almost as fast as alone and the other lanes take what CPU is left: measured on this 2-core
+  // machine, with the process suites beside the shared lanes at the same priority the SIGKILL suite took
+  // 160 s instead of 70 and the run 423 s; with the shared lanes at +10, the browser lane at +5 and all
+  // lanes from the start, NNN s. A named list of files, or the PostgreSQL pass (most of it process
+  // suites), runs a process per file, `concurrency` at a time.
+  const split = lane === 'all' && paths.length === 0 && concurrency > 2
   const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`)) && !OWN_PROCESS.has(file)) : []
   const isolated = files.filter((file) => !shared.includes(file))
-  const afterShared = split ? isolated.filter((file) => file.startsWith('test/browser/')) : []
-  const fromStart = isolated.filter((file) => !afterShared.includes(file))
-  const sharedLanes = split ? concurrency - 1 : 0
+  const browser = split ? isolated.filter((file) => file.startsWith('test/browser/')) : []
+  const inThisProcess = isolated.filter((file) => !browser.includes(file))
+  const sharedLanes = split ? concurrency - 2 : 0
   // Dealt in turn, longest known first, so the lanes end close together.
   const lanes = Array.from({ length: sharedLanes }, (_, lane) => shared.filter((_, index) => index % sharedLanes === lane))
-  const sharedRuns = Promise.all(lanes.map((laneFiles) => runSharedChild(laneFiles, reporterName)))
+  const childLanes = [
+    ...lanes.map((laneFiles, index) => ({ name: `shared lane ${index + 1} (${laneFiles.length} files in one process)`, run: runChildLane(['--shared', `--reporter=${reporterName}`, ...laneFiles], 10) })),
+    ...(browser.length ? [{ name: `browser lane (${browser.length} files, a process each)`, run: runChildLane(['--concurrency=1', `--reporter=${reporterName}`, ...browser], 0) }] : []),
+  ]
   const isolatedConcurrency = split ? 1 : concurrency
-  const isolatedRuns = Promise.all([
-    runLane(fromStart, { concurrency: isolatedConcurrency, shared: false, reporter, out: process.stdout }),
-    sharedRuns.then(() => runLane(afterShared, { concurrency: 1, shared: false, reporter, out: process.stdout })),
-  ])
-  const [isolatedResults, sharedResults] = await Promise.all([isolatedRuns, sharedRuns])
-  const failed = isolatedResults.some((result) => result.failed)
-  const perFile = new Map(isolatedResults.flatMap((result) => [...result.perFile]))
+  const own = await runLane(inThisProcess, { concurrency: isolatedConcurrency, shared: false, reporter, out: process.stdout })
+  const ownSeconds = (performance.now() - started) / 1000
+  const childResults = await Promise.all(childLanes.map((child) => child.run))
 
-  const byTime = [...perFile].sort((a, b) => b[1] - a[1])
+  const byTime = [...own.perFile].sort((a, b) => b[1] - a[1])
   // Every file's time, for choosing LONGEST_FIRST and finding what to speed up (not read by anything).
   if (process.env.TEST_TIMES_FILE) writeFileSync(process.env.TEST_TIMES_FILE, `${byTime.map(([file, ms]) => `${(ms / 1000).toFixed(1)}\t${relative(ROOT, file)}`).join('\n')}\n`)
-  console.log(`\n${files.length} files, ${isolated.length} in a process each (${isolatedConcurrency} at a time)${shared.length ? ` beside ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
+  console.log(`\n${files.length} files, ${inThisProcess.length} in a process each (${isolatedConcurrency} at a time)${childLanes.length ? ` beside ${browser.length} browser files and ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
   for (const [file, ms] of byTime.slice(0, 12)) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)
-  console.log(`\nprocess-per-file lanes (${isolated.length} files${afterShared.length ? `, ${afterShared.length} of them after the shared lanes` : ''}): ${failed ? 'FAILED' : 'passed'}`)
-  for (const [index, result] of sharedResults.entries()) console.log(`shared lane ${index + 1} (${lanes[index]!.length} files in one process): ${result.verdict}`)
-  if (failed || sharedResults.some((result) => result.failed)) process.exitCode = 1
+  console.log(`\nprocess-per-file lane (${inThisProcess.length} files): ${own.failed ? 'FAILED' : 'passed'} in ${ownSeconds.toFixed(0)} s`)
+  for (const [index, result] of childResults.entries()) console.log(`${childLanes[index]!.name}: ${result.verdict} in ${result.seconds.toFixed(0)} s`)
+  if (own.failed || childResults.some((result) => result.failed)) process.exitCode = 1
 }
 
 if (import.meta.main) await main()

@@ -70,6 +70,9 @@ describe('the platform client bounds every wait', () => {
     const elapsed = Date.now() - started
     await client.close()
     assert.ok(reply.sent && reply.answer.statusCode === 429)
+    // The attempts that fit the budget and one more whose answer ends it: counted by the platform, so a
+    // machine slowed by other work can only lower the count (the fault being fixed made 11).
+    assert.ok(attempts <= 3, `${attempts} attempts for a 500 ms budget (the call took ${elapsed} ms)`)
     // One request's timeout on top of the budget is the most a caller could expect to wait.
     assert.ok(elapsed <= 500 + 2_000, `the call took ${elapsed} ms over ${attempts} attempts for a 500 ms budget`)
   })
