@@ -64,8 +64,12 @@ async function runLane(files: string[], options: { concurrency: number; shared: 
   return { failed, perFile }
 }
 
-/** A lane silent this long is stuck (a test holding a handle, a load that never ends): it is killed and fails. */
-const LANE_SILENCE_MS = 10 * 60_000
+/**
+ * A lane silent this long is stuck (a test holding a handle, a load that never ends): it is killed and
+ * fails. Longer than a file's own timeout (runLane), so a stuck file in a lane of process-per-file runs is
+ * named by node:test first.
+ */
+const LANE_SILENCE_MS = 12 * 60_000
 
 /**
  * A lane in a child process of its own (this script with `args`), its report passed on whole lines as they
@@ -81,7 +85,8 @@ async function runChildLane(args: string[], nice: number): Promise<{ failed: boo
     env: { ...process.env, TEST_TIMES_FILE: '' },
   })
   try {
-    setPriority(child.pid!, Math.min(19, getPriority() + nice))
+    // Never without a pid: setPriority(undefined, n) would lower this process instead.
+    if (child.pid) setPriority(child.pid, Math.min(19, getPriority() + nice))
   } catch {
     // Only the schedule suffers: the lane runs at this process's priority.
   }
@@ -107,17 +112,27 @@ async function runChildLane(args: string[], nice: number): Promise<{ failed: boo
   watch()
   child.stdout.on('data', pass)
   child.stderr.on('data', pass)
-  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null]
+  let code: number | null = null
+  let signal: NodeJS.Signals | null = null
+  let error: Error | undefined
+  try {
+    ;[code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null]
+  } catch (failure) {
+    // The process could not be started (once() rejects on 'error').
+    error = failure as Error
+  }
   clearTimeout(silentFor)
   if (pending) process.stdout.write(`${pending}\n`)
-  const verdict = stuck
+  const verdict = error
+    ? `FAILED: ${error.message}`
+    : stuck
     ? `FAILED: silent for ${LANE_SILENCE_MS / 60_000} minutes, killed (the last lines above show where it stopped)`
     : signal
       ? `FAILED: killed by ${signal}`
       : code === 0
         ? 'passed'
         : `FAILED (exit ${code})`
-  return { failed: stuck || code !== 0, verdict, seconds: (performance.now() - started) / 1000 }
+  return { failed: Boolean(error) || stuck || code !== 0, verdict, seconds: (performance.now() - started) / 1000 }
 }
 
 async function main(): Promise<void> {
@@ -152,8 +167,8 @@ async function main(): Promise<void> {
   // different priorities (nice), so that the process suites, whose servers and polls are the longest
   // chain, run almost as fast as alone and the other lanes take what CPU is left: measured on this 2-core
   // machine, with the process suites beside the shared lanes at the same priority the SIGKILL suite took
-  // 160 s instead of 70 and the run 423 s; with the shared lanes at +10, the browser lane at +5 and all
-  // lanes from the start, NNN s. A named list of files, or the PostgreSQL pass (most of it process
+  // 160 s instead of 70 and the run 423 s; with the shared lanes at +10 and the browser lane beside the
+  // process suites from the start, 372 s of runner (the browser lane at +5: 406 s). A named list of files, or the PostgreSQL pass (most of it process
   // suites), runs a process per file, `concurrency` at a time.
   const split = lane === 'all' && paths.length === 0 && concurrency > 2
   const shared = split ? files.filter((file) => SHARED_TIERS.some((dir) => file.startsWith(`${dir}/`)) && !OWN_PROCESS.has(file)) : []
@@ -173,7 +188,8 @@ async function main(): Promise<void> {
   const childResults = await Promise.all(childLanes.map((child) => child.run))
 
   const byTime = [...own.perFile].sort((a, b) => b[1] - a[1])
-  // Every file's time, for choosing LONGEST_FIRST and finding what to speed up (not read by anything).
+  // The process suites' times, for choosing LONGEST_FIRST and finding what to speed up (not read by
+  // anything); the browser lane prints its own files' times in its report.
   if (process.env.TEST_TIMES_FILE) writeFileSync(process.env.TEST_TIMES_FILE, `${byTime.map(([file, ms]) => `${(ms / 1000).toFixed(1)}\t${relative(ROOT, file)}`).join('\n')}\n`)
   console.log(`\n${files.length} files, ${inThisProcess.length} in a process each (${isolatedConcurrency} at a time)${childLanes.length ? ` beside ${browser.length} browser files and ${shared.length} in ${sharedLanes} shared processes` : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s; the longest in a process of their own (s):`)
   for (const [file, ms] of byTime.slice(0, 12)) console.log(`  ${(ms / 1000).toFixed(1).padStart(6)}  ${relative(ROOT, file)}`)

@@ -16,14 +16,18 @@ import { pgliteCachePath } from './database.ts'
  * directory, initdb included, and checks the modes of the files it writes.
  */
 export async function newDataDir(prefix: string): Promise<string> {
+  const source = await template()
   const dataDir = mkdtempSync(join(tmpdir(), prefix))
-  cpSync(await template(), join(dataDir, 'pglite'), { recursive: true })
+  cpSync(source, join(dataDir, 'pglite'), { recursive: true })
   return dataDir
 }
 
 let made: Promise<string> | undefined
 
-/** The database directory initdb made, once per version of PGlite, kept under node_modules/.cache. */
+/**
+ * The database directory initdb made, once per version of PGlite (and set of migrations: the cache key
+ * is the test databases'), kept under node_modules/.cache. A build killed midway leaves its aside copy.
+ */
 function template(): Promise<string> {
   made ??= makeTemplate(pgliteCachePath('-initdb-dir'))
   // A failed build is not remembered: the next caller tries again.

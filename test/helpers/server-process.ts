@@ -10,6 +10,7 @@ const SERVER_ENTRY = new URL('../../src/server.ts', import.meta.url).pathname
  * behaviour (the same code, compiled plainly) and halves what a start costs here: server-process suite
  * 61 -> 34 s of CPU, the SIGKILL suite's workers no slower (70 -> 67 s). The test processes themselves
  * keep both tiers: the shared lanes, which run PGlite for minutes, were 12% slower on Liftoff alone.
+ * startup-safety's fresh start runs without it, exactly as `npm start` does.
  */
 export const NODE_FLAGS = ['--liftoff-only']
 
@@ -23,11 +24,14 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `src/server.ts` as `npm start` would, on a free port, and waits for its banner. */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {
+/**
+ * Starts `src/server.ts` as `npm start` would, on a free port, and waits for its banner. `nodeFlags`:
+ * NODE_FLAGS by default; [] starts it exactly as `npm start` does.
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000, nodeFlags: readonly string[] = NODE_FLAGS): Promise<RunningServer> {
   const { DATABASE_URL: _ignored, ...inherited } = process.env
   const started = performance.now()
-  const child = spawn(process.execPath, [...NODE_FLAGS, SERVER_ENTRY], {
+  const child = spawn(process.execPath, [...nodeFlags, SERVER_ENTRY], {
     env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -46,7 +46,8 @@ describe('starting the service safely', () => {
 
   test('a fresh local start: DATA_DIR 0700 with no file open to others, demo data with its key printed once, one warning about mail', async () => {
     const dataDir = join(root, 'fresh', 'data')
-    const first = await startServer({ DATA_DIR: dataDir, LOG_LEVEL: 'info' })
+    // Exactly as `npm start` on a new clone: an empty directory, and no test-only Node flags.
+    const first = await startServer({ DATA_DIR: dataDir, LOG_LEVEL: 'info' }, 60_000, [])
     let key: string
     try {
       const output = first.output()
