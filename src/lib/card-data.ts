@@ -20,8 +20,11 @@ const SEPARATOR = '[\\s._/\\-\\u00ad\\u200b-\\u200d\\u2010-\\u2015\\u2060\\u2212
 // Groups of three or more digits; the last may be shorter (a 13-digit number written 4-4-4-1).
 const DIGIT_RUN = new RegExp(`(?<![\\p{L}\\p{M}\\d])\\d{3,}(?:${SEPARATOR}+\\d{3,})*(?:${SEPARATOR}+\\d{1,2})?(?![\\p{L}\\p{M}\\d])`, 'gu')
 // Masking logs errs the other way: any digits with only separators between them, letters or not
-// around them. A masked id in a log line costs nothing; a card number in one is an incident.
-const ANY_DIGIT_RUN = new RegExp(`\\d(?:${SEPARATOR}*\\d)+`, 'g')
+// around them. A masked id in a log line costs nothing; a card number in one is an incident. One
+// character class (digits and separators) between the first and the last digit: the same runs as
+// `\d(?:SEPARATOR*\d)+`, whose group, repeated once per digit, overflowed the regex engine's stack on a
+// run of a few million digits.
+const ANY_DIGIT_RUN = new RegExp(`\\d[\\d${SEPARATOR.slice(1, -1)}]*\\d`, 'g')
 const NOT_A_DIGIT = /\D/g
 
 // NFKC turns one character into at most three ASCII digits ('⅒' is "1⁄10"), so text with fewer
