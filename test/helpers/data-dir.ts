@@ -1,10 +1,9 @@
 // DATA_DIRs for the service and CLI processes the process and browser suites start.
 import { PGlite } from '@electric-sql/pglite'
-import { randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { pgliteCachePath } from './database.ts'
+import { join } from 'node:path'
+import { cachedPglite } from './database.ts'
 
 /**
  * A new DATA_DIR (under the system's temp directory, named after `prefix`) whose embedded database has
@@ -29,29 +28,13 @@ let made: Promise<string> | undefined
  * is the test databases'), kept under node_modules/.cache. A build killed midway leaves its aside copy.
  */
 function template(): Promise<string> {
-  made ??= makeTemplate(pgliteCachePath('-initdb-dir'))
-  // A failed build is not remembered: the next caller tries again.
-  made.catch(() => (made = undefined))
-  return made
-}
-
-async function makeTemplate(path: string): Promise<string> {
-  if (existsSync(path)) return path
-  mkdirSync(dirname(path), { recursive: true })
-  // Built aside and renamed when complete, so a concurrent test process never copies half a database.
-  const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`
-  try {
-    const pglite = await PGlite.create(partial)
-    // A clean shutdown, as a service's stop leaves the directory.
-    await pglite.close()
-    try {
-      renameSync(partial, path)
-    } catch (error) {
-      // Another process finished the same template first; its copy is as good.
-      if (!existsSync(path)) throw error
-    }
-    return path
-  } finally {
-    rmSync(partial, { recursive: true, force: true })
+  if (!made) {
+    made = cachedPglite('-initdb-dir', async (partial) => {
+      // A clean shutdown, as a service's stop leaves the directory.
+      await (await PGlite.create(partial)).close()
+    })
+    // A failed build is not remembered: the next caller tries again.
+    made.catch(() => (made = undefined))
   }
+  return made
 }

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Kysely, PGliteDialect, sql } from 'kysely'
 import { PGlite } from '@electric-sql/pglite'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { connectDatabase, PGLITE_PARSERS, type DatabaseHandle } from '../../src/db/connect.ts'
@@ -251,26 +251,45 @@ function migrationsHash(salt = ''): string {
  * Where a copy of a PGlite database made by this version of PGlite and these migrations is kept:
  * node_modules/.cache/subscription-billing/pglite-<hash><suffix>, shared by every test process.
  */
-export function pgliteCachePath(suffix: string): string {
+function pgliteCachePath(suffix: string): string {
   const pgliteVersion = createHash('sha256').update(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url))).digest('hex')
   return fileURLToPath(new URL(`../../node_modules/.cache/subscription-billing/pglite-${migrationsHash(pgliteVersion)}${suffix}`, import.meta.url))
 }
 
 async function readMigratedPgliteDump(): Promise<Blob> {
-  const file = pgliteCachePath('.tar')
-  if (!existsSync(file)) {
+  const file = await cachedPglite('.tar', async (partial) => {
     const pglite = await PGlite.create()
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) })
     await migrateToLatest(db)
     const dump = Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer())
     await db.destroy()
-    mkdirSync(dirname(file), { recursive: true })
-    // Written aside and renamed, so a concurrent test process never reads half a file.
-    const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
     writeFileSync(partial, dump)
-    renameSync(partial, file)
-  }
+  })
   return new Blob([readFileSync(file)])
+}
+
+/**
+ * The path of pgliteCachePath(suffix), made by `build` (a file or a directory at the path it is given)
+ * when it is not there yet: built aside and renamed when complete, so a concurrent test process never
+ * reads half of one; a process that loses the race to another keeps the other's, which is as good.
+ */
+export async function cachedPglite(suffix: string, build: (partial: string) => Promise<void>): Promise<string> {
+  const path = pgliteCachePath(suffix)
+  if (existsSync(path)) return path
+  mkdirSync(dirname(path), { recursive: true })
+  const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`
+  try {
+    await build(partial)
+    try {
+      renameSync(partial, path)
+    } catch (error) {
+      // A directory cannot replace another: another process finished first.
+      if (!existsSync(path)) throw error
+    }
+    return path
+  } finally {
+    rmSync(partial, { recursive: true, force: true })
+  }
 }
 
 const POOL_TAG = `extra-pool-${process.pid}`
