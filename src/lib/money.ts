@@ -11,6 +11,12 @@ export const MAX_AMOUNT = 1_000_000_000
 /** Most one renewal (price x quantity, before discounts) may charge, in minor units: beyond any real order, so more is a mistake or abuse (MAX_AMOUNT x 10,000 from the portal would be 10^13). */
 export const MAX_RENEWAL_AMOUNT = 100_000_000_000
 
+/**
+ * Most one charge may be: a renewal's goods, tax at most as much again (a tax rate is at most 100%),
+ * and shipping at most one price. Far inside bigint and JS safe integers.
+ */
+export const MAX_CHARGE_AMOUNT = 2 * MAX_RENEWAL_AMOUNT + MAX_AMOUNT
+
 export interface Money {
   amount: number
   currency: string

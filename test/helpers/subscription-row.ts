@@ -26,6 +26,8 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     billing_address: null,
     platform_customer_id: null,
     platform_variant_id: null,
+    shipping_method: null,
+    shipping_amount: null,
     payment_instrument_brand: null,
     payment_instrument_last4: null,
     payment_instrument_expiry_month: null,

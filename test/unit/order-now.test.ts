@@ -13,7 +13,7 @@ const NY = 'America/New_York'
 /** An active monthly subscription that paid [Jan 10, Feb 10] and renews on Feb 10 (the shared fixture row). */
 const subscription = subscriptionRow
 
-const store = { timezone: 'UTC', dunning_retry_days: [1, 3], billing_stopped_at: null } as unknown as StoreRow
+const store = { timezone: 'UTC', dunning_retry_days: [1, 3], billing_stopped_at: null, gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 } as unknown as StoreRow
 
 describe('scheduleFrom: order now and reschedule move the billing anchor', () => {
   test('the renewal at the new time pays the period starting there; the next follows one interval later', () => {
@@ -32,7 +32,7 @@ describe('scheduleFrom: order now and reschedule move the billing anchor', () =>
   test('month ends clamp from the new anchor, on the store calendar', () => {
     const at = d('2026-01-31T15:00:00.000Z')
     const moved = subscription(scheduleFrom(subscription(), at) as Partial<SubscriptionRow>)
-    const renewal = planRenewal(moved, { timezone: NY })
+    const renewal = planRenewal(moved, { ...store, timezone: NY })
     assert.ok(renewal.kind === 'charge')
     assert.equal(renewal.period.end.toISOString(), '2026-02-28T15:00:00.000Z')
   })

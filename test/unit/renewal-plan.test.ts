@@ -2,16 +2,18 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { StoreRow, SubscriptionRow } from '../../src/db/database.ts'
 import { subscriptionRow } from '../helpers/subscription-row.ts'
-import { afterFailure, afterSuccess, cyclesPerCharge, planRenewal, type Renewal } from '../../src/modules/billing/renewal-plan.ts'
+import { afterFailure, afterSuccess, cyclesPerCharge, planRenewal, type Renewal, type RenewalPricing } from '../../src/modules/billing/renewal-plan.ts'
 
 const NY = 'America/New_York'
 const DEFAULT_RETRY_DAYS = [1, 3, 5, 7]
 const d = (iso: string) => new Date(iso)
 const iso = (date: Date | null | undefined) => (date instanceof Date ? date.toISOString() : (date ?? null))
 
-type Store = Pick<StoreRow, 'timezone' | 'dunning_retry_days'>
-const utc: Store = { timezone: 'UTC', dunning_retry_days: DEFAULT_RETRY_DAYS }
-const newYork: Store = { timezone: NY, dunning_retry_days: DEFAULT_RETRY_DAYS }
+type Store = Pick<StoreRow, 'timezone' | 'dunning_retry_days'> & RenewalPricing
+/** A store on the test gateway with no tax and shipping at the checkout's rate (the defaults). */
+const UNPRICED: RenewalPricing = { gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 }
+const utc: Store = { timezone: 'UTC', dunning_retry_days: DEFAULT_RETRY_DAYS, ...UNPRICED }
+const newYork: Store = { timezone: NY, dunning_retry_days: DEFAULT_RETRY_DAYS, ...UNPRICED }
 
 /** The fixture row (test/helpers/subscription-row.ts): active, monthly, anchored 2026-01-10 09:00 UTC, renewing Feb 10. */
 const subscription = subscriptionRow
@@ -314,7 +316,7 @@ describe('afterFailure: dunning on the store schedule, counted from the first fa
   ]
   for (const { days, retries } of schedules) {
     test(`store schedule [${days.join(',')}]: ${days.length} retries, then past_due`, () => {
-      const { decisions, row } = dun({ timezone: 'UTC', dunning_retry_days: days }, days.length + 1)
+      const { decisions, row } = dun({ timezone: 'UTC', dunning_retry_days: days, ...UNPRICED }, days.length + 1)
       assert.deepEqual(decisions.map((decision) => decision.nextRetryAt), [...retries, null])
       assert.deepEqual(decisions.at(-1)!.events, ['subscription.past_due'])
       assert.equal(row.status, 'past_due')

@@ -18,6 +18,7 @@ import * as webhookDeliverySpeed from './0016-webhook-delivery-speed.ts'
 import * as eventFanoutQueue from './0017-event-fanout-queue.ts'
 import * as dropCacheInvalidationTriggers from './0018-drop-cache-invalidation-triggers.ts'
 import * as orderRequested from './0019-order-requested.ts'
+import * as renewalPricing from './0020-renewal-pricing.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017-event-fanout-queue': eventFanoutQueue,
   '0018-drop-cache-invalidation-triggers': dropCacheInvalidationTriggers,
   '0019-order-requested': orderRequested,
+  '0020-renewal-pricing': renewalPricing,
 }

@@ -38,10 +38,17 @@ export interface ChargesTable {
   /** Why the charge needs review, while its status is requires_review. */
   review: Json<BillingIssue | null>
   amount_refunded: Generated<number>
-  /** Price x quantity plus the add-ons, before the discount; `amount` = subtotal - discount_amount. */
-  /** Filled from amount + discount_amount by a trigger when a writer leaves it out. */
+  /**
+   * Price x quantity plus the add-ons, before the discount; `amount` = subtotal - discount_amount +
+   * shipping_amount + tax_amount (a CHECK holds it). Filled by a trigger when a writer leaves it out.
+   */
   subtotal: ColumnType<number, number | undefined, number>
   discount_amount: Generated<number>
+  /** The renewal's shipping, by the store's `renewal_shipping` policy (docs/contract.md, Renewal pricing). */
+  shipping_amount: Generated<number>
+  /** The shipping method the renewal ships by, when it ships. */
+  shipping_method: string | null
+  tax_amount: Generated<number>
   /** The discount this charge applied (its cycle is used when it succeeds); null when none. */
   discount_id: string | null
   line_items: ColumnType<ChargeLineItem[], ChargeLineItem[] | string | undefined, ChargeLineItem[] | string>

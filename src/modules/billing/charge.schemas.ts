@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
-import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
+import { MAX_AMOUNT, MAX_CHARGE_AMOUNT, MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { BillingIssue } from '../subscriptions/index.ts'
 
 export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'requires_review'] as const
@@ -24,15 +24,18 @@ export const Charge = Type.Object(
     id: Id('ch'),
     object: Type.Literal('charge'),
     subscription_id: Id('sub'),
-    amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: 'Integer minor units collected: `subtotal` - `discount_amount`, never below 0' }),
+    amount: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`, never below 0' }),
     subtotal: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units before the discount: the subscription's price x quantity plus its add-ons (`line_items`)" }),
     discount_amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units the subscription's discount took off (its own line only; a percentage rounded half up, a fixed amount capped at the line)" }),
+    shipping_amount: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: "Integer minor units of shipping, by the store's `renewal_shipping` policy; not taxed, not discounted" }),
+    shipping_method: Nullable(Type.String({ description: 'The shipping method the renewal ships by, when known' })),
+    tax_amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units of tax: the platform checkout's on a platform store, `test_tax_rate_bps` of the discounted subtotal on the test gateway" }),
     line_items: Type.Array(ChargeLineItem, { description: "What the charge pays: the subscription's line first, then each one-time add-on" }),
     currency: Currency,
     status: StringEnum(CHARGE_STATUSES, {
       description: 'pending: the gateway was asked and has not answered yet; requires_review: its outcome stayed unknown past the grace period, or could not be recorded, and an admin resolves it',
     }),
-    amount_refunded: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: 'Integer minor units refunded so far (refunds whose answer is still awaited are not counted)' }),
+    amount_refunded: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units refunded so far (refunds whose answer is still awaited are not counted)' }),
     review: Nullable(BillingIssue, { description: 'Why the charge requires review; null otherwise' }),
     attempt: Type.Integer({ minimum: 1, description: '1 for the renewal, 2.. for dunning retries of the same period' }),
     payment_instrument_id: Type.String(),
@@ -63,9 +66,10 @@ export const UpcomingRenewal = Type.Object(
     line_items: Type.Array(ChargeLineItem, { description: "As the charge will carry them: the subscription's line first, then each pending one-time add-on" }),
     subtotal: RenewalAmount("Integer minor units before the discount: the subscription's price x quantity plus its pending add-ons"),
     discount_amount: RenewalAmount("Integer minor units the subscription's discount takes off, as the renewal applies it (its own line only; a percentage rounded half up, a fixed amount capped at the line)"),
-    shipping_amount: RenewalAmount('Integer minor units of shipping: 0 until renewals are priced by the store (a later issue)'),
-    tax_amount: RenewalAmount('Integer minor units of tax: 0 until renewals are priced by the store (a later issue)'),
-    amount: RenewalAmount('Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`'),
+    shipping_amount: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: "Integer minor units of shipping by the store's `renewal_shipping` policy (an estimate on a platform store: the checkout quotes it at renewal)" }),
+    shipping_method: Nullable(Type.String({ description: 'The shipping method the renewal ships by, when known' })),
+    tax_amount: RenewalAmount("Integer minor units of tax: `test_tax_rate_bps` of the discounted subtotal on the test gateway; on a platform store the checkout's tax is only known at renewal, and this is 0"),
+    amount: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`' }),
   },
   { $id: 'UpcomingRenewal', title: 'UpcomingRenewal', additionalProperties: false },
 )

@@ -50,6 +50,8 @@ export function createCollector(ctx: BillingContext) {
       platformVariantId: details.platformVariantId,
       quantity: details.quantity,
       amount: charge.amount,
+      shippingAmount: charge.shipping_amount,
+      shippingMethod: charge.shipping_method,
       addOns,
       currency: charge.currency.trim(),
       email: details.email,

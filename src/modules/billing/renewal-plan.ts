@@ -1,7 +1,7 @@
 import type { Updateable } from 'kysely'
 import type { StoreRow, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
 import { addDays, periodBoundary, type Period } from '../../lib/calendar.ts'
-import { discountOn, MAX_RENEWAL_AMOUNT, type DiscountRate } from '../../lib/money.ts'
+import { discountOn, MAX_CHARGE_AMOUNT, MAX_RENEWAL_AMOUNT, type DiscountRate } from '../../lib/money.ts'
 import type { EventType } from '../events/index.ts'
 import { transition } from '../subscriptions/index.ts'
 import type { FailureCode } from './gateways/index.ts'
@@ -36,25 +36,64 @@ export interface DiscountTerms extends DiscountRate {
   id: string
 }
 
-/** What one renewal charge is made of (docs/contract.md, Discounts and add-ons). */
+/** What one renewal charge is made of (docs/contract.md, Discounts and add-ons; Renewal pricing). */
 export interface RenewalAmounts {
   /** Price x quantity plus the add-ons. */
   subtotal: number
   discountAmount: number
-  /** subtotal - discountAmount: what is collected, never below 0. */
+  /** By the store's `renewal_shipping` policy; 0 for a subscription with nothing to ship. */
+  shippingAmount: number
+  /** The method the renewal ships by; null when it does not ship or the method is not known. */
+  shippingMethod: string | null
+  /** The `test` gateway's rate on the discounted subtotal; on the platform, the checkout's tax (0 until then). */
+  taxAmount: number
+  /** subtotal - discountAmount + shippingAmount + taxAmount: what is collected, never below 0. */
   amount: number
   /** The discount applied, whose cycle the charge uses when it succeeds; null when none. */
   discountId: string | null
   lineItems: ChargeLineItem[]
 }
 
+/** The store settings that price a renewal beyond its lines. */
+export type RenewalPricing = Pick<StoreRow, 'gateway' | 'renewal_shipping' | 'renewal_shipping_amount' | 'test_tax_rate_bps'>
+
+type PricedSubscription = Pick<SubscriptionRow, 'amount' | 'quantity' | 'currency' | 'product_id' | 'discount'> &
+  Partial<Pick<SubscriptionRow, 'shipping_address' | 'shipping_method' | 'shipping_amount'>>
+
 export { discountOn }
 
-/** Subtotal, discount and lines of the next charge: the subscription's line, then each pending add-on. */
-export function renewalAmounts(
-  subscription: Pick<SubscriptionRow, 'amount' | 'quantity' | 'currency' | 'product_id' | 'discount'>,
-  addOns: readonly RenewalAddOn[] = [],
-): RenewalAmounts {
+/**
+ * A renewal's shipping by the store's policy. Only a subscription with a shipping address ships: a
+ * digital one pays none under any policy. `checkout_rate` and (until the platform quotes it at
+ * renewal) `requote` keep the rate the checkout paid; `flat` is the store's rate; `free` is 0.
+ */
+export function renewalShipping(subscription: PricedSubscription, pricing: RenewalPricing): { amount: number; method: string | null } {
+  if (!subscription.shipping_address) return { amount: 0, method: null }
+  const method = subscription.shipping_method ?? null
+  switch (pricing.renewal_shipping) {
+    case 'free':
+      return { amount: 0, method }
+    case 'flat':
+      return { amount: pricing.renewal_shipping_amount ?? 0, method }
+    default:
+      return { amount: subscription.shipping_amount ?? 0, method }
+  }
+}
+
+/**
+ * The `test` gateway's tax: `taxable` x `bps` / 10000 rounded half up, in integers (taxable <= 10^11
+ * and bps <= 10^4 keep the product below 2^53). The platform's tax is its checkout's, never this.
+ */
+export function testTax(taxable: number, bps: number): number {
+  if (taxable <= 0 || bps <= 0) return 0
+  return Math.floor((taxable * bps + 5_000) / 10_000)
+}
+
+/**
+ * Subtotal, discount, shipping, tax and lines of the next charge: the subscription's line, then each
+ * pending add-on. Without `pricing` (a caller that prices lines only) there is no shipping or tax.
+ */
+export function renewalAmounts(subscription: PricedSubscription, addOns: readonly RenewalAddOn[] = [], pricing?: RenewalPricing): RenewalAmounts {
   const currency = subscription.currency.trim()
   const base = subscription.amount * subscription.quantity
   const discount = subscription.discount ?? null
@@ -73,7 +112,20 @@ export function renewalAmounts(
     })),
   ]
   const subtotal = lineItems.reduce((sum, line) => sum + line.amount, 0)
-  return { subtotal, discountAmount, amount: Math.max(0, subtotal - discountAmount), discountId: discount ? discount.id : null, lineItems }
+  const goods = Math.max(0, subtotal - discountAmount)
+  const shipping = pricing ? renewalShipping(subscription, pricing) : { amount: 0, method: null }
+  // Shipping is not taxed and discounts do not reduce it (docs/contract.md, Renewal pricing).
+  const taxAmount = pricing && pricing.gateway === 'test' ? testTax(goods, pricing.test_tax_rate_bps) : 0
+  return {
+    subtotal,
+    discountAmount,
+    shippingAmount: shipping.amount,
+    shippingMethod: shipping.method,
+    taxAmount,
+    amount: goods + shipping.amount + taxAmount,
+    discountId: discount ? discount.id : null,
+    lineItems,
+  }
 }
 
 const MAX_CATCH_UP_PERIODS = 10_000
@@ -104,7 +156,7 @@ export function periodIndexStartingAt(subscription: SubscriptionRow, start: Date
 }
 
 /** What the renewal due at `next_charge_at` does. */
-export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'>, addOns: readonly RenewalAddOn[] = []): Renewal {
+export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'> & RenewalPricing, addOns: readonly RenewalAddOn[] = []): Renewal {
   const timeZone = store.timezone
   const inDunning = subscription.dunning_attempts > 0 && subscription.unpaid_period_start !== null
   const start = inDunning ? subscription.unpaid_period_start! : subscription.next_charge_at!
@@ -126,9 +178,10 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
     }
   }
   const cycles = cyclesPerCharge(subscription)
-  const amounts = renewalAmounts(subscription, addOns)
+  const amounts = renewalAmounts(subscription, addOns, store)
   // Writes refuse this since the limit exists; an older row past it is set aside, never charged.
   if (amounts.subtotal > MAX_RENEWAL_AMOUNT) throw new RangeError(`price x quantity with add-ons (${amounts.subtotal}) is over the most one renewal may charge (${MAX_RENEWAL_AMOUNT})`)
+  if (amounts.amount > MAX_CHARGE_AMOUNT) throw new RangeError(`the renewal with shipping and tax (${amounts.amount}) is over the most one charge may be (${MAX_CHARGE_AMOUNT})`)
   return {
     kind: 'charge',
     attempt: subscription.dunning_attempts + 1,

@@ -61,9 +61,6 @@ export function upcomingRenewal(subscription: SubscriptionRow, store: StoreRow, 
 
 export function presentUpcomingRenewal(subscriptionId: string, upcoming: Extract<Upcoming, { kind: 'charge' }>): UpcomingRenewalView {
   const { renewal } = upcoming
-  // Renewals are not priced by the store yet (a later issue): no shipping, no tax.
-  const shippingAmount = 0
-  const taxAmount = 0
   return {
     object: 'upcoming_renewal',
     subscription_id: subscriptionId,
@@ -74,9 +71,10 @@ export function presentUpcomingRenewal(subscriptionId: string, upcoming: Extract
     line_items: renewal.lineItems,
     subtotal: renewal.subtotal,
     discount_amount: renewal.discountAmount,
-    shipping_amount: shippingAmount,
-    tax_amount: taxAmount,
-    amount: renewal.amount + shippingAmount + taxAmount,
+    shipping_amount: renewal.shippingAmount,
+    shipping_method: renewal.shippingMethod,
+    tax_amount: renewal.taxAmount,
+    amount: renewal.amount,
   }
 }
 

@@ -125,6 +125,25 @@ export function destinationOf(publicUrl: string | undefined): string {
 }
 
 /** v2 order address (§2.1, §2.3) → our address shape; undefined when it is missing altogether. */
+/**
+ * The shipping method and rate the shopper's order paid (O2: the shipping address's `shipping_method`,
+ * the order's `shipping_cost_ex_tax` in its currency): what a `checkout_rate` store's renewals ship
+ * at. Before tax, because a renewal's tax is computed again. Undefined when either is missing or not
+ * a plain amount: the subscription then keeps no rate, and its renewals ship at 0 under that policy.
+ */
+export function shippingPaidBy(order: Record<string, unknown>, address: unknown): CheckoutInput['shipping'] {
+  const method = typeof (address as { shipping_method?: unknown } | undefined)?.shipping_method === 'string' ? (address as { shipping_method: string }).shipping_method.trim().slice(0, 250) : ''
+  if (!method || typeof order.currency_code !== 'string') return undefined
+  let exponent: number
+  try {
+    exponent = currencyExponent(order.currency_code)
+  } catch {
+    return undefined
+  }
+  const amount = decimalToMinor(order.shipping_cost_ex_tax, exponent)
+  return amount === undefined ? undefined : { method, amount }
+}
+
 export function addressOf(v2: unknown): CheckoutInput['billing_address'] | undefined {
   if (!v2 || typeof v2 !== 'object') return undefined
   const a = v2 as Record<string, unknown>
@@ -389,12 +408,15 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       const billing = addressOf(order.billing_address)
       const email = typeof (order.billing_address as { email?: unknown } | undefined)?.email === 'string' ? ((order.billing_address as { email: string }).email.trim()) : ''
       let shipping: CheckoutInput['shipping_address']
+      let shippingPaid: CheckoutInput['shipping']
       if (Number(order.shipping_address_count) > 0) {
         const answer = await client.call(access, { method: 'GET', path: `/v2/orders/${orderId}/shipping_addresses`, query: { page: 1, limit: 1 } })
         if (!answer.sent || (answer.answer.statusCode !== 204 && (answer.answer.statusCode < 200 || answer.answer.statusCode >= 300))) {
           throw platformFailure(`reading order ${orderId}'s shipping addresses`, answer)
         }
-        shipping = Array.isArray(answer.answer.body) ? addressOf(answer.answer.body[0]) : undefined
+        const first = Array.isArray(answer.answer.body) ? answer.answer.body[0] : undefined
+        shipping = addressOf(first)
+        shippingPaid = shippingPaidBy(order, first)
       }
       const input: CheckoutInput = {
         platform_order_id: orderId,
@@ -404,6 +426,7 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
         platform_customer_id: customerId,
         ...(billing ? { billing_address: billing } : {}),
         ...(shipping ? { shipping_address: shipping } : {}),
+        ...(shippingPaid ? { shipping: shippingPaid } : {}),
         items,
       }
       const checked = validateCheckout(input)

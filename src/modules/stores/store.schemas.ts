@@ -1,5 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { MAX_AMOUNT } from '../../lib/money.ts'
+import { RENEWAL_SHIPPING } from './stores.tables.ts'
 import { CancellationReasons, RetentionOffers } from './retention-settings.ts'
 import { NotificationSettings, NotificationSettingsPatch } from './notification-settings.ts'
 
@@ -15,6 +17,19 @@ const RetryDays = Type.Array(Type.Integer({ minimum: 1, maximum: 60 }), {
   description: 'Days after the first failed charge on which dunning retries, ascending',
 })
 
+export const RenewalShipping = StringEnum(RENEWAL_SHIPPING, {
+  description:
+    "How a renewal's shipping is chosen: `checkout_rate` (the rate and method the subscription's checkout paid), `requote` (the same method quoted again at renewal; " +
+    'the kept rate until the platform quotes it), `flat` (`renewal_shipping_amount`) or `free`. A subscription without a shipping address never pays shipping',
+})
+
+const ShippingAmount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: "Integer minor units of the store currency: the `flat` policy's rate" })
+const TestTaxRate = Type.Integer({
+  minimum: 0,
+  maximum: 10_000,
+  description: 'Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform',
+})
+
 export const Store = Type.Object(
   {
     id: Id('store'),
@@ -28,6 +43,9 @@ export const Store = Type.Object(
     renewal_reminder_days: Type.Integer({ minimum: 0, maximum: 30, description: 'Days before a renewal that subscription.renewal_upcoming is sent; 0 sends none' }),
     past_due_cancel_days: Type.Integer({ minimum: 1, maximum: 365, description: 'Days in past_due before a subscription is cancelled' }),
     gateway: StoreGateway,
+    renewal_shipping: RenewalShipping,
+    renewal_shipping_amount: Type.Union([ShippingAmount, Type.Null()]),
+    test_tax_rate_bps: TestTaxRate,
     billing_stopped_at: Type.Union([Timestamp, Type.Null()], {
       description: 'Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept',
     }),
@@ -50,6 +68,9 @@ export const UpdateStoreBody = Type.Object(
     renewal_reminder_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
     past_due_cancel_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
     gateway: Type.Optional(StoreGateway),
+    renewal_shipping: Type.Optional(RenewalShipping),
+    renewal_shipping_amount: Type.Optional(Type.Union([ShippingAmount, Type.Null()], { description: 'Required (here or already set) when `renewal_shipping` is `flat`' })),
+    test_tax_rate_bps: Type.Optional(TestTaxRate),
     cancellation_reasons: Type.Optional(CancellationReasons),
     retention_offers: Type.Optional(RetentionOffers),
     notifications: Type.Optional(NotificationSettingsPatch),

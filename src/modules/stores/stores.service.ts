@@ -33,6 +33,9 @@ export function presentStore(store: StoreRow): StoreView {
     renewal_reminder_days: store.renewal_reminder_days,
     past_due_cancel_days: store.past_due_cancel_days,
     gateway: store.gateway,
+    renewal_shipping: store.renewal_shipping,
+    renewal_shipping_amount: store.renewal_shipping_amount,
+    test_tax_rate_bps: store.test_tax_rate_bps,
     billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
     cancellation_reasons: store.cancellation_reasons,
     retention_offers: store.retention_offers,
@@ -77,6 +80,11 @@ export async function updateStoreSettings(db: Db, store: StoreRow, input: Update
   checkRetentionSettings(input, '/body')
   // A live store's renewals move real money: only the platform can charge them.
   if (input.gateway === 'test' && store.mode === 'live') throw invalidField('/body/gateway', "must be 'platform' for a live store")
+  // A flat policy with no rate would ship for nothing while the merchant believes it charges.
+  const flatAmount = input.renewal_shipping_amount === undefined ? store.renewal_shipping_amount : input.renewal_shipping_amount
+  if ((input.renewal_shipping ?? store.renewal_shipping) === 'flat' && flatAmount === null) {
+    throw invalidField('/body/renewal_shipping_amount', "is required when renewal_shipping is 'flat'")
+  }
   const storeId = store.id
   input = { ...input, ...retentionSettingsUpdate(input) } as UpdateStoreInput
   const { notifications, ...settings } = input

@@ -5,6 +5,9 @@ import type { Timestamp, NullableTimestamp } from '../../db/column-types.ts'
 
 export type StoreMode = 'live' | 'test'
 
+export const RENEWAL_SHIPPING = ['checkout_rate', 'requote', 'flat', 'free'] as const
+export type RenewalShipping = (typeof RENEWAL_SHIPPING)[number]
+
 /** Which gateway charges the store's renewals: live stores always `platform`. */
 export type StoreGateway = 'test' | 'platform'
 
@@ -22,6 +25,12 @@ export interface StoresTable {
   gateway: Generated<StoreGateway>
   /** Set while the store's billing is stopped (its app uninstalled): renewals and due work skip it. */
   billing_stopped_at: NullableTimestamp
+  /** How a renewal's shipping is chosen (docs/contract.md, Renewal pricing). */
+  renewal_shipping: Generated<RenewalShipping>
+  /** The `flat` policy's rate, in the store currency's minor units. */
+  renewal_shipping_amount: ColumnType<number | null, number | null | undefined, number | null>
+  /** Tax the `test` gateway's renewals carry, in basis points of the discounted subtotal. */
+  test_tax_rate_bps: Generated<number>
   /** Subscriber emails switched on or off, by template; one not named is on (src/modules/notifications). */
   notifications: ColumnType<Record<string, boolean>, Record<string, boolean> | string | undefined, Record<string, boolean> | string>
   /** Reasons a subscriber may give when cancelling, `[{code, label}]` (src/modules/retention). */

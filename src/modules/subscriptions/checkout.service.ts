@@ -180,6 +180,9 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
             billing_address: input.billing_address ? JSON.stringify(input.billing_address) : null,
             platform_customer_id: input.platform_customer_id === undefined ? null : String(input.platform_customer_id),
             platform_variant_id: item.platform_variant_id === undefined ? null : String(item.platform_variant_id),
+            // Each subscription of the order ships on its own at renewal, at the rate the checkout paid.
+            shipping_method: input.shipping?.method ?? null,
+            shipping_amount: input.shipping?.amount ?? null,
             start_at: startsNow ? now : activeAt,
             trial_days: plan.trial_days,
             ...(schedule ?? {}),

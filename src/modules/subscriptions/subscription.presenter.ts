@@ -22,6 +22,7 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     billing_address: row.billing_address ?? null,
     platform_customer_id: row.platform_customer_id,
     platform_variant_id: row.platform_variant_id,
+    shipping: row.shipping_method !== null && row.shipping_amount !== null ? { method: row.shipping_method, amount: row.shipping_amount } : null,
     payment_instrument:
       row.payment_instrument_brand !== null || row.payment_instrument_last4 !== null
         ? { brand: row.payment_instrument_brand, last_4: row.payment_instrument_last4 }

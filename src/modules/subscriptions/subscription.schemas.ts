@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { Amount, Currency, Id, Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { MAX_AMOUNT } from '../../lib/money.ts'
 
 export const SUBSCRIPTION_STATUSES = ['pending', 'active', 'paused', 'past_due', 'cancelled', 'expired'] as const
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
@@ -30,6 +31,15 @@ export const BillingIssue = Type.Object(
   { additionalProperties: false },
 )
 
+/** A checkout's shipping: the method the shopper chose and what it cost (docs/contract.md, Renewal pricing). */
+export const CheckoutShipping = Type.Object(
+  {
+    method: Type.String({ minLength: 1, maxLength: 250, description: "The shipping method's name, as the store calls it (`requote` asks for it again by this name)" }),
+    amount: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: 'Integer minor units the checkout paid for shipping, before tax' }),
+  },
+  { additionalProperties: false },
+)
+
 export const Subscription = Type.Object(
   {
     id: Id('sub'),
@@ -52,6 +62,7 @@ export const Subscription = Type.Object(
     }),
     platform_customer_id: Nullable(Type.String(), { description: 'The platform customer who pays: the stored instrument is theirs' }),
     platform_variant_id: Nullable(Type.String(), { description: 'The catalog variant its renewal orders carry' }),
+    shipping: Nullable(CheckoutShipping, { description: "The shipping method and rate its checkout paid, kept for a store whose `renewal_shipping` is `checkout_rate`; null when the checkout named none" }),
     payment_instrument: Nullable(
       Type.Object(
         { brand: Nullable(Type.String()), last_4: Nullable(Type.String({ pattern: '^[0-9]{4}$' })) },
@@ -193,6 +204,7 @@ export const CheckoutBody = Type.Object(
       ),
       { minItems: 1, maxItems: 50 },
     ),
+    shipping: Type.Optional(Nullable(CheckoutShipping, { description: "The shipping the checkout paid: each item's subscription keeps it, and a store whose `renewal_shipping` is `checkout_rate` ships its renewals at this rate" })),
     start_at: Type.Optional({ ...Timestamp, description: 'A later start; the checkout still paid the first period' }),
     gift: Type.Optional(
       Type.Object(

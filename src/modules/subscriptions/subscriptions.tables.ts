@@ -86,6 +86,9 @@ export interface SubscriptionsTable {
   billing_address: Json<ShippingAddressValue | null>
   /** The catalog variant the renewal orders carry, when the product has variants. */
   platform_variant_id: string | null
+  /** The shipping method and rate its checkout paid: what a `checkout_rate` store's renewals ship by. */
+  shipping_method: ColumnType<string | null, string | null | undefined, string | null>
+  shipping_amount: ColumnType<number | null, number | null | undefined, number | null>
   /** What the subscriber may see of the instrument, as the platform listed it; never more. */
   payment_instrument_brand: string | null
   payment_instrument_last4: string | null

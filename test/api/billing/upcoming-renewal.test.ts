@@ -74,6 +74,7 @@ describe('the upcoming renewal', () => {
       subtotal: 5400,
       discount_amount: 0,
       shipping_amount: 0,
+      shipping_method: null,
       tax_amount: 0,
       amount: 5400,
     })

@@ -120,7 +120,12 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     const store = await access()
     const created = await services.modules.platform.service.client.call(store, {
       method: 'POST', path: '/v2/orders',
-      body: { status_id: 0, customer_id: CUSTOMER, billing_address: BILLING, products: [{ product_id: PRODUCT, quantity: 2, product_options: [{ id: PLAN_OPTION, value: planId }] }] },
+      body: {
+        status_id: 0, customer_id: CUSTOMER, billing_address: BILLING,
+        products: [{ product_id: PRODUCT, quantity: 2, product_options: [{ id: PLAN_OPTION, value: planId }] }],
+        // The shopper chose Ground at $5.99: what the store's renewals ship at (renewal_shipping checkout_rate).
+        shipping_addresses: [{ ...BILLING, shipping_method: 'Ground' }], shipping_cost_ex_tax: '5.99', shipping_cost_inc_tax: '5.99',
+      },
     })
     const orderId = (created.sent && (created.answer.body as { id: number }).id) as number
     await sim.sendOrderWebhook(HASH, orderId, 'store/order/created')
@@ -148,22 +153,24 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     assert.equal(view.payment_instrument_id, cardA)
     assert.deepEqual(view.payment_instrument, { brand: 'VISA', last_4: '4242' })
     assert.equal(view.billing_address.postal_code, '22201')
+    assert.deepEqual(view.shipping, { method: 'Ground', amount: 599 }, "the method and rate the order's shipping paid")
     assert.deepEqual(sim.violations, [])
   })
 
-  test('a renewal raises exactly one valid order and pays it once: price x quantity in decimal units', async () => {
+  test('a renewal raises exactly one valid order and pays it once: price x quantity and the kept shipping in decimal units', async () => {
     const before = await subscription()
     const processed = await advanceTo(before.next_charge_at)
     assert.equal(processed.renewals, 1)
     const [charge] = await charges()
     assert.equal(charge!.status, 'succeeded')
-    assert.equal(charge!.amount, 2800)
+    assert.deepEqual([charge!.subtotal, charge!.shipping_amount, charge!.shipping_method, charge!.tax_amount, charge!.amount], [2800, 599, 'Ground', 0, 3399])
     const orders = renewalOrderOf(charge!.idempotency_key)
     assert.equal(orders.length, 1, 'one order for the renewal')
     const [order] = orders
     assert.equal(charge!.platform_order_id, String(order!.id))
-    assert.deepEqual([order!.customer_id, order!.external_source, order!.total_inc_tax, order!.successful_payments, order!.payment_requests], [CUSTOMER, 'subscription-billing', 280_000, 1, 1])
+    assert.deepEqual([order!.customer_id, order!.external_source, order!.total_inc_tax, order!.successful_payments, order!.payment_requests], [CUSTOMER, 'subscription-billing', 339_900, 1, 1])
     assert.deepEqual(order!.products.map((p) => [p.product_id, p.quantity, p.price_inc_tax]), [[PRODUCT, 2, 140_000]], '$14.00 each, two of them')
+    assert.deepEqual([order!.subtotal_inc_tax, order!.shipping_cost_inc_tax, order!.shipping_addresses[0]!.shipping_method], [280_000, 59_900, 'Ground'], 'shipped by Ground at $5.99')
     assert.equal(order!.transactions[0]!.payment_instrument_token, cardA)
     assert.deepEqual(sim.doubleCharges(), [])
     assert.deepEqual(sim.violations, [])

@@ -112,8 +112,12 @@ export interface RenewalOrder {
   /** The catalog variant, for a product with variants. */
   platformVariantId: string | null
   quantity: number
-  /** The whole order in integer minor units: the charge's amount (the subscription's line gets what the add-ons leave of it). */
+  /** The whole order in integer minor units: the charge's amount (the subscription's line gets what the add-ons and shipping leave of it). */
   amount: number
+  /** The charge's shipping, part of `amount`, in integer minor units. */
+  shippingAmount?: number
+  /** The method it ships by, on the order's shipping address. */
+  shippingMethod?: string | null
   /** One-time add-ons, extra product lines of the same order, each at its own price (never discounted). */
   addOns?: RenewalOrderLine[]
   currency: string

@@ -101,8 +101,8 @@ export function orderAddress(address: OrderAddress, email?: string): Record<stri
 /**
  * The v2 order body (§2.1): Incomplete, the customer who owns the card, the product at the charge's
  * price in decimal major units (both `price_inc_tax` and `price_ex_tax`, or the platform recomputes
- * from its catalogue) with lines that add up to the charge exactly, and the totals pinned to it.
- * No tax is computed for API orders (ORD).
+ * from its catalogue) with lines and shipping that add up to the charge exactly, and the totals
+ * pinned to it. No tax is computed for API orders (ORD): the platform's tax comes with its checkout.
  */
 export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { body: Record<string, unknown> } | { problem: string } {
   const productId = platformInt(order.platformProductId)
@@ -142,9 +142,12 @@ export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { 
     addOns.push(...linesOf(line.amount, line.quantity, { product_id: addOnId }))
     addOnsTotal += line.amount
   }
-  // The subscription's line takes what the add-ons leave of the charge: its price less the discount.
-  const ownAmount = order.amount - addOnsTotal
-  if (ownAmount < 0) return { problem: `the add-ons (${addOnsTotal}) come to more than the charge (${order.amount})` }
+  // The subscription's line takes what the add-ons and shipping leave of the charge: its price less the discount.
+  const shippingAmount = order.shippingAmount ?? 0
+  const ownAmount = order.amount - addOnsTotal - shippingAmount
+  if (ownAmount < 0) return { problem: `the add-ons (${addOnsTotal}) and shipping (${shippingAmount}) come to more than the charge (${order.amount})` }
+  const goods = minorToDecimal(order.amount - shippingAmount, exponent)
+  const shippingCost = minorToDecimal(shippingAmount, exponent)
   const variantId = platformInt(order.platformVariantId)
   const own = linesOf(ownAmount, order.quantity, { product_id: productId, ...(variantId === undefined ? {} : { variant_id: variantId }) })
   const body: Record<string, unknown> = {
@@ -152,15 +155,17 @@ export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { 
     customer_id: customerId,
     billing_address: orderAddress(billing, order.email),
     products: [...own, ...addOns],
-    subtotal_ex_tax: total,
-    subtotal_inc_tax: total,
+    subtotal_ex_tax: goods,
+    subtotal_inc_tax: goods,
+    shipping_cost_ex_tax: shippingCost,
+    shipping_cost_inc_tax: shippingCost,
     total_ex_tax: total,
     total_inc_tax: total,
     external_source: RENEWAL_ORDER_SOURCE,
     external_order_id: charge.idempotencyKey,
     staff_notes: `Renewal of subscription ${charge.subscriptionId}`,
   }
-  if (order.shippingAddress) body.shipping_addresses = [orderAddress(order.shippingAddress, order.email)]
+  if (order.shippingAddress) body.shipping_addresses = [{ ...orderAddress(order.shippingAddress, order.email), ...(order.shippingMethod ? { shipping_method: order.shippingMethod } : {}) }]
   return { body }
 }
 
