@@ -55,7 +55,7 @@ export const POSTGRES = [
   'test/process/server-process.test.ts',
   'test/process/graceful-shutdown.test.ts',
   // A representative API slice over the SQL paths: subscription actions and checkout (row locks, batched
-  // first pages, pool connections dropped by the server), renewals and dunning, refunds, webhook delivery
+  // first pages, pool connections dropped by the server), renewals and dunning, refunds, renewal pricing, webhook delivery
   // and fan-out, portal access control and the auth cache, idempotency keys, the event log.
   'test/api/subscriptions/actions.test.ts',
   'test/api/subscriptions/checkout.test.ts',
@@ -64,6 +64,10 @@ export const POSTGRES = [
   'test/api/subscriptions/odd-ids-in-lists.test.ts',
   'test/api/billing/renewals.test.ts',
   'test/api/billing/refunds.test.ts',
+  // Renewals priced by the store: the breakdown's CHECK and its trigger, the settings' constraints, the
+  // platform's renewal order carrying the shipping.
+  'test/api/billing/renewal-pricing.test.ts',
+  'test/api/platform/bigcommerce-e2e.test.ts',
   'test/api/webhooks/delivery.test.ts',
   'test/api/webhooks/fanout-queue.test.ts',
   'test/api/portal/access-control.test.ts',

@@ -1736,6 +1736,15 @@ export type components = {
              * @enum {string}
              */
             gateway: "test" | "platform";
+            /**
+             * @description How a renewal's shipping is chosen: `checkout_rate` (the rate and method the subscription's checkout paid), `requote` (the same method quoted again at renewal; the kept rate until the platform quotes it), `flat` (`renewal_shipping_amount`) or `free`. A subscription without a shipping address never pays shipping
+             * @enum {string}
+             */
+            renewal_shipping: "checkout_rate" | "requote" | "flat" | "free";
+            /** @description Integer minor units of the store currency: the `flat` policy's rate */
+            renewal_shipping_amount: number | null;
+            /** @description Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform */
+            test_tax_rate_bps: number;
             /** @description Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept */
             billing_stopped_at: string | (never | null);
             /** @description Subscriber emails, each on (true) or off (false); all are on for a new store */
@@ -2049,6 +2058,13 @@ export type components = {
             platform_customer_id: string | null;
             /** @description The catalog variant its renewal orders carry */
             platform_variant_id: string | null;
+            /** @description The shipping method and rate its checkout paid, kept for a store whose `renewal_shipping` is `checkout_rate`; null when the checkout named none */
+            shipping: {
+                /** @description The shipping method's name, as the store calls it (`requote` asks for it again by this name) */
+                method: string;
+                /** @description Integer minor units the checkout paid for shipping, before tax */
+                amount: number;
+            } | null;
             /** @description What the platform showed of the instrument when it was set (never more of the card); null when unknown */
             payment_instrument: {
                 brand: string | null;
@@ -2278,12 +2294,18 @@ export type components = {
             object: "charge";
             /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
             subscription_id: string;
-            /** @description Integer minor units collected: `subtotal` - `discount_amount`, never below 0 */
+            /** @description Integer minor units collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`, never below 0 */
             amount: number;
             /** @description Integer minor units before the discount: the subscription's price x quantity plus its add-ons (`line_items`) */
             subtotal: number;
             /** @description Integer minor units the subscription's discount took off (its own line only; a percentage rounded half up, a fixed amount capped at the line) */
             discount_amount: number;
+            /** @description Integer minor units of shipping, by the store's `renewal_shipping` policy; not taxed, not discounted */
+            shipping_amount: number;
+            /** @description The shipping method the renewal ships by, when known */
+            shipping_method: string | null;
+            /** @description Integer minor units of tax: the platform checkout's on a platform store, `test_tax_rate_bps` of the discounted subtotal on the test gateway */
+            tax_amount: number;
             /** @description What the charge pays: the subscription's line first, then each one-time add-on */
             line_items: {
                 /** @enum {string} */
@@ -2419,9 +2441,11 @@ export type components = {
             subtotal: number;
             /** @description Integer minor units the subscription's discount takes off, as the renewal applies it (its own line only; a percentage rounded half up, a fixed amount capped at the line) */
             discount_amount: number;
-            /** @description Integer minor units of shipping: 0 until renewals are priced by the store (a later issue) */
+            /** @description Integer minor units of shipping by the store's `renewal_shipping` policy (an estimate on a platform store: the checkout quotes it at renewal) */
             shipping_amount: number;
-            /** @description Integer minor units of tax: 0 until renewals are priced by the store (a later issue) */
+            /** @description The shipping method the renewal ships by, when known */
+            shipping_method: string | null;
+            /** @description Integer minor units of tax: `test_tax_rate_bps` of the discounted subtotal on the test gateway; on a platform store the checkout's tax is only known at renewal, and this is 0 */
             tax_amount: number;
             /** @description Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount` */
             amount: number;
@@ -2706,6 +2730,13 @@ export type components = {
             platform_customer_id: string | null;
             /** @description The catalog variant its renewal orders carry */
             platform_variant_id: string | null;
+            /** @description The shipping method and rate its checkout paid, kept for a store whose `renewal_shipping` is `checkout_rate`; null when the checkout named none */
+            shipping: {
+                /** @description The shipping method's name, as the store calls it (`requote` asks for it again by this name) */
+                method: string;
+                /** @description Integer minor units the checkout paid for shipping, before tax */
+                amount: number;
+            } | null;
             /** @description What the platform showed of the instrument when it was set (never more of the card); null when unknown */
             payment_instrument: {
                 brand: string | null;
@@ -7103,6 +7134,15 @@ export interface operations {
                      * @enum {string}
                      */
                     gateway?: "test" | "platform";
+                    /**
+                     * @description How a renewal's shipping is chosen: `checkout_rate` (the rate and method the subscription's checkout paid), `requote` (the same method quoted again at renewal; the kept rate until the platform quotes it), `flat` (`renewal_shipping_amount`) or `free`. A subscription without a shipping address never pays shipping
+                     * @enum {string}
+                     */
+                    renewal_shipping?: "checkout_rate" | "requote" | "flat" | "free";
+                    /** @description Required (here or already set) when `renewal_shipping` is `flat` */
+                    renewal_shipping_amount?: number | (never | null);
+                    /** @description Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform */
+                    test_tax_rate_bps?: number;
                     /** @description Reasons a subscriber may pick when cancelling (at most 20, codes unique), in the order shown; `[]`: only free text */
                     cancellation_reasons?: {
                         /**
@@ -8998,6 +9038,13 @@ export interface operations {
                         /** @description A discount code of the store (any case) applied to this item's subscription from its first renewal */
                         discount_code?: string;
                     }[];
+                    /** @description The shipping the checkout paid: each item's subscription keeps it, and a store whose `renewal_shipping` is `checkout_rate` ships its renewals at this rate */
+                    shipping?: {
+                        /** @description The shipping method's name, as the store calls it (`requote` asks for it again by this name) */
+                        method: string;
+                        /** @description Integer minor units the checkout paid for shipping, before tax */
+                        amount: number;
+                    } | null;
                     /**
                      * Format: date-time
                      * @description A later start; the checkout still paid the first period
