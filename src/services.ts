@@ -1,3 +1,4 @@
+import { AppError } from './lib/errors.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { DatabaseHandle } from './db/connect.ts'
@@ -114,7 +115,16 @@ export function createServices({ database, config, clock = systemClock, log, mai
     portalUrl: linksTo,
     log,
   })
-  const notifications = createNotificationsModule({ db, clock, events: events.service.log, mailer, portalUrl: linksTo, log })
+  const notifications = createNotificationsModule({
+    db,
+    clock,
+    events: events.service.log,
+    mailer,
+    portalUrl: linksTo,
+    log,
+    // Nothing due to renew any more (cancelled, paused since): the email keeps the amount its event recorded.
+    upcoming: (store, id) => billing.service.upcoming.get(store, id, { kind: 'system' }).catch((error: unknown) => (error instanceof AppError ? undefined : Promise.reject(error))),
+  })
   const retention = createRetentionModule({ subscriptions: subscriptions.service.subscriptions, applyDiscount: discounts.service.applyToSubscription })
   const webhooks = createWebhooksModule({
     db,

@@ -4,7 +4,8 @@ import { sql, type Kysely } from 'kysely'
  * Renewals priced as the store prices them (docs/contract.md, "Renewal pricing"): a charge carries its
  * shipping and tax beside its subtotal and discount, and `amount` is their sum; a store says how a
  * renewal's shipping is chosen and, in test mode, what tax rate its test gateway applies; a
- * subscription keeps the shipping method and rate its checkout paid.
+ * subscription keeps the shipping method and rate its checkout paid. A platform renewal's order is made
+ * from a platform checkout, whose cart the charge keeps.
  *
  * Existing charges had neither shipping nor tax (both 0), so the sum holds for them as it stands.
  */
@@ -29,6 +30,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('shipping_amount', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`shipping_amount >= 0`))
     .addColumn('tax_amount', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`tax_amount >= 0`))
     .addColumn('shipping_method', 'text')
+    // The platform cart (its id is also its checkout's) this charge's renewal order is made from.
+    .addColumn('platform_cart_id', 'text')
     .execute()
   await sql`ALTER TABLE charges DROP CONSTRAINT charges_discount_check`.execute(db)
   await sql`ALTER TABLE charges ADD CONSTRAINT charges_breakdown_check CHECK (discount_amount >= 0 AND discount_amount <= subtotal AND amount = subtotal - discount_amount + shipping_amount + tax_amount)`.execute(db)
@@ -51,7 +54,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
       RETURN NEW;
     END $$`.execute(db)
   await sql`ALTER TABLE charges DROP CONSTRAINT charges_breakdown_check`.execute(db)
-  await db.schema.alterTable('charges').dropColumn('shipping_method').dropColumn('tax_amount').dropColumn('shipping_amount').execute()
+  await db.schema.alterTable('charges').dropColumn('platform_cart_id').dropColumn('shipping_method').dropColumn('tax_amount').dropColumn('shipping_amount').execute()
   await sql`ALTER TABLE charges ADD CONSTRAINT charges_discount_check CHECK (discount_amount >= 0 AND discount_amount <= subtotal AND amount = subtotal - discount_amount)`.execute(db)
   await db.schema.alterTable('subscriptions').dropColumn('shipping_amount').dropColumn('shipping_method').execute()
   await sql`ALTER TABLE stores DROP CONSTRAINT stores_flat_shipping_check`.execute(db)

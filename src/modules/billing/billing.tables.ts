@@ -26,6 +26,8 @@ export interface ChargesTable {
   gateway: Generated<string>
   gateway_charge_id: string | null
   platform_order_id: string | null
+  /** The platform cart (and checkout: the same id) the renewal order is made from; kept before it is priced. */
+  platform_cart_id: ColumnType<string | null, string | null | undefined, string | null>
   /** When the platform order was asked for (while the lease held); another worker waits out that request before raising one. */
   order_requested_at: NullableTimestamp
   lease_until: NullableTimestamp

@@ -70,6 +70,7 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
       gateway: ctx.gateways.forStore(store).name,
       gateway_charge_id: null,
       platform_order_id: null,
+      platform_cart_id: null,
       order_requested_at: null,
       // The lease is this worker's from now; it is renewed while the charge waits and while its gateway call runs.
       lease_until: new Date(ctx.leaseClock.now().getTime() + lease.leaseMs),

@@ -1,6 +1,7 @@
 import type { ChargeRow } from '../../db/database.ts'
 import { heldBy, LEASES } from '../../db/leases.ts'
 import { platformProductIdOf } from '../catalog/index.ts'
+import { findStoresByIds } from '../stores/index.ts'
 import { renewalOrderDetails } from '../subscriptions/index.ts'
 import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
 import { markOrderRequested, markSubmitted, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
@@ -17,6 +18,19 @@ const unknownOf = (error: unknown) => ({ status: 'unknown' as const, reason: Str
 export function createCollector(ctx: BillingContext) {
   const { db, gateways } = ctx
 
+  /** Keeps a new platform cart on its charge while the lease is ours; throws when it is not (the cart is then left unused). */
+  async function keepCart(chargeId: string, cartId: string, token: string): Promise<void> {
+    const kept = await db
+      .updateTable('charges')
+      .set({ platform_cart_id: cartId })
+      .where('id', '=', chargeId)
+      .where('status', '=', 'pending')
+      .where('platform_order_id', 'is', null)
+      .where(heldBy(LEASES.charges, token))
+      .executeTakeFirst()
+    if (Number(kept.numUpdatedRows) !== 1) throw new Error('the charge was taken over before its cart could be kept')
+  }
+
   function requestOf(charge: ChargeRow, gateway: PaymentGateway, token: string): ChargeRequest {
     return {
       idempotencyKey: charge.idempotency_key,
@@ -28,6 +42,8 @@ export function createCollector(ctx: BillingContext) {
       description: `Subscription ${charge.subscription_id} renewal`,
       orderId: charge.platform_order_id ?? undefined,
       orderRequestedAt: charge.order_requested_at ?? undefined,
+      cartId: charge.platform_cart_id ?? undefined,
+      onCart: (cartId: string) => keepCart(charge.id, cartId, token),
       onOrderRequest: gateway.honoursIdempotencyKeys ? undefined : () => markOrderRequested(db, charge.id, token),
       // A gateway that deduplicates by key needs no record: sending again is always safe there.
       onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(db, 'charges', charge.id, token),
@@ -36,22 +52,30 @@ export function createCollector(ctx: BillingContext) {
 
   /**
    * The renewal's order on the platform, raised before any payment and kept on the charge, so a
-   * retry pays the same order.
+   * retry pays the same order. When the platform priced it (its checkout: the store's tax, the
+   * shipping it quoted), the charge takes those figures in the same write, before anything pays it.
    */
   async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<OrderOutcome> {
     const details = await renewalOrderDetails(db, charge.subscription_id)
+    const [store] = (await findStoresByIds(db, [charge.store_id])).values()
     const addOns = []
+    let ownLine = charge.line_items?.find((line) => line.type === 'subscription')
     for (const line of charge.line_items ?? []) {
       if (line.type !== 'onetime') continue
-      addOns.push({ platformProductId: await platformProductIdOf(db, line.product_id), quantity: line.quantity, amount: line.amount })
+      addOns.push({ platformProductId: await platformProductIdOf(db, line.product_id), quantity: line.quantity, unitAmount: line.unit_amount, amount: line.amount })
     }
+    // A charge recorded before its lines were (older rows): the subscription's line is the whole subtotal.
+    ownLine ??= { type: 'subscription', product_id: details.productId, onetime_id: null, quantity: details.quantity, unit_amount: Math.round(charge.subtotal / details.quantity), amount: charge.subtotal, discount_amount: charge.discount_amount }
     const order: RenewalOrder = {
       platformProductId: await platformProductIdOf(db, details.productId),
       platformVariantId: details.platformVariantId,
-      quantity: details.quantity,
+      quantity: ownLine.quantity,
+      unitAmount: ownLine.unit_amount,
+      subtotal: charge.subtotal,
+      discountAmount: charge.discount_amount,
+      // `requote` takes the platform's quote; every other policy ships for what the claim priced.
+      shipping: { amount: store?.renewal_shipping === 'requote' ? null : charge.shipping_amount, method: charge.shipping_method },
       amount: charge.amount,
-      shippingAmount: charge.shipping_amount,
-      shippingMethod: charge.shipping_method,
       addOns,
       currency: charge.currency.trim(),
       email: details.email,
@@ -61,17 +85,28 @@ export function createCollector(ctx: BillingContext) {
     }
     const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => unknownOf(error))
     if (made.status !== 'created') return made
+    const priced = made.priced
     // Kept only while the lease is ours: a worker that stalled here must not name its order on a
     // charge another worker has taken over (and may pay through another order).
     const kept = await db
       .updateTable('charges')
-      .set({ platform_order_id: made.orderId })
+      .set({
+        platform_order_id: made.orderId,
+        ...(priced ? { shipping_amount: priced.shippingAmount, shipping_method: priced.shippingMethod, tax_amount: priced.taxAmount, amount: priced.amount } : {}),
+      })
       .where('id', '=', charge.id)
       .where('status', '=', 'pending')
       .where('platform_order_id', 'is', null)
       .where(heldBy(LEASES.charges, token))
       .executeTakeFirst()
     if (Number(kept.numUpdatedRows) !== 1) return { status: 'unknown', reason: 'the charge was taken over while its order was raised; nothing was paid' }
+    if (priced) {
+      charge.shipping_amount = priced.shippingAmount
+      charge.shipping_method = priced.shippingMethod
+      charge.tax_amount = priced.taxAmount
+      charge.amount = priced.amount
+      request.amount = priced.amount
+    }
     return made
   }
 

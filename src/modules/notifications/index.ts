@@ -8,7 +8,7 @@ import { expiryCheckJob } from './expiry-check.ts'
 import { Notification } from './notification.schemas.ts'
 import { notificationAdminRoutes } from './notifications.routes.ts'
 import { createNotificationsService, type NotificationsService } from './notifications.service.ts'
-import { sendNotificationJob } from './sender.ts'
+import { sendNotificationJob, type UpcomingOf } from './sender.ts'
 import { queueNotificationsFor } from './triggers.ts'
 
 export interface NotificationsModuleDeps {
@@ -19,10 +19,15 @@ export interface NotificationsModuleDeps {
   /** Where sign-in links point; a function because the listening address is known only after start. */
   portalUrl: () => string
   log: FastifyBaseLogger
+  /**
+   * The next renewal as the renewal engine will price it (module billing, given by the composition
+   * root): the reminder email states its breakdown. Undefined answer: nothing is due to renew.
+   */
+  upcoming?: UpcomingOf | undefined
 }
 
 /** Subscriber emails: queued with the events that call for them, sent by the worker, logged for the merchant. */
-export function createNotificationsModule({ db, clock, events, mailer, portalUrl, log }: NotificationsModuleDeps): Module<NotificationsService> {
+export function createNotificationsModule({ db, clock, events, mailer, portalUrl, log, upcoming }: NotificationsModuleDeps): Module<NotificationsService> {
   // The email exists exactly when its event does: queued in the transaction that records the event.
   events.react(queueNotificationsFor)
   const service = createNotificationsService({ db })
@@ -30,7 +35,7 @@ export function createNotificationsModule({ db, clock, events, mailer, portalUrl
     name: 'notifications',
     service,
     routes: { admin: (app) => notificationAdminRoutes(app, service) },
-    jobs: [sendNotificationJob({ db, clock, mailer, portalUrl, log }), expiryCheckJob({ db, clock })],
+    jobs: [sendNotificationJob({ db, clock, mailer, portalUrl, log, upcoming }), expiryCheckJob({ db, clock })],
     schemas: [Notification],
   }
 }
@@ -39,3 +44,4 @@ export { Notification, type NotificationView } from './notification.schemas.ts'
 export { EXPIRY_NOTICE_DAYS, queueExpiryWarnings } from './expiry-check.ts'
 export { InstrumentExpiryCheck, SEND_ATTEMPTS, SendNotification } from './notifications.jobs.ts'
 export { renderEmail } from './templates.ts'
+export type { UpcomingOf } from './sender.ts'

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Db } from '../../db/database.ts'
+import type { Db, StoreRow } from '../../db/database.ts'
 import { handleJob, type JobHandler } from '../../jobs/job-kinds.ts'
 import { JobGaveUp } from '../../jobs/runner.ts'
 import type { Mailer } from '../../lib/mailer.ts'
@@ -14,7 +14,7 @@ import { findSubscriber, findSubscription } from '../subscriptions/index.ts'
 import { isNotificationOn, type NotificationTemplate } from '../stores/index.ts'
 import { SendNotification, type NotificationPayload } from './notifications.jobs.ts'
 import { findNotificationByKey, recordAttempt, recordOutcome } from './notifications.repository.ts'
-import { renderEmail, type EmailInput } from './templates.ts'
+import { renderEmail, type EmailInput, type RenewalBreakdown } from './templates.ts'
 
 /** Which links each email carries besides "manage". */
 const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>> = {
@@ -28,6 +28,9 @@ const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>>
 
 const ACTION_OF = { skip: 'skip', paymentMethod: 'payment-instrument' } as const
 
+/** The next renewal's breakdown, as the renewal will charge it; undefined when nothing is due to renew. */
+export type UpcomingOf = (store: StoreRow, subscriptionId: string) => Promise<RenewalBreakdown | undefined>
+
 /**
  * The send job (docs/contract.md, Subscriber emails). Reads the store, the subscriber and the
  * subscription as they are now (a template switched off since sends nothing and records nothing),
@@ -35,7 +38,7 @@ const ACTION_OF = { skip: 'skip', paymentMethod: 'payment-instrument' } as const
  * the error and throws, so the job runner retries with back-off; an email already recorded as sent
  * under its key is never sent again.
  */
-export function sendNotificationJob({ db, clock, mailer, portalUrl, log }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger }): JobHandler {
+export function sendNotificationJob({ db, clock, mailer, portalUrl, log, upcoming }: { db: Db; clock: Clock; mailer: Mailer; portalUrl: () => string; log: FastifyBaseLogger; upcoming?: UpcomingOf | undefined }): JobHandler {
   return handleJob(SendNotification, (payload) => sendNotification(payload))
 
   async function sendNotification(payload: NotificationPayload): Promise<void> {
@@ -59,6 +62,9 @@ export function sendNotificationJob({ db, clock, mailer, portalUrl, log }: { db:
     for (const extra of EXTRA_LINKS[payload.template]) links[extra] = await linkTo({ subscriptionId: subscription.id, action: ACTION_OF[extra] })
 
     const plan = await findPlanRow(db, store.id, subscription.plan_id)
+    // The reminder states the renewal as the engine will charge it (tax and shipping included), not a
+    // figure of its own; the amount recorded with the event stands in when nothing is due any more.
+    const breakdown = payload.template === 'renewal_upcoming' && upcoming ? await upcoming(store, subscription.id) : undefined
     const mail = renderEmail({
       template: payload.template,
       to: subscriber.email,
@@ -66,6 +72,7 @@ export function sendNotificationJob({ db, clock, mailer, portalUrl, log }: { db:
       timezone: store.timezone,
       planName: plan?.name ?? null,
       facts: payload.facts ?? {},
+      ...(breakdown ? { breakdown } : {}),
       card: { brand: subscription.payment_instrument_brand, last4: subscription.payment_instrument_last4 },
       links,
     })

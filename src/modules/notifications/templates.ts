@@ -8,6 +8,16 @@ import type { NotificationFacts } from './notifications.jobs.ts'
  * merchant's text). Of the payment method only the brand and last 4 ever appear.
  */
 
+/** A renewal's figures in the charge's names (integer minor units). */
+export interface RenewalBreakdown {
+  currency: string
+  subtotal: number
+  discount_amount: number
+  shipping_amount: number
+  tax_amount: number
+  amount: number
+}
+
 export interface EmailInput {
   template: NotificationTemplate
   to: string
@@ -16,6 +26,8 @@ export interface EmailInput {
   timezone: string
   planName: string | null
   facts: NotificationFacts
+  /** The renewal's breakdown (renewal_upcoming): its total replaces `facts.amount`, its parts are listed. */
+  breakdown?: RenewalBreakdown
   /** Brand and last 4 of the card on file, when the platform listed them. */
   card: { brand: string | null; last4: string | null } | null
   /** Sign-in links, each single-use: `manage` always, `skip` and `paymentMethod` where the email offers them. */
@@ -55,6 +67,17 @@ export function formatDate(iso: string | null | undefined, timezone: string): st
   }
 }
 
+/**
+ * "Items $36.00, less a $3.60 discount, plus $5.99 shipping and $2.67 tax." Parts that are 0 are left
+ * out; undefined when the total is the items alone.
+ */
+export function breakdownText(b: RenewalBreakdown): string | undefined {
+  const money = (value: number) => formatAmount(value, b.currency)!
+  if (b.discount_amount === 0 && b.shipping_amount === 0 && b.tax_amount === 0) return undefined
+  const extras = [b.shipping_amount > 0 ? `${money(b.shipping_amount)} shipping` : undefined, b.tax_amount > 0 ? `${money(b.tax_amount)} tax` : undefined].filter(Boolean)
+  return `Items ${money(b.subtotal)}${b.discount_amount > 0 ? `, less a ${money(b.discount_amount)} discount` : ''}${extras.length ? `, plus ${extras.join(' and ')}` : ''}.`
+}
+
 /** "Visa ending in 4242", never more of the card; undefined when nothing is known of it. */
 export function cardText(card: EmailInput['card']): string | undefined {
   if (!card || (!card.brand && !card.last4)) return undefined
@@ -67,7 +90,8 @@ export function cardText(card: EmailInput['card']): string | undefined {
 function parts(input: EmailInput): Parts {
   const { storeName, facts, links } = input
   const what = input.planName ? `your ${input.planName} subscription` : 'your subscription'
-  const amount = formatAmount(facts.amount, facts.currency)
+  const breakdown = input.breakdown
+  const amount = breakdown ? formatAmount(breakdown.amount, breakdown.currency) : formatAmount(facts.amount, facts.currency)
   const nextDate = formatDate(facts.next_charge_at, input.timezone)
   const card = cardText(input.card)
   const manage = { label: 'Manage your subscription', href: links.manage }
@@ -87,6 +111,7 @@ function parts(input: EmailInput): Parts {
         subject: `Your ${storeName} subscription renews${nextDate ? ` on ${nextDate}` : ' soon'}`,
         paragraphs: [
           `${what[0]!.toUpperCase()}${what.slice(1)} renews${nextDate ? ` on ${nextDate}` : ' soon'}${amount ? ` for ${amount}` : ''}.`,
+          ...(breakdown ? [breakdownText(breakdown)].filter((text): text is string => text !== undefined) : []),
           ...(card ? [`We will charge your ${card}.`] : []),
           'Nothing to do if that suits you. To skip this order or change anything, use the links below.',
         ],

@@ -12,6 +12,9 @@ export const REQUIRED_SCOPES = [
   'store_payments_methods_read',
   'store_v2_customers_read_only',
   'store_stored_payment_instruments_read_only',
+  // Renewal orders are made through the store's own checkout (its tax and shipping): carts, then checkouts.
+  'store_cart',
+  'store_checkouts',
 ] as const
 
 /** Signs the merchant into the console from the load callback (src/modules/console-auth). */

@@ -170,6 +170,27 @@ describe('subscriber emails through the lifecycle (test gateway, test clock)', (
     assert.match(String(upcoming.parsed.text), /for \$12\.00/, '$15.00 less 20%')
   })
 
+  test('the renewal reminder states the renewal as it will be charged: items, shipping at the checkout\'s rate and the store\'s tax, and their total', async () => {
+    const email = nextEmail('taxed')
+    const taxed = await call(h.t.app, { method: 'PATCH', url: '/api/v1/admin/store', headers: h.shop.auth, payload: { test_tax_rate_bps: 825 } })
+    assert.equal(taxed.statusCode, 200, taxed.body)
+    try {
+      const [subscription] = await checkout(h.t.app, h.shop.auth, checkoutBody(h.planId, { email, shipping: { method: 'Ground', amount: 599 } }))
+      await h.sink.waitForMessage(email, WAIT_MS)
+      const renewal = new Date(subscription.next_charge_at)
+      await advance(h, new Date(renewal.getTime() - 2 * DAY))
+      const upcoming = await h.sink.waitForMessage(email, WAIT_MS)
+      assertEmail(upcoming, email, /renews on/)
+      // $15.00 + $5.99 shipping + 8.25% of $15.00 (123.75 -> $1.24): $22.23, the figure the preview shows.
+      assert.match(String(upcoming.parsed.text), /for \$22\.23\./)
+      assert.match(String(upcoming.parsed.text), /Items \$15\.00, plus \$5\.99 shipping and \$1\.24 tax\./)
+      const preview = await call(h.t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${subscription.id}/upcoming`, headers: h.shop.auth })
+      assert.equal(preview.json.amount, 2223)
+    } finally {
+      await call(h.t.app, { method: 'PATCH', url: '/api/v1/admin/store', headers: h.shop.auth, payload: { test_tax_rate_bps: 0 } })
+    }
+  })
+
   test('created, renewal upcoming, payment failed, past due and cancelled: each once, with single-use sign-in links', async () => {
     const email = nextEmail('lifecycle')
     const [subscription] = await checkout(h.t.app, h.shop.auth, checkoutBody(h.planId, { email, payment_instrument_id: 'instr_card_declined' }))

@@ -52,6 +52,14 @@ export interface ChargeRequest {
    * be in flight, so a new one waits until it cannot be, and looks for its order first.
    */
   orderRequestedAt?: Date | undefined
+  /** The platform cart (and checkout) an earlier holder made for this charge's order, to be reused. */
+  cartId?: string | undefined
+  /**
+   * Called with a new cart's id as soon as the platform made it, before anything else is done with it;
+   * the engine keeps it on the charge, so a retry reuses the cart. If it throws (the lease was lost),
+   * the cart is left alone: a cart moves no money, and an unused one expires on the platform.
+   */
+  onCart?: ((cartId: string) => Promise<void>) | undefined
   /**
    * Called just before the request that can move money is sent; the engine records it, so that a
    * charge whose answer is lost is only looked up afterwards, never sent again, on gateways that take
@@ -112,12 +120,19 @@ export interface RenewalOrder {
   /** The catalog variant, for a product with variants. */
   platformVariantId: string | null
   quantity: number
-  /** The whole order in integer minor units: the charge's amount (the subscription's line gets what the add-ons and shipping leave of it). */
+  /** The subscription's price for one unit, before its discount, in integer minor units. */
+  unitAmount: number
+  /** Lines before the discount (the charge's `subtotal`) and the discount on them, in integer minor units. */
+  subtotal: number
+  discountAmount: number
+  /**
+   * The store's shipping policy for this renewal: `amount` is what it ships for whatever the platform
+   * quotes (`checkout_rate`, `flat`, `free`), or null to take the platform's quote (`requote`);
+   * `method` is the method to pick among the platform's options (the checkout's), else the cheapest.
+   */
+  shipping: { amount: number | null; method: string | null }
+  /** The charge's amount as the claim priced it, in integer minor units; the platform's checkout prices the order itself. */
   amount: number
-  /** The charge's shipping, part of `amount`, in integer minor units. */
-  shippingAmount?: number
-  /** The method it ships by, on the order's shipping address. */
-  shippingMethod?: string | null
   /** One-time add-ons, extra product lines of the same order, each at its own price (never discounted). */
   addOns?: RenewalOrderLine[]
   currency: string
@@ -133,12 +148,23 @@ export interface RenewalOrder {
 export interface RenewalOrderLine {
   platformProductId: string
   quantity: number
+  /** The price of one unit, in integer minor units. */
+  unitAmount: number
   /** unit price x quantity, in integer minor units. */
   amount: number
 }
 
+/** What the platform priced a renewal at: the charge's shipping and tax, and the whole it pays. */
+export interface PlatformPricing {
+  shippingAmount: number
+  shippingMethod: string | null
+  taxAmount: number
+  amount: number
+}
+
 export type OrderOutcome =
-  | { status: 'created'; orderId: string }
+  /** `priced`: the order's figures, when the platform priced it (its checkout); the charge takes them before it is paid. */
+  | { status: 'created'; orderId: string; priced?: PlatformPricing }
   | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
   | { status: 'unknown'; reason: string }
 

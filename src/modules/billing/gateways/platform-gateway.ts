@@ -1,6 +1,7 @@
-import { RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformCall, type PlatformClient, type PlatformReply } from '../../platform/index.ts'
-import { storableText } from '../../../lib/printable-text.ts'
-import type { ChargeOutcome, ChargeRequest, OrderAddress, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
+import type { PlatformAccess, PlatformCall, PlatformClient, PlatformReply } from '../../platform/index.ts'
+import { checkoutOrder } from './platform-checkout.ts'
+import { bodyOf, is2xx, isConfigurationRefusal, platformInt, redactor, replyReason, statusOf, type Redact } from './platform-replies.ts'
+import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RefundOutcome, RefundRequest, RenewalOrder } from './gateway.ts'
 import {
   currencyExponent,
   decimalToMinor,
@@ -17,17 +18,17 @@ import {
  * BigCommerce's stored-instrument payments, as its published reference defines them
  * (docs/platform-api.md §2-§5, docs/bigcommerce.md "Renewals"):
  *
- *   order     find the v2 order whose `external_order_id` is the charge's key, else create it
- *             Incomplete (`status_id: 0`) for the customer who owns the card, priced in decimal
- *             major units; the engine keeps its id on the charge;
+ *   order     made through the platform's checkout for the customer who owns the card, priced by
+ *             the store (its tax, its shipping), Incomplete; see platform-checkout.ts. The engine keeps
+ *             the cart and the order on the charge, and the priced figures;
  *   charge    the payment method holding the instrument (`GET /v3/payments/methods?order_id=`), a
  *             fresh payment access token (`is_recurring: true`), then the payment on the payments
  *             host with the stored card;
  *   lookup    the order's transactions, then the order's status.
  *
  * The platform takes no idempotency keys. Exactly once rests on three things: one order per charge
- * key (found again by `external_order_id`, and never asked for while an earlier holder's request for
- * it may still be in flight: `orderRequestedAt`), the engine recording the payment as submitted before it
+ * (found again by its cart, and never asked for while an earlier holder's request for it may still be
+ * in flight: `orderRequestedAt`), the engine recording the payment as submitted before it
  * goes out (a payment is sent at most once per order; a lost answer is only looked up), and a PAT
  * being good for one payment of one order.
  *
@@ -46,128 +47,6 @@ export interface PlatformGateway extends PaymentGateway {
 }
 
 const NOT_CONNECTED = 'the store is not connected to the platform (app install or PUT /api/v1/admin/platform-connection)'
-
-type Redact = (text: string) => string
-
-/** Secrets out, and nothing a database column refuses (the text may quote the platform). */
-function redactor(secrets: string[]): Redact {
-  return (text) => storableText(secrets.reduce((out, secret) => (secret ? out.replaceAll(secret, '[redacted]') : out), text))
-}
-
-/** Why a reply was not a clear answer, for an outcome. */
-function replyReason(step: string, reply: PlatformReply): string {
-  if (!reply.sent) return `${step}: ${reply.reason}`
-  const { statusCode, body } = reply.answer
-  const said = titleOf(body)
-  const waited = reply.rateLimitedFor > 0 ? ` after waiting ${Math.round(reply.rateLimitedFor / 1000)} s for the rate limit` : ''
-  return `${step}: the platform answered ${statusCode}${said ? ` (${said})` : ''}${waited}`
-}
-
-/** The HTTP status answered, 0 when there was no answer. */
-const statusOf = (reply: PlatformReply): number => (reply.sent ? reply.answer.statusCode : 0)
-const is2xx = (reply: PlatformReply): boolean => statusOf(reply) >= 200 && statusOf(reply) < 300
-/** The parsed body of an answer, undefined when there was none. */
-const bodyOf = (reply: PlatformReply): unknown => (reply.sent ? reply.answer.body : undefined)
-
-/** A refusal of our credentials or a missing resource of ours: no retry helps until someone fixes it. */
-const isConfigurationRefusal = (status: number) => status === 401 || status === 403
-
-/** A platform id as the number the reference types it as (`product_id`, `customer_id`, order ids are integers). */
-function platformInt(value: string | null | undefined): number | undefined {
-  if (!value || !/^[1-9][0-9]{0,9}$/.test(value)) return undefined
-  const n = Number(value)
-  return n <= 2_147_483_647 ? n : undefined
-}
-
-/** Our address as a v2 order address (O2 `billingAddress_Base`): the name split once, the country as ISO 2. */
-export function orderAddress(address: OrderAddress, email?: string): Record<string, string> {
-  const name = address.name.trim()
-  const space = name.indexOf(' ')
-  const out: Record<string, string> = {
-    first_name: space > 0 ? name.slice(0, space) : name,
-    last_name: space > 0 ? name.slice(space + 1).trim() : '',
-    street_1: address.line1,
-    city: address.city,
-    zip: address.postal_code,
-    country_iso2: address.country,
-  }
-  if (address.line2) out.street_2 = address.line2
-  if (address.state) out.state = address.state
-  if (address.phone) out.phone = address.phone
-  if (email) out.email = email
-  return out
-}
-
-/**
- * The v2 order body (§2.1): Incomplete, the customer who owns the card, the product at the charge's
- * price in decimal major units (both `price_inc_tax` and `price_ex_tax`, or the platform recomputes
- * from its catalogue) with lines and shipping that add up to the charge exactly, and the totals
- * pinned to it. No tax is computed for API orders (ORD): the platform's tax comes with its checkout.
- */
-export function renewalOrderBody(charge: ChargeRequest, order: RenewalOrder): { body: Record<string, unknown> } | { problem: string } {
-  const productId = platformInt(order.platformProductId)
-  if (productId === undefined) return { problem: `the product's platform id ${JSON.stringify(order.platformProductId)} is not a platform product id` }
-  const customerId = platformInt(order.platformCustomerId)
-  if (customerId === undefined) return { problem: 'the subscription has no platform customer: a stored card can only be charged for the customer who owns it' }
-  const billing = order.billingAddress ?? order.shippingAddress
-  if (!billing) return { problem: 'the subscription has neither a billing nor a shipping address; the platform requires a billing address on every order' }
-  let exponent: number
-  try {
-    exponent = currencyExponent(order.currency)
-  } catch {
-    return { problem: `${order.currency} is not a currency` }
-  }
-  const total = minorToDecimal(order.amount, exponent)
-  /**
-   * Lines for `amount` over `quantity` units, each priced in whole minor units so the lines add up
-   * to the amount exactly (the platform refuses lines that do not match the grand total, code
-   * 30004): an amount that does not divide is two lines of the same product, the second a minor
-   * unit dearer (1000 over 3 = 2 x 3.33 + 1 x 3.34).
-   */
-  const linesOf = (amount: number, quantity: number, fields: Record<string, unknown>): Record<string, unknown>[] => {
-    const line = (count: number, unitMinor: number) => {
-      const unit = Number(minorToDecimal(unitMinor, exponent))
-      return { ...fields, quantity: count, price_inc_tax: unit, price_ex_tax: unit }
-    }
-    const base = Math.floor(amount / quantity)
-    const dearer = amount - base * quantity
-    if (dearer === 0) return [line(quantity, base)]
-    return [line(quantity - dearer, base), line(dearer, base + 1)].filter((l) => l.quantity > 0)
-  }
-  const addOns: Record<string, unknown>[] = []
-  let addOnsTotal = 0
-  for (const [index, line] of (order.addOns ?? []).entries()) {
-    const addOnId = platformInt(line.platformProductId)
-    if (addOnId === undefined) return { problem: `add-on ${index + 1}: the product's platform id ${JSON.stringify(line.platformProductId)} is not a platform product id` }
-    addOns.push(...linesOf(line.amount, line.quantity, { product_id: addOnId }))
-    addOnsTotal += line.amount
-  }
-  // The subscription's line takes what the add-ons and shipping leave of the charge: its price less the discount.
-  const shippingAmount = order.shippingAmount ?? 0
-  const ownAmount = order.amount - addOnsTotal - shippingAmount
-  if (ownAmount < 0) return { problem: `the add-ons (${addOnsTotal}) and shipping (${shippingAmount}) come to more than the charge (${order.amount})` }
-  const goods = minorToDecimal(order.amount - shippingAmount, exponent)
-  const shippingCost = minorToDecimal(shippingAmount, exponent)
-  const variantId = platformInt(order.platformVariantId)
-  const own = linesOf(ownAmount, order.quantity, { product_id: productId, ...(variantId === undefined ? {} : { variant_id: variantId }) })
-  const body: Record<string, unknown> = {
-    status_id: 0,
-    customer_id: customerId,
-    billing_address: orderAddress(billing, order.email),
-    products: [...own, ...addOns],
-    subtotal_ex_tax: goods,
-    subtotal_inc_tax: goods,
-    shipping_cost_ex_tax: shippingCost,
-    shipping_cost_inc_tax: shippingCost,
-    total_ex_tax: total,
-    total_inc_tax: total,
-    external_source: RENEWAL_ORDER_SOURCE,
-    external_order_id: charge.idempotencyKey,
-    staff_notes: `Renewal of subscription ${charge.subscriptionId}`,
-  }
-  if (order.shippingAddress) body.shipping_addresses = [{ ...orderAddress(order.shippingAddress, order.email), ...(order.shippingMethod ? { shipping_method: order.shippingMethod } : {}) }]
-  return { body }
-}
 
 /**
  * The order the platform holds for a renewal, checked before anything pays it: a v2 order takes no
@@ -274,38 +153,17 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
       const access = await options.accessOf(charge.storeId)
       if (!access) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: NOT_CONNECTED }
       const redact = redactor([access.accessToken])
-      const built = renewalOrderBody(charge, order)
-      if ('problem' in built) return { status: 'failed', failureCode: 'processing_error', failureMessage: built.problem }
-
-      const earlier = await findOrder(access, charge.idempotencyKey)
-      if ('error' in earlier) return { status: 'unknown', reason: redact(replyReason('looking for the renewal order', earlier.error)) }
-      if (earlier.found) return orderFitsCharge(earlier.order, order)
-
-      // An earlier holder's request for this order may still be on its way (it stalled past its lease
-      // mid-request): the platform has no key to refuse a second order, so wait until that request is
-      // over, and look again then.
-      if (charge.orderRequestedAt && Date.now() - charge.orderRequestedAt.getTime() < orderRequestWindowMs(client)) {
-        return { status: 'unknown', reason: "an earlier request for the renewal's order may still be in flight; the order is looked for again later" }
+      // A charge whose order was asked for before renewals went through the checkout (no cart kept):
+      // that v2 order carries the charge's key. Found, it is paid; possibly still in flight, it is waited out.
+      if (charge.orderRequestedAt && charge.cartId === undefined) {
+        const earlier = await findOrder(access, charge.idempotencyKey)
+        if ('error' in earlier) return { status: 'unknown', reason: redact(replyReason('looking for the renewal order', earlier.error)) }
+        if (earlier.found) return orderFitsCharge(earlier.order, order)
+        if (Date.now() - charge.orderRequestedAt.getTime() < orderRequestWindowMs(client)) {
+          return { status: 'unknown', reason: "an earlier request for the renewal's order may still be in flight; the order is looked for again later" }
+        }
       }
-      try {
-        await charge.onOrderRequest?.()
-      } catch (error) {
-        return { status: 'unknown', reason: `the order was not requested: ${(error instanceof Error ? error.message : String(error)).slice(0, 200)}` }
-      }
-      const made = await client.call(access, { method: 'POST', path: '/v2/orders', body: built.body })
-      if (is2xx(made)) {
-        const id = (bodyOf(made) as { id?: unknown } | null)?.id
-        if (Number.isInteger(id)) return orderFitsCharge(bodyOf(made), order)
-      }
-      if (statusOf(made) >= 400 && statusOf(made) < 500 && statusOf(made) !== 429) {
-        const code = isConfigurationRefusal(statusOf(made)) ? 'gateway_configuration' : 'processing_error'
-        return { status: 'failed', failureCode: code, failureMessage: redact(replyReason('creating the renewal order', made)) }
-      }
-      if (!made.sent && made.neverSent) return { status: 'unknown', reason: redact(replyReason('creating the renewal order (nothing was sent)', made)) }
-      // Lost, 5xx, or a 2xx without an id: the order may exist. Look again before anything else.
-      const after = await findOrder(access, charge.idempotencyKey)
-      if (!('error' in after) && after.found) return orderFitsCharge(after.order, order)
-      return { status: 'unknown', reason: redact(replyReason('creating the renewal order', made)) }
+      return checkoutOrder({ client, access, redact, orderRequestWindowMs: orderRequestWindowMs(client), fits: orderFitsCharge }, charge, order)
     },
 
     async charge(charge: ChargeRequest): Promise<ChargeOutcome> {
