@@ -157,6 +157,7 @@ function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<
       `${money(c.amount, c.currency)}${c.amount_refunded ? `, ${money(c.amount_refunded, c.currency)} refunded` : ''}`,
       `${date(c.period_start)} to ${date(c.period_end)}`,
       [
+        chargeBreakdown(c),
         c.attempt > 1 ? `Retry ${c.attempt - 1}. ` : '',
         c.failure_code ? `${c.failure_message ?? c.failure_code}. ` : '',
         c.next_retry_at ? `Next retry ${dateTime(c.next_retry_at)}. ` : '',
@@ -166,6 +167,16 @@ function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<
     ]),
     { captionHidden: true },
   )
+}
+
+/** "Items $36.00 − $3.60 discount + $5.99 shipping (Ground) + $2.67 tax. ", the server's figures; empty when the items are the whole. */
+function chargeBreakdown(c: Charge): string {
+  if (c.discount_amount === 0 && c.shipping_amount === 0 && c.tax_amount === 0) return ''
+  const parts = [`Items ${money(c.subtotal, c.currency)}`]
+  if (c.discount_amount > 0) parts.push(`− ${money(c.discount_amount, c.currency)} discount`)
+  if (c.shipping_amount > 0) parts.push(`+ ${money(c.shipping_amount, c.currency)} shipping${c.shipping_method ? ` (${c.shipping_method})` : ''}`)
+  if (c.tax_amount > 0) parts.push(`+ ${money(c.tax_amount, c.currency)} tax`)
+  return `${parts.join(' ')}. `
 }
 
 export function refundForm(app: ConsoleApp, charge: Charge, reload: () => Promise<unknown>): HTMLElement {

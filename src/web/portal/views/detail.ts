@@ -233,6 +233,8 @@ function chargeDetails(charge: Charge): (string | Node)[] {
   } else if (charge.status === 'succeeded') {
     details.push(charge.period_start && charge.period_end ? `For ${formatDate(charge.period_start)} to ${formatDate(charge.period_end)}` : 'Paid')
     if (charge.discount_amount > 0) details.push(h('br'), h('span', { class: 'muted' }, `${formatMoney(charge.discount_amount, charge.currency)} discount`))
+    if (charge.shipping_amount > 0) details.push(h('br'), h('span', { class: 'muted' }, `${formatMoney(charge.shipping_amount, charge.currency)} shipping${charge.shipping_method ? ` (${charge.shipping_method})` : ''}`))
+    if (charge.tax_amount > 0) details.push(h('br'), h('span', { class: 'muted' }, `${formatMoney(charge.tax_amount, charge.currency)} tax`))
     if (charge.line_items.length > 1) details.push(h('br'), h('span', { class: 'muted' }, `${charge.line_items.length - 1} add-on${charge.line_items.length > 2 ? 's' : ''} included`))
     if (charge.amount_refunded > 0) {
       details.push(h('br'), charge.amount_refunded >= charge.amount ? 'Refunded in full.' : `${formatMoney(charge.amount_refunded, charge.currency)} refunded.`)
