@@ -131,6 +131,7 @@ export async function plainRenewalBatch(db: Db, store: StoreRow, batch: Subscrip
       gateway: 'test',
       gateway_charge_id: `tgw_${ulid()}`,
       platform_order_id: null,
+      platform_cart_id: null,
       order_requested_at: null,
       lease_until: null,
       lease_token: null,

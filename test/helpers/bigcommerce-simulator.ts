@@ -24,6 +24,25 @@
  *   GET    /v3/customers/{id}/stored-instruments        getCustomerStoredInstruments (§6.3)
  *   POST/GET /v3/hooks, PUT/DELETE /v3/hooks/{id}       createWebhooks ...         (§7.1)
  *   POST   {login}/oauth2/token                         oauthToken                 (§1.2)
+ *   POST   /v3/carts                                    createCart                 (§13.1)
+ *   GET    /v3/carts/{cartId}                           getCart                    (§13.1)
+ *   DELETE /v3/carts/{cartId}                           deleteCart                 (§13.1)
+ *   GET    /v3/checkouts/{checkoutId}?include=          getCheckout                (§13.5)
+ *   POST   /v3/checkouts/{checkoutId}/billing-address   addCheckoutBillingAddress  (§13.2)
+ *   POST   /v3/checkouts/{checkoutId}/consignments?include=consignments.available_shipping_options
+ *                                                       addCheckoutConsignment     (§13.3)
+ *   PUT    /v3/checkouts/{checkoutId}/consignments/{consignmentId}
+ *                                                       updateCheckoutConsignment  (§13.3)
+ *   POST   /v3/checkouts/{checkoutId}/discounts         addCheckoutDiscount        (§13.4)
+ *   POST   /v3/checkouts/{checkoutId}/orders            createCheckoutOrder        (§13.5)
+ *   GET    /v3/inventory/items?variant_id:in=&product_id:in=  getInventoryItems    (§13.6)
+ *   GET    /v3/catalog/products/{productId}/variants    getProductVariants         (§13.6)
+ *
+ * The operation ids are the reference's, except two: the checkout's order route is the checkouts
+ * reference's `createOrder` but is named `createCheckoutOrder` here, so a fault (failNext,
+ * holdNextAnswer, ...) can target it apart from POST /v2/orders `createOrder`; and inventory's
+ * `get-inventory-items` is `getInventoryItems`. A cart's id is its checkout's id; paying an order made
+ * from a checkout deletes the cart (later calls on it answer 404).
  *
  * Every refused request (wrong host, path, method, headers, credentials, scope, body shape, or a
  * state rule such as 30101/30051) is answered in the platform's error shape for that route (§0
@@ -34,12 +53,17 @@
  * with the rate headers of §0 "Rate limits"), failNext (5xx before or after processing),
  * holdNextAnswer (time out after processing), loseNextAnswer (destroy the socket after processing),
  * setLatency, and `options` (points the reference leaves open, see context.ts SimOptions).
+ * Store setup for checkouts: setShippingOptions (zones; default one `Ground` 5.99 everywhere),
+ * setTaxRates (default none), setInventory (stock at any time).
  */
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 // wall clock: the simulated platform's latency (setLatency) is real time, as the real platform's is.
 import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  addBillingAddress, addConsignments, addDiscount, createCart, createCheckoutOrder, deleteCart, getCart, getCheckout, getInventoryItems, getProductVariants, updateConsignment,
+} from './bigcommerce/checkouts.ts'
 import type { Ctx, PaymentOutcome, Reply, SimCore, SimCounters, SimOptions } from './bigcommerce/context.ts'
 import { Refusal, errorBody, requireAccept, requireJsonContentType, type ErrorStyle, type Host, type Violation, type ViolationKind } from './bigcommerce/http.ts'
 import { createOrder, createRefund, createRefundQuote, getOrder, getOrderProducts, getOrderRefunds, getOrderShippingAddresses, getOrderTransactions, listOrders, updateOrder } from './bigcommerce/orders.ts'
@@ -49,11 +73,11 @@ import {
   type AuthGrant, type LoginState, type SimApp, type WebhookDelivery,
 } from './bigcommerce/platform.ts'
 import {
-  newCustomer, newProduct, newStore,
-  type CustomerSeed, type ProductSeed, type SimCatalogProduct, type SimCustomer, type SimOrder, type SimPaymentMethod, type SimStore, type StoreSeed,
+  newCustomer, newProduct, newStore, shippingOptions,
+  type CustomerSeed, type ProductSeed, type SimCart, type SimCatalogProduct, type SimCustomer, type SimOrder, type SimPaymentMethod, type SimStore, type StoreSeed,
 } from './bigcommerce/state.ts'
 
-export type { Violation, ViolationKind, WebhookDelivery, SimOrder, SimStore, SimCustomer, SimOptions, AuthGrant, SimApp }
+export type { Violation, ViolationKind, WebhookDelivery, SimOrder, SimStore, SimCustomer, SimOptions, AuthGrant, SimApp, SimCart }
 export { paymentCodeStatus }
 
 // ---------------------------------------------------------------------------------------------
@@ -72,6 +96,8 @@ interface Route {
   scopes: string[] | null
   /** The handler waits the latency itself, between its checks and its commit (payments). */
   delayInside?: boolean
+  /** A POST without a request body in the reference: Content-Type is checked only when a body is sent. */
+  bodyless?: boolean
   handler(ctx: Ctx): Reply | Promise<Reply>
 }
 
@@ -79,14 +105,27 @@ const ORDERS_RW = ['store_v2_orders']
 const ORDERS_RO = ['store_v2_orders', 'store_v2_orders_read_only']
 const TX_RW = ['store_v2_orders', 'store_v2_transactions']
 const TX_RO = ['store_v2_transactions_read_only', 'store_v2_transactions']
+/** carts.v3 securitySchemes (and ACCT). */
+const CART_RW = ['store_cart']
+const CART_RO = ['store_cart', 'store_cart_read_only']
+/**
+ * checkouts.v3 securitySchemes names `store_checkouts` / `store_checkouts_read_only`, ACCT names
+ * `store_checkout` / `store_checkout_read_only`: either spelling is accepted (§13.8).
+ */
+const CHECKOUT_RW = ['store_checkout', 'store_checkouts']
+const CHECKOUT_RO = [...CHECKOUT_RW, 'store_checkout_read_only', 'store_checkouts_read_only']
+const INVENTORY_RO = ['store_inventory_read_only', 'store_inventory']
+const PRODUCTS_RO = ['store_v2_products_read_only', 'store_v2_products']
 
-function route(operation: string, host: Host, method: string, path: string, style: ErrorStyle, scopes: string[] | null, handler: Route['handler'], delayInside = false): Route {
+function route(
+  operation: string, host: Host, method: string, path: string, style: ErrorStyle, scopes: string[] | null, handler: Route['handler'], delayInside = false, bodyless = false,
+): Route {
   const params: string[] = []
   const source = path.replace(/\{(\w+)\}/g, (_, name: string) => {
     params.push(name)
     return '([^/]+)'
   })
-  return { operation, host, method, path: new RegExp(`^${source}$`), params, style, scopes, handler, delayInside }
+  return { operation, host, method, path: new RegExp(`^${source}$`), params, style, scopes, handler, delayInside, bodyless }
 }
 
 function routes(login: LoginState): Route[] {
@@ -109,6 +148,18 @@ function routes(login: LoginState): Route[] {
     route('getWebhooks', 'api', 'GET', '/v3/hooks', 'v3', null, listHooks),
     route('updateWebhook', 'api', 'PUT', '/v3/hooks/{hookId}', 'v3', null, updateHook),
     route('deleteWebhook', 'api', 'DELETE', '/v3/hooks/{hookId}', 'v3', null, deleteHook),
+    route('createCart', 'api', 'POST', '/v3/carts', 'v3', CART_RW, createCart),
+    route('getCart', 'api', 'GET', '/v3/carts/{cartId}', 'v3', CART_RO, getCart),
+    route('deleteCart', 'api', 'DELETE', '/v3/carts/{cartId}', 'v3', CART_RW, deleteCart),
+    route('getCheckout', 'api', 'GET', '/v3/checkouts/{checkoutId}', 'v3', CHECKOUT_RO, getCheckout),
+    route('addCheckoutBillingAddress', 'api', 'POST', '/v3/checkouts/{checkoutId}/billing-address', 'v3', CHECKOUT_RW, addBillingAddress),
+    route('addCheckoutConsignment', 'api', 'POST', '/v3/checkouts/{checkoutId}/consignments', 'v3', CHECKOUT_RW, addConsignments),
+    route('updateCheckoutConsignment', 'api', 'PUT', '/v3/checkouts/{checkoutId}/consignments/{consignmentId}', 'v3', CHECKOUT_RW, updateConsignment),
+    route('addCheckoutDiscount', 'api', 'POST', '/v3/checkouts/{checkoutId}/discounts', 'v3', CHECKOUT_RW, addDiscount),
+    // The checkouts reference's `createOrder`, named apart from POST /v2/orders for faults (header).
+    route('createCheckoutOrder', 'api', 'POST', '/v3/checkouts/{checkoutId}/orders', 'v3', CHECKOUT_RW, createCheckoutOrder, true, true),
+    route('getInventoryItems', 'api', 'GET', '/v3/inventory/items', 'v3', INVENTORY_RO, getInventoryItems),
+    route('getProductVariants', 'api', 'GET', '/v3/catalog/products/{productId}/variants', 'v3', PRODUCTS_RO, getProductVariants),
     route('PaymentsPost', 'payments', 'POST', '/payments', 'payments', null, processPayment, true),
     route('oauthToken', 'login', 'POST', '/oauth2/token', 'login', null, (ctx) => exchangeToken(ctx, login)),
   ]
@@ -177,11 +228,27 @@ export interface BigCommerceSimulator {
   addPaymentMethod(storeHash: string, method: Partial<SimPaymentMethod> & { id: string }): SimPaymentMethod
   /** A fresh auth callback for the store (§1.1): the `code, scope, context, account_uuid` to exchange. */
   beginInstall(storeHash: string, scopes: string[]): AuthGrant
+  /**
+   * The store's shipping zones (§13.3): a consignment is quoted the options whose `countries` (ISO2)
+   * include its address's country_code, or that have none. Default: `[{description: 'Ground', cost: 5.99}]`.
+   */
+  setShippingOptions(storeHash: string, options: Array<{ description: string; cost: number; countries?: string[] }>): void
+  /**
+   * The store's tax table (§13.5): a tax address's rate is its country + state_or_province_code row,
+   * else its country's row (no `state`), else 0. Tax is charged on the goods after discounts, and on
+   * shipping with `taxShipping`, each rounded half up to the currency's minor unit. Default: none.
+   */
+  setTaxRates(storeHash: string, rates: Array<{ country: string; state?: string; rate_bps: number }>, opts?: { taxShipping?: boolean }): void
+  /** Sets stock: a variant's with `variantId` (or the product's own through its base variant id), else the product's. */
+  setInventory(storeHash: string, stock: { productId: number; variantId?: number; level: number }): void
 
   // inspection
   store(storeHash: string): SimStore
   order(storeHash: string, orderId: number): SimOrder | undefined
   orders(storeHash: string): SimOrder[]
+  /** A cart (= checkout) as the simulator holds it; undefined once deleted (or after its order is paid). */
+  cart(storeHash: string, cartId: string): SimCart | undefined
+  carts(storeHash: string): SimCart[]
   /** Orders with more than one successful payment: double charges. */
   doubleCharges(): SimOrder[]
   /** Answers held by holdNextAnswer and not yet released. */
@@ -260,7 +327,7 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
     tokens: new Map(),
     pats: new Map(),
     options: { ...DEFAULT_OPTIONS, ...init.options },
-    counters: { ordersCreated: 0, patsIssued: 0, paymentRequests: 0, paymentsSucceeded: 0, paymentsDeclined: 0, refundsCreated: 0, webhooksSent: 0, requests: 0 },
+    counters: { ordersCreated: 0, checkoutOrdersCreated: 0, cartsCreated: 0, patsIssued: 0, paymentRequests: 0, paymentsSucceeded: 0, paymentsDeclined: 0, refundsCreated: 0, webhooksSent: 0, requests: 0 },
     paymentOutcomes: [] as PaymentOutcome[],
     refundDeclines: 0,
     patSecret: randomBytes(32),
@@ -440,7 +507,7 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
         }
         // Accept / Content-Type are required parameters (O2, O3, PAT, METH).
         requireAccept(req.headers, 'application/json')
-        if (method === 'POST' || method === 'PUT') requireJsonContentType(req.headers)
+        if ((method === 'POST' || method === 'PUT') && !(found.bodyless && rawBody === '')) requireJsonContentType(req.headers)
       }
 
       const paused = takeFault(host, operation, (f) => f.kind === 'pause')
@@ -568,10 +635,38 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
       storeOf(hash)
       return newGrant(core, login, hash, scopes)
     },
+    setShippingOptions(hash, options) {
+      const store = storeOf(hash)
+      store.shipping = shippingOptions(hash, options)
+    },
+    setTaxRates(hash, rates, opts = {}) {
+      const store = storeOf(hash)
+      for (const r of rates) {
+        if (!/^[A-Za-z]{2}$/.test(r.country)) throw new Error(`Tax rate country must be an ISO2 code; got ${r.country}`)
+        if (!Number.isInteger(r.rate_bps) || r.rate_bps < 0) throw new Error(`rate_bps must be a non-negative integer (530 = 5.30 %); got ${r.rate_bps}`)
+      }
+      store.tax = {
+        rates: rates.map((r) => ({ country: r.country.toUpperCase(), state: r.state === undefined ? null : r.state.toUpperCase(), rate_bps: r.rate_bps })),
+        shipping: opts.taxShipping ?? false,
+      }
+    },
+    setInventory(hash, stock) {
+      const product = storeOf(hash).products.get(stock.productId)
+      if (!product) throw new Error(`No product ${stock.productId} in store ${hash}`)
+      if (!Number.isInteger(stock.level)) throw new Error('An inventory level is an integer')
+      if (stock.variantId === undefined || stock.variantId === product.base_variant_id) product.inventory_level = stock.level
+      else {
+        const variant = product.variants.find((v) => v.id === stock.variantId)
+        if (!variant) throw new Error(`Product ${stock.productId} has no variant ${stock.variantId}`)
+        variant.inventory_level = stock.level
+      }
+    },
 
     store: storeOf,
     order: (hash, id) => storeOf(hash).orders.get(id),
     orders: (hash) => [...storeOf(hash).orders.values()],
+    cart: (hash, cartId) => storeOf(hash).carts.get(cartId),
+    carts: (hash) => [...storeOf(hash).carts.values()],
     doubleCharges: () => [...core.stores.values()].flatMap((s) => [...s.orders.values()].filter((o) => o.successful_payments > 1)),
     get heldAnswers() {
       return held.size

@@ -13,8 +13,9 @@ export const REQUIRED_SCOPES = [
   'store_v2_customers_read_only',
   'store_stored_payment_instruments_read_only',
   // Renewal orders are made through the store's own checkout (its tax and shipping): carts, then checkouts.
+  // The scope table of the API accounts guide says `store_checkout` (checkouts.v3.yml says `store_checkouts`).
   'store_cart',
-  'store_checkouts',
+  'store_checkout',
 ] as const
 
 /** Signs the merchant into the console from the load callback (src/modules/console-auth). */

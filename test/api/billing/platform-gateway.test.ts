@@ -1,7 +1,9 @@
 /**
  * The BigCommerce renewal gateway against the BigCommerce simulator, which checks every request the
- * way the published reference defines it (docs/platform-api.md). Each case builds a renewal order
- * and pays it as the renewal engine does: createOrder, then charge, then lookup when needed.
+ * way the published reference defines it (docs/platform-api.md). Each case makes a renewal order
+ * through the store's checkout and pays it as the renewal engine does: createOrder (the request
+ * keeping the cart and the order-request mark as the engine keeps them on the charge), then charge,
+ * then lookup when needed.
  */
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
@@ -26,9 +28,13 @@ function gatewayWith(c: PlatformClient, connected = true) {
   return createPlatformGateway({ client: c, accessOf: async () => (connected ? { storeHash: HASH, accessToken: TOKEN } : undefined) })
 }
 
+/**
+ * A charge request as the engine makes it: the cart the gateway makes is kept (`cartId`), and so is
+ * the moment an order is asked for (`orderRequestedAt`), so asking again finds them.
+ */
 function chargeRequest(overrides: Partial<ChargeRequest> = {}): ChargeRequest {
   keys += 1
-  return {
+  const request: ChargeRequest = {
     idempotencyKey: `sub_gw${keys}:2026-03-01T00:00:00.000Z:1`,
     storeId: 'store_gw',
     subscriptionId: `sub_gw${keys}`,
@@ -36,15 +42,27 @@ function chargeRequest(overrides: Partial<ChargeRequest> = {}): ChargeRequest {
     currency: 'USD',
     paymentInstrumentId: cardToken,
     description: 'renewal',
+    onCart: async (cartId) => {
+      request.cartId = cartId
+    },
+    onOrderRequest: async () => {
+      request.orderRequestedAt = new Date()
+    },
     ...overrides,
   }
+  return request
 }
 
+/** 2 x $12.50 of product 77, nothing to ship, no discount. */
 function renewalOrder(overrides: Partial<RenewalOrder> = {}): RenewalOrder {
   return {
     platformProductId: '77',
     platformVariantId: null,
     quantity: 2,
+    unitAmount: 1250,
+    subtotal: 2500,
+    discountAmount: 0,
+    shipping: { amount: 0, method: null },
     amount: 2500,
     currency: 'USD',
     email: 'jane@example.com',
@@ -61,7 +79,7 @@ async function renew(gateway = gatewayWith(client), request = chargeRequest(), o
   assert.equal(made.status, 'created', JSON.stringify(made))
   request.orderId = (made as { orderId: string }).orderId
   const outcome = await gateway.charge(request)
-  return { outcome, request, orderId: Number(request.orderId), gateway }
+  return { outcome, request, orderId: Number(request.orderId), gateway, made }
 }
 
 function operations(since: number) {
@@ -86,15 +104,17 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     await sim.close()
   })
 
-  test('a renewal: one v2 order as the reference defines it, the method holding the card, a recurring PAT, one payment', async () => {
+  test('a renewal: a cart and checkout as the reference defines them, the order made from it and tagged, the method holding the card, a recurring PAT, one payment', async () => {
     const since = sim.requests.length
-    const { outcome, orderId, request } = await renew()
+    const { outcome, orderId, request, made } = await renew()
     assert.deepEqual(outcome, { status: 'succeeded', gatewayChargeId: String(orderId) })
     assert.deepEqual(operations(since), [
-      'getOrders 204', 'getOrders 204', 'createOrder 200', 'getPaymentMethods 200', 'createPaymentAccessToken 201', 'PaymentsPost 201',
+      'createCart 201', 'addCheckoutBillingAddress 200', 'createCheckoutOrder 200', 'updateOrder 200', 'getPaymentMethods 200', 'createPaymentAccessToken 201', 'PaymentsPost 201',
     ])
+    assert.deepEqual((made as { priced: unknown }).priced, { shippingAmount: 0, shippingMethod: null, taxAmount: 0, amount: 2500 })
     const order = sim.order(HASH, orderId)!
-    assert.equal(order.external_order_id, request.idempotencyKey, 'our key is the external_order_id')
+    assert.equal(order.cart_id, request.cartId, 'made from the kept cart')
+    assert.equal(order.external_order_id, request.idempotencyKey, 'tagged with our key')
     assert.equal(order.external_source, 'subscription-billing')
     assert.equal(order.customer_id, 11)
     assert.equal(order.status_id, 11, 'paid: Awaiting Fulfillment')
@@ -105,42 +125,94 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.equal(order.total_inc_tax, 250_000, 'price x quantity in decimal units: $25.00 (ten-thousandths)')
     assert.deepEqual(order.products.map((p) => [p.product_id, p.quantity, p.price_inc_tax, p.price_ex_tax]), [[77, 2, 125_000, 125_000]])
     assert.equal(order.successful_payments, 1)
+    assert.equal(sim.cart(HASH, request.cartId!), undefined, 'the paid cart is gone')
     assert.deepEqual(sim.doubleCharges(), [])
     assert.deepEqual(sim.violations, [])
   })
 
-  test('the same charge key finds its order instead of raising a second one', async () => {
+  test('the same charge asked again reuses its cart and finds its order instead of raising a second one', async () => {
     const gateway = gatewayWith(client)
     const request = chargeRequest()
     const first = await gateway.createOrder!(request, renewalOrder())
     const created = sim.counters.ordersCreated
+    const carts = sim.counters.cartsCreated
     const second = await gateway.createOrder!(request, renewalOrder())
     assert.deepEqual(second, first)
     assert.equal(sim.counters.ordersCreated, created, 'no second order')
+    assert.equal(sim.counters.cartsCreated, carts, 'no second cart')
   })
 
-  test('an order whose creation answer was lost is found by its key, not created again', async () => {
+  test('an order whose creation answer was lost is found by its cart, not created again', async () => {
     const created = sim.counters.ordersCreated
-    sim.loseNextAnswer('createOrder')
+    sim.loseNextAnswer('createCheckoutOrder')
     const request = chargeRequest()
     const made = await gatewayWith(client).createOrder!(request, renewalOrder())
-    assert.equal(made.status, 'created')
+    assert.equal(made.status, 'created', JSON.stringify(made))
     assert.equal(sim.counters.ordersCreated, created + 1, 'exactly one order')
-    assert.equal(sim.order(HASH, Number((made as { orderId: string }).orderId))!.external_order_id, request.idempotencyKey)
+    const order = sim.order(HASH, Number((made as { orderId: string }).orderId))!
+    assert.equal(order.cart_id, request.cartId)
+    assert.equal(order.external_order_id, request.idempotencyKey)
   })
 
-  test('an amount that does not divide by the quantity: the totals still equal the charge exactly', async () => {
-    const { outcome, orderId } = await renew(gatewayWith(client), chargeRequest({ amount: 1000 }), renewalOrder({ amount: 1000, quantity: 3 }))
-    assert.equal(outcome.status, 'succeeded')
-    const order = sim.order(HASH, orderId)!
-    assert.equal(order.total_inc_tax, 100_000)
-    // Whole cents per unit, adding up exactly: 2 x 3.33 + 1 x 3.34 (a platform matches lines to the total, 30004).
-    assert.deepEqual(order.products.map((p) => [p.product_id, p.quantity, p.price_inc_tax]), [[77, 2, 33_300], [77, 1, 33_400]])
-    assert.equal(order.products.reduce((sum, p) => sum + p.quantity * p.price_inc_tax, 0), order.total_inc_tax)
+  test('tax and shipping are the store\'s: 2 x $14.00 less $2.80 to Virginia at 5.30% with Ground at $5.99 is $32.53, the charge takes those figures and the order pays them', async () => {
+    const hash = 'taxstore'
+    const token = 'tax-store-token-SECRET-2207'
+    sim.addStore({ hash, accessToken: token })
+    sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical' })
+    const card = sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{ brand: 'VISA', last_4: '4242' }] }).instruments[0]!.token
+    sim.setShippingOptions(hash, [{ description: 'Express', cost: 14.99 }, { description: 'Ground', cost: 5.99 }, { description: 'Pickup point', cost: 3.5 }])
+    sim.setTaxRates(hash, [{ country: 'US', rate_bps: 400 }, { country: 'US', state: 'VA', rate_bps: 530 }])
+    const gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
+    const virginia = { name: 'Grace Hopper', line1: '1 Harbor Road', city: 'Arlington', state: 'VA', postal_code: '22201', country: 'US' }
+    const order = (shipping: RenewalOrder['shipping']) =>
+      renewalOrder({ unitAmount: 1400, subtotal: 2800, discountAmount: 280, shipping, amount: 2520, shippingAddress: virginia })
+    const pay = async (shipping: RenewalOrder['shipping']) => {
+      const request = chargeRequest({ paymentInstrumentId: card })
+      const made = await gateway.createOrder!(request, order(shipping))
+      assert.equal(made.status, 'created', JSON.stringify(made))
+      request.orderId = (made as { orderId: string }).orderId
+      assert.equal((await gateway.charge(request)).status, 'succeeded')
+      return { priced: (made as { priced: unknown }).priced, order: sim.order(hash, Number(request.orderId))! }
+    }
+
+    // checkout_rate: the checkout's method by name, its cost matching what the subscription pays.
+    const kept = await pay({ amount: 599, method: 'Ground' })
+    // Goods 25.20 x 5.30% = 1.3356 -> 1.34 (the state's rate over the country's); shipping untaxed.
+    assert.deepEqual(kept.priced, { shippingAmount: 599, shippingMethod: 'Ground', taxAmount: 134, amount: 3253 })
+    assert.deepEqual([kept.order.total_inc_tax, kept.order.shipping_cost_inc_tax, kept.order.successful_payments], [325_300, 59_900, 1])
+
+    // requote without a method of that name: the cheapest option, as quoted.
+    const requoted = await pay({ amount: null, method: 'Drone' })
+    assert.deepEqual(requoted.priced, { shippingAmount: 350, shippingMethod: 'Pickup point', taxAmount: 134, amount: 3004 })
+
+    // flat $4.50: the order is set to ship for the store's rate, and its total follows.
+    const flat = await pay({ amount: 450, method: 'Ground' })
+    assert.deepEqual(flat.priced, { shippingAmount: 450, shippingMethod: 'Ground', taxAmount: 134, amount: 3104 })
+    assert.deepEqual([flat.order.total_inc_tax, flat.order.shipping_cost_ex_tax, flat.order.shipping_cost_inc_tax], [310_400, 45_000, 45_000])
+
+    // A store that taxes shipping: Ground's 5.99 x 5.30% = 0.3175 -> 0.32; free shipping carries no shipping tax.
+    sim.setTaxRates(hash, [{ country: 'US', state: 'VA', rate_bps: 530 }], { taxShipping: true })
+    const taxedShipping = await pay({ amount: 599, method: 'Ground' })
+    assert.deepEqual(taxedShipping.priced, { shippingAmount: 599, shippingMethod: 'Ground', taxAmount: 166, amount: 3285 })
+    const free = await pay({ amount: 0, method: 'Ground' })
+    assert.deepEqual(free.priced, { shippingAmount: 0, shippingMethod: 'Ground', taxAmount: 134, amount: 2654 })
+    assert.deepEqual([free.order.total_inc_tax, free.order.shipping_cost_inc_tax], [265_400, 0])
+    assert.deepEqual(sim.doubleCharges(), [])
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('a platform that prices the lines otherwise is never paid', async () => {
+    const request = chargeRequest()
+    // The cart holds $12.50 units; a renewal claiming $13.00 units does not match it.
+    const made = await gatewayWith(client).createOrder!(request, renewalOrder())
+    assert.equal(made.status, 'created')
+    const other = await gatewayWith(client).createOrder!({ ...request, orderRequestedAt: undefined, onOrderRequest: undefined }, renewalOrder({ unitAmount: 1300, subtotal: 2600, amount: 2600 }))
+    assert.equal(other.status, 'failed')
+    assert.match((other as { failureMessage: string }).failureMessage, /cart holds 77 x 2 at 1250, not the renewal's 77 x 2 at 1300/)
   })
 
   test('a product with variants carries the subscription\'s variant', async () => {
-    const { outcome, orderId } = await renew(gatewayWith(client), chargeRequest(), renewalOrder({ platformProductId: '78', platformVariantId: '502' }))
+    const { outcome, orderId } = await renew(gatewayWith(client), chargeRequest(), renewalOrder({ platformProductId: '78', platformVariantId: '502', unitAmount: 1250 }))
     assert.equal(outcome.status, 'succeeded')
     assert.equal(sim.order(HASH, orderId)!.products[0]!.variant_id, 502)
   })
@@ -153,9 +225,9 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
       assert.equal(made.status, 'failed')
     }
     assert.equal(sim.requests.length, since)
-    // The shipping address stands in for a missing billing address.
-    const made = await gateway.createOrder!(chargeRequest(), renewalOrder({ billingAddress: null, shippingAddress: address }))
-    assert.equal(made.status, 'created')
+    // The shipping address stands in for a missing billing address (and is shipped to).
+    const made = await gateway.createOrder!(chargeRequest(), renewalOrder({ billingAddress: null, shippingAddress: address, shipping: { amount: 599, method: 'Ground' }, amount: 3099 }))
+    assert.equal(made.status, 'created', JSON.stringify(made))
   })
 
   for (const [code, failureCode] of [[30102, 'card_declined'], [30104, 'card_declined'], [30103, 'expired_card'], [30106, 'insufficient_funds'], [30051, 'instrument_invalid'], [30001, 'gateway_configuration']] as const) {
@@ -288,14 +360,14 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.equal(sim.counters.paymentRequests, payments, 'no payment sent')
   })
 
-  test('onOrderRequest runs once, after the lookups and before the order request; a throwing one requests no order', async () => {
+  test('onOrderRequest runs once, after the checkout is priced and before the order request; a throwing one requests no order', async () => {
     const gateway = gatewayWith(client)
     const seen: string[] = []
     const since = sim.requests.length
     const request = chargeRequest({ onOrderRequest: async () => { seen.push(operations(since).join(', ')) } })
     const made = await gateway.createOrder!(request, renewalOrder())
     assert.equal(made.status, 'created')
-    assert.deepEqual(seen, ['getOrders 204, getOrders 204'], 'marked once, after looking and before asking')
+    assert.deepEqual(seen, ['createCart 201, addCheckoutBillingAddress 200'], 'marked once, after pricing and before asking')
 
     const created = sim.counters.ordersCreated
     const refused = await gateway.createOrder!(chargeRequest({ onOrderRequest: async () => { throw new Error('lease lost') } }), renewalOrder())
@@ -303,11 +375,25 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.equal(sim.counters.ordersCreated, created, 'no order requested')
   })
 
-  test("an earlier holder's order request that may still be in flight is waited out, then looked for, never raced", async () => {
+  test('onCart keeps the cart before anything else is done with it; a throwing one leaves the cart unused', async () => {
+    const since = sim.requests.length
+    const made = await gatewayWith(client).createOrder!(chargeRequest({ onCart: async () => { throw new Error('lease lost') } }), renewalOrder())
+    assert.equal(made.status, 'unknown')
+    assert.match((made as { reason: string }).reason, /the cart was not kept/)
+    assert.deepEqual(operations(since), ['createCart 201'], 'nothing after the cart')
+  })
+
+  test("an earlier holder's order request that may still be in flight is waited out, then looked for by its cart, never raced", async () => {
     const gateway = gatewayWith(client)
-    const created = sim.counters.ordersCreated
+    // An earlier holder made and kept the cart, marked its order request, and was never heard of again.
+    const request = chargeRequest()
+    request.onOrderRequest = async () => { throw new Error('stalled') }
+    assert.equal((await gateway.createOrder!(request, renewalOrder())).status, 'unknown')
+    assert.ok(request.cartId, 'the cart is kept')
     let marked = 0
-    const request = chargeRequest({ orderRequestedAt: new Date(), onOrderRequest: async () => { marked++ } })
+    request.onOrderRequest = async () => { marked++ }
+    request.orderRequestedAt = new Date()
+    const created = sim.counters.ordersCreated
     const waited = await gateway.createOrder!(request, renewalOrder())
     assert.equal(waited.status, 'unknown', 'the earlier request may still reach the platform: no second one')
     assert.match((waited as { reason: string }).reason, /may still be in flight/)
@@ -325,10 +411,28 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.equal(sim.counters.ordersCreated, created + 1)
     assert.equal(marked, 1)
 
-    // Within the window, an order that did arrive is found and used.
+    // Within the window, an order that did arrive is found by its cart and used.
     const again = await gateway.createOrder!({ ...request, orderRequestedAt: new Date() }, renewalOrder())
     assert.deepEqual(again, made)
     assert.equal(sim.counters.ordersCreated, created + 1)
+  })
+
+  test('a charge whose v2 order was asked for before renewals went through the checkout is found by its key', async () => {
+    const gateway = gatewayWith(client)
+    const request = chargeRequest({ orderRequestedAt: new Date() })
+    const legacy = await client.call({ storeHash: HASH, accessToken: TOKEN }, {
+      method: 'POST', path: '/v2/orders',
+      body: {
+        status_id: 0, customer_id: 11, billing_address: { first_name: 'Jane', last_name: 'Q Doe', street_1: '1 Main Street', city: 'Austin', zip: '78751', country_iso2: 'US' },
+        products: [{ product_id: 77, quantity: 2, price_inc_tax: 12.5, price_ex_tax: 12.5 }], external_source: 'subscription-billing', external_order_id: request.idempotencyKey,
+        subtotal_ex_tax: 25, subtotal_inc_tax: 25, total_ex_tax: 25, total_inc_tax: 25,
+      },
+    })
+    assert.ok(legacy.sent && legacy.answer.statusCode < 300, JSON.stringify(legacy))
+    const carts = sim.counters.cartsCreated
+    const made = await gateway.createOrder!(request, renewalOrder())
+    assert.deepEqual(made, { status: 'created', orderId: String((legacy.sent && (legacy.answer.body as { id: number }).id) as number) })
+    assert.equal(sim.counters.cartsCreated, carts, 'no cart for it')
   })
 
   test('a method that demands the security code on stored cards cannot renew: gateway_configuration, no PAT', async () => {
@@ -367,7 +471,7 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
   test('a refused store token fails as gateway_configuration and never appears in the outcome', async () => {
     const gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: HASH, accessToken: 'wrong-token-SECRET-9' }) })
     const made = await gateway.createOrder!(chargeRequest(), renewalOrder())
-    assert.equal(made.status, 'unknown', 'the lookup before creating was refused: nothing was created, ask again later')
+    assert.equal((made as { failureCode: string }).failureCode, 'gateway_configuration', 'the cart was refused for our credentials: nothing was made, and no retry helps until someone fixes them')
     const charged = await gateway.charge(chargeRequest({ orderId: '100' }))
     assert.equal((charged as { failureCode: string }).failureCode, 'gateway_configuration')
     assert.ok(!JSON.stringify([made, charged]).includes('wrong-token-SECRET-9'))

@@ -28,7 +28,12 @@ export interface SimOptions {
 }
 
 export interface SimCounters {
+  /** Every order made: POST /v2/orders and checkout orders (POST /v3/checkouts/{id}/orders). */
   ordersCreated: number
+  /** Orders made from checkouts (createCheckoutOrder), also counted in ordersCreated. */
+  checkoutOrdersCreated: number
+  /** Carts made by POST /v3/carts. */
+  cartsCreated: number
   patsIssued: number
   paymentRequests: number
   paymentsSucceeded: number

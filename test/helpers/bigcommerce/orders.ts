@@ -361,7 +361,8 @@ export function renderOrder(o: SimOrder, ctx: Ctx): Record<string, unknown> {
     shipping_address_count: o.shipping_addresses.length,
     is_deleted: false,
     ebay_order_id: '0',
-    cart_id: '',
+    // The cart (= checkout) an order was made from (O2 order_RespOnly.cart_id, §13.5); '' otherwise.
+    cart_id: o.cart_id ?? '',
     billing_address: { ...o.billing_address, form_fields: [] },
     is_email_opt_in: false,
     credit_card_type: null,
@@ -402,6 +403,8 @@ export function listOrders(ctx: Ctx): Reply {
   const minId = intQuery(ctx, 'min_id', 400)
   const maxId = intQuery(ctx, 'max_id', 400)
   const external = ctx.query.get('external_order_id')
+  // O2 getOrders `cart_id` (string): orders made from that cart (checkouts, §13.5).
+  const cartId = ctx.query.get('cart_id')
   const sort = ctx.query.get('sort') ?? 'id:asc'
   const [sortField, sortDir = 'asc'] = sort.split(':')
   const sortable = ['id', 'customer_id', 'date_created', 'date_modified', 'status_id', 'channel_id', 'external_id']
@@ -415,6 +418,7 @@ export function listOrders(ctx: Ctx): Reply {
     if (maxId !== undefined && o.id > maxId) return false
     // Exact match (§2.2 leaves the matching open; simulator's reading).
     if (external !== null && o.external_order_id !== external) return false
+    if (cartId !== null && o.cart_id !== cartId) return false
     return true
   })
   const key = sortField as keyof SimOrder
@@ -499,12 +503,22 @@ export function getOrderShippingAddresses(ctx: Ctx): Reply {
   return { status: 200, body }
 }
 
-/** PUT /v2/orders/{id}: status, external_order_id and notes (§2.1 "can be changed later by POST or PUT"). */
+/** order_Put money overrides the simulator takes on PUT (§13.7): each pair sent together. */
+const PUT_MONEY_PAIRS: [string, string][] = [
+  ['shipping_cost_ex_tax', 'shipping_cost_inc_tax'],
+  ['subtotal_ex_tax', 'subtotal_inc_tax'],
+  ['total_ex_tax', 'total_inc_tax'],
+]
+
+/**
+ * PUT /v2/orders/{id}: status, external_order_id and notes (§2.1 "can be changed later by POST or PUT"),
+ * and the order_Put money overrides of PUT_MONEY_PAIRS on an Incomplete order (§13.7).
+ */
 export function updateOrder(ctx: Ctx): Reply {
   const order = orderOr404(ctx)
   const body = parseJson(ctx.rawBody)
   if (!isObject(body)) throw new Refusal(400, 'body', 'The request body must be a JSON object')
-  const simulated = new Set(['status_id', 'external_order_id', 'staff_notes', 'customer_message', 'external_source'])
+  const simulated = new Set(['status_id', 'external_order_id', 'staff_notes', 'customer_message', 'external_source', ...PUT_MONEY_PAIRS.flat()])
   for (const key of Object.keys(body)) {
     if (ORDER_READ_ONLY.has(key)) throw new Refusal(400, 'body', readOnlyMessage(key))
     if (!simulated.has(key)) throw new Refusal(400, 'body', `The field '${key}' cannot be updated in the simulator (or is not a field of an order).`)
@@ -512,7 +526,39 @@ export function updateOrder(ctx: Ctx): Reply {
   const errors = new FieldErrors()
   if ('status_id' in body && (!isInt(body.status_id) || !(body.status_id in ORDER_STATUSES))) errors.add('status_id', 'must be an order status id (0 to 14)')
   for (const f of ['external_order_id', 'staff_notes', 'customer_message']) if (f in body && typeof body[f] !== 'string') errors.add(f, 'must be a string')
+  // order_Put: "(Float, Float-As-String, Integer)", "can't be negative"; subtotal_* and total_* "If
+  // specified, the field ... is also required" (the shipping pair too, ORD "Calculating totals").
+  const money: Record<string, number> = {}
+  for (const [a, b] of PUT_MONEY_PAIRS) {
+    if ((a in body) !== (b in body)) errors.add(a in body ? b : a, `${a} and ${b} must be sent together`)
+    for (const f of [a, b]) {
+      if (!(f in body)) continue
+      const units = orderLevelMoney(body[f])
+      if (units === undefined) errors.add(f, 'must be a non-negative amount (Float, Float-As-String, Integer)')
+      else money[f] = units
+    }
+  }
   errors.throwIfAny(400)
+  // A paid order's money does not change in the simulator: overrides only while Incomplete (simulator's reading).
+  if (Object.keys(money).length > 0 && order.status_id !== 0) {
+    throw new Refusal(400, 'state', `Order ${order.id} is ${ORDER_STATUSES[order.status_id]} (${order.status_id}), not Incomplete (0): its amounts can no longer be changed`)
+  }
+  if (money.shipping_cost_ex_tax !== undefined && money.shipping_cost_inc_tax !== undefined) {
+    // ORD "Calculating totals": a shipping edit recalculates the total, unless the total is sent too.
+    if (money.total_ex_tax === undefined) order.total_ex_tax += money.shipping_cost_ex_tax - order.shipping_cost_ex_tax
+    if (money.total_inc_tax === undefined) order.total_inc_tax += money.shipping_cost_inc_tax - order.shipping_cost_inc_tax
+    order.shipping_cost_ex_tax = money.shipping_cost_ex_tax
+    order.shipping_cost_inc_tax = money.shipping_cost_inc_tax
+  }
+  // ORD: "If you override subtotal or total, override both; the system will not re-calculate the other."
+  if (money.subtotal_ex_tax !== undefined && money.subtotal_inc_tax !== undefined) {
+    order.subtotal_ex_tax = money.subtotal_ex_tax
+    order.subtotal_inc_tax = money.subtotal_inc_tax
+  }
+  if (money.total_ex_tax !== undefined && money.total_inc_tax !== undefined) {
+    order.total_ex_tax = money.total_ex_tax
+    order.total_inc_tax = money.total_inc_tax
+  }
   const previous = order.status_id
   if (isInt(body.status_id)) order.status_id = body.status_id
   if (typeof body.external_order_id === 'string') order.external_order_id = body.external_order_id

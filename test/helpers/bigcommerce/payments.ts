@@ -223,6 +223,8 @@ export async function processPayment(ctx: Ctx): Promise<Reply> {
     order.payment_method = 'Credit Card'
     order.payment_provider_id = t.gateway_transaction_id
     order.date_modified = ctx.core.now()
+    // CHK createOrder usage notes: "Once the order is paid, the cart is deleted" (§13.5).
+    if (order.successful_payments === 1 && order.cart_id !== undefined) ctx.store.carts.delete(order.cart_id)
     ctx.core.orderEvent(ctx.store, order, 'store/order/statusUpdated', { previous_status_id: previous, new_status_id: 11 })
   }
   return { status: 201, body: { data: { id, transaction_type: method.transaction_type, status: pending ? 'pending' : 'success' } } }

@@ -1,9 +1,10 @@
 /**
  * The simulated stores: what a test seeds (stores, customers, stored instruments, payment methods,
- * catalog products) and what the API creates (orders, transactions, PATs, refunds, hooks).
+ * catalog products with variants and stock, shipping zones, tax rates) and what the API creates
+ * (carts and checkouts, orders, transactions, PATs, refunds, hooks).
  * "§n" refers to docs/platform-api.md.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 
 /** Order statuses (§2.5). */
 export const ORDER_STATUSES: Readonly<Record<number, string>> = {
@@ -78,14 +79,39 @@ export interface SimPaymentMethod {
   stored_card_cvv_required: boolean
 }
 
+/** A variant of a catalog product (catalog/product-variants `productVariant_Full`, §13.6). */
+export interface SimVariant {
+  id: number
+  sku: string
+  /** Decimal major units; null = the product's price (the variant inherits it). */
+  price: number | null
+  /** Stock at the one simulated location; counts when the product is tracked by `variant`. */
+  inventory_level: number
+  option_values: { id: number; label: string; option_id: number; option_display_name: string }[]
+}
+
+export type InventoryTracking = 'none' | 'product' | 'variant'
+
 export interface SimCatalogProduct {
   id: number
   name: string
   sku: string
   /** Catalog price, decimal major units. */
   price: number
-  /** Variant ids; a product with variants needs `variant_id` or `product_options` (§2.1). */
+  /** Variant ids (= `variants[].id`); a product with variants needs `variant_id` or `product_options` (§2.1). */
   variant_ids: number[]
+  /** The variants, with their prices and stock (§13.6). */
+  variants: SimVariant[]
+  /**
+   * A product without variants still has one base variant on the platform (its `sku_id` is null,
+   * inventory.v3 ItemResponse); its id here, null when the product has variants. Cart lines and
+   * inventory items of such a product carry it as their `variant_id`.
+   */
+  base_variant_id: number | null
+  /** How stock is tracked (catalog `inventory_tracking`): not at all, on the product, or per variant. */
+  inventory_tracking: InventoryTracking
+  /** Stock of the product (tracking `product`, or `none`: reported, never enforced). */
+  inventory_level: number
   type: 'physical' | 'digital'
   /**
    * The product's options and modifiers by id, as the merchant named them: an order product's
@@ -142,6 +168,8 @@ export interface SimRefund {
 export interface SimOrder {
   id: number
   store_hash: string
+  /** The cart (= checkout) the order was made from (checkouts.v3 createOrder, §13.5); unset for POST /v2/orders. */
+  cart_id?: string
   customer_id: number
   status_id: number
   external_order_id: string | null
@@ -208,6 +236,83 @@ export interface SimPat {
   used: boolean
 }
 
+/** A shipping option of the store's zones (setShippingOptions), quoted to a consignment (§13.3). */
+export interface SimShippingOption {
+  /** 32 hex characters, like the reference's examples. */
+  id: string
+  type: string
+  description: string
+  /** Ten-thousandths. */
+  cost: number
+  /** ISO2 country codes it ships to; null = everywhere. */
+  countries: string[] | null
+}
+
+/** A row of the store's tax table (setTaxRates). */
+export interface SimTaxRate {
+  country: string
+  /** `state_or_province_code`; null = the whole country. */
+  state: string | null
+  /** Basis points: 530 = 5.30 %. */
+  rate_bps: number
+}
+
+/** A checkout address (checkouts.v3 AddressProperties) as sent, plus the id the platform gives it. */
+export interface SimCheckoutAddress {
+  id: string
+  /** The string fields (first_name, address1, country_code, ...). */
+  fields: Record<string, string>
+  custom_fields: { field_id: string; field_value: unknown }[]
+}
+
+export interface SimCartLine {
+  /** A UUID (carts.v3 line-item id; the consignment's `item_id`). */
+  id: string
+  product_id: number
+  /** The variant, or the product's base variant. */
+  variant_id: number
+  name: string
+  sku: string
+  type: 'physical' | 'digital'
+  quantity: number
+  /** Ten-thousandths: the unit price before discounts (the `list_price` override, else the catalog's). */
+  list_price: number
+  /** Ten-thousandths: the catalog price (variant, else product). */
+  original_price: number
+  options: { option_id: number; option_value: unknown; name?: string; value?: string }[]
+}
+
+export interface SimConsignment {
+  /** 13 hex characters, like the reference's examples. */
+  id: string
+  address: SimCheckoutAddress
+  line_item_ids: string[]
+  /** The chosen option as it was quoted (its cost is kept even if the zones change later). */
+  selected: SimShippingOption | null
+}
+
+/** A cart and its checkout (the same id, carts.v3 / checkouts.v3; §13). */
+export interface SimCart {
+  id: string
+  store_hash: string
+  customer_id: number
+  channel_id: number
+  email: string
+  currency: string
+  locale: string
+  lines: SimCartLine[]
+  /** Cart-level manual discounts (addCheckoutDiscount replaces them); ten-thousandths. */
+  discounts: { name: string | null; amount: number }[]
+  billing_address: SimCheckoutAddress | null
+  consignments: SimConsignment[]
+  created: Date
+  updated: Date
+  /** Optimistic concurrency `version`: 1 at creation, +1 on each change. */
+  version: number
+  /** Orders made from this checkout (createCheckoutOrder), oldest first. */
+  order_ids: number[]
+}
+
 export interface SimStore {
   hash: string
   /** Numeric store id, a string in webhook payloads (§7.3). */
@@ -218,7 +323,12 @@ export interface SimStore {
   methods: SimPaymentMethod[]
   orders: Map<number, SimOrder>
   hooks: SimHook[]
-  next: { order: number; orderProduct: number; customer: number; product: number; transaction: number; refund: number; refundPayment: number; hook: number }
+  carts: Map<string, SimCart>
+  /** The shipping zones' options (setShippingOptions); default one `Ground` 5.99 everywhere. */
+  shipping: SimShippingOption[]
+  /** The tax table (setTaxRates); default none (tax 0). */
+  tax: { rates: SimTaxRate[]; shipping: boolean }
+  next: { order: number; orderProduct: number; customer: number; product: number; transaction: number; refund: number; refundPayment: number; hook: number; baseVariant: number }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,12 +366,31 @@ export interface CustomerSeed {
   instruments?: InstrumentSeed[]
 }
 
+export interface VariantSeed {
+  id: number
+  /** Default `<product sku>-<variant id>`. */
+  sku?: string
+  /** Decimal major units; absent = the product's price. */
+  price?: number
+  inventory_level?: number
+  option_values?: { id: number; label: string; option_id: number; option_display_name: string }[]
+}
+
 export interface ProductSeed {
   id?: number
   name?: string
   sku?: string
   price?: number
+  /** Variant ids without details (a variant `{id}` each); merged with `variants`. */
   variant_ids?: number[]
+  variants?: VariantSeed[]
+  /**
+   * Default: `variant` if a variant has an inventory_level, else `product` if the product has one,
+   * else `none` (stock not tracked, never refused).
+   */
+  inventory_tracking?: InventoryTracking
+  /** Default 0. */
+  inventory_level?: number
   type?: 'physical' | 'digital'
   /** Options and modifiers: `{id, display_name, type?}` (type defaults to `Text field`). */
   options?: { id: number; display_name: string; type?: string }[]
@@ -287,8 +416,27 @@ export function newStore(seed: StoreSeed): SimStore {
     methods,
     orders: new Map(),
     hooks: [],
-    next: { order: 100, orderProduct: 1, customer: 1, product: 1, transaction: 1, refund: 1, refundPayment: 1, hook: 1 },
+    carts: new Map(),
+    shipping: shippingOptions(seed.hash, [{ description: 'Ground', cost: 5.99 }]),
+    tax: { rates: [], shipping: false },
+    // Base variants of products seeded without variants get ids far from the ids tests pick.
+    next: { order: 100, orderProduct: 1, customer: 1, product: 1, transaction: 1, refund: 1, refundPayment: 1, hook: 1, baseVariant: 900_001 },
   }
+}
+
+/** The store's shipping zones from setShippingOptions' input (cost in decimal major units). */
+export function shippingOptions(storeHash: string, options: { description: string; cost: number; countries?: string[] }[]): SimShippingOption[] {
+  return options.map((o, i) => {
+    if (typeof o.description !== 'string' || o.description === '') throw new Error('A shipping option needs a description')
+    if (typeof o.cost !== 'number' || !Number.isFinite(o.cost) || o.cost < 0) throw new Error(`Shipping option ${o.description}: cost must be a non-negative number of major units`)
+    return {
+      id: createHash('md5').update(`${storeHash}:${i}:${o.description}`).digest('hex'),
+      type: 'shipping_flatrate',
+      description: o.description,
+      cost: Math.round(o.cost * 10_000),
+      countries: o.countries ? o.countries.map((c) => c.toUpperCase()) : null,
+    }
+  })
 }
 
 export function newCustomer(store: SimStore, seed: CustomerSeed): SimCustomer {
@@ -324,12 +472,34 @@ export function newCustomer(store: SimStore, seed: CustomerSeed): SimCustomer {
 export function newProduct(store: SimStore, seed: ProductSeed): SimCatalogProduct {
   const id = seed.id ?? store.next.product
   store.next.product = Math.max(store.next.product, id + 1)
+  const sku = seed.sku ?? `SKU-${id}`
+  const seeds = new Map<number, VariantSeed>()
+  for (const v of seed.variant_ids ?? []) seeds.set(v, { id: v })
+  for (const v of seed.variants ?? []) seeds.set(v.id, { ...seeds.get(v.id), ...v })
+  const variants = [...seeds.values()].map(
+    (v): SimVariant => ({
+      id: v.id,
+      sku: v.sku ?? `${sku}-${v.id}`,
+      price: v.price ?? null,
+      inventory_level: v.inventory_level ?? 0,
+      option_values: v.option_values ?? [],
+    }),
+  )
+  // Variant ids are unique in a store (the platform's are global ids).
+  const taken = new Set([...store.products.values()].flatMap((p) => [...p.variant_ids, ...(p.base_variant_id === null ? [] : [p.base_variant_id])]))
+  for (const v of variants) if (taken.has(v.id)) throw new Error(`Variant id ${v.id} is already used in store ${store.hash}`)
+  const tracking: InventoryTracking =
+    seed.inventory_tracking ?? ((seed.variants ?? []).some((v) => v.inventory_level !== undefined) ? 'variant' : seed.inventory_level !== undefined ? 'product' : 'none')
   return {
     id,
     name: seed.name ?? `Product ${id}`,
-    sku: seed.sku ?? `SKU-${id}`,
+    sku,
     price: seed.price ?? 10,
-    variant_ids: seed.variant_ids ?? [],
+    variant_ids: variants.map((v) => v.id),
+    variants,
+    base_variant_id: variants.length === 0 ? store.next.baseVariant++ : null,
+    inventory_tracking: tracking,
+    inventory_level: seed.inventory_level ?? 0,
     type: seed.type ?? 'digital',
     options: new Map((seed.options ?? []).map((o) => [o.id, { display_name: o.display_name, type: o.type ?? 'Text field' }])),
   }

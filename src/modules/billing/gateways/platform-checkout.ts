@@ -135,7 +135,9 @@ export function checkoutPricing(checkout: Checkout, order: RenewalOrder): { pric
   const selected = checkout.consignments?.[0]?.selected_shipping_option
   const shippingMethod = typeof selected?.description === 'string' && selected.description !== '' ? selected.description : order.shipping.method
 
-  const own = order.shipping.amount
+  // Nothing ships (digital goods, or no address): no shipping whatever the policy.
+  const ships = (checkout.consignments ?? []).length > 0
+  const own = ships ? order.shipping.amount : 0
   if (own === null || own === quotedShipping) {
     return { pricing: { shippingAmount: quotedShipping, shippingMethod, taxAmount: goodsTax + quotedShippingTax, amount: grandTotal, override: null } }
   }
@@ -241,10 +243,12 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
     if ('outcome' in added) return added.outcome
     checkout = dataOf(added.ok)
   }
-  if (order.shippingAddress) {
+  // Only physical items ship: a cart of digital goods has no consignment and no shipping.
+  const physical = checkout?.cart?.line_items?.physical_items ?? []
+  if (order.shippingAddress && physical.length > 0) {
     let consignment = checkout?.consignments?.[0]
     if (!consignment) {
-      const items = checkout?.cart?.line_items?.physical_items ?? []
+      const items = physical
       const added = await step('adding the consignment', {
         method: 'POST',
         path: `${path}/consignments`,
@@ -326,13 +330,18 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
 
 /** The first order made from this cart, if any (orders.v2 `getOrders` by `cart_id`, lowest id first). */
 async function orderOfCart(deps: CheckoutOrderDeps, cartId: string): Promise<Step<number | undefined>> {
-  const reply = await deps.client.call(deps.access, { method: 'GET', path: '/v2/orders', query: { cart_id: cartId, sort: 'id:asc' } })
-  if (statusOf(reply) === 204) return { ok: undefined }
-  if (!is2xx(reply)) return { outcome: { status: 'unknown', reason: deps.redact(replyReason('looking for the renewal order by its cart', reply)) } }
-  const orders = Array.isArray(bodyOf(reply)) ? (bodyOf(reply) as Array<{ id?: unknown; cart_id?: unknown }>) : []
-  // The filter's matching rule is not documented: keep only exact matches.
-  const ids = orders.filter((o) => o?.cart_id === cartId && Number.isInteger(o.id)).map((o) => o.id as number).sort((a, b) => a - b)
-  return { ok: ids[0] }
+  // Whether the plain listing includes Incomplete orders is not settled (docs/platform-api.md §2.2): ask both ways.
+  const queries: Record<string, string | number>[] = [{ cart_id: cartId }, { cart_id: cartId, status_id: 0 }]
+  for (const query of queries) {
+    const reply = await deps.client.call(deps.access, { method: 'GET', path: '/v2/orders', query: { ...query, sort: 'id:asc' } })
+    if (statusOf(reply) === 204) continue
+    if (!is2xx(reply)) return { outcome: { status: 'unknown', reason: deps.redact(replyReason('looking for the renewal order by its cart', reply)) } }
+    const orders = Array.isArray(bodyOf(reply)) ? (bodyOf(reply) as Array<{ id?: unknown; cart_id?: unknown }>) : []
+    // The filter's matching rule is not documented: keep only exact matches.
+    const ids = orders.filter((o) => o?.cart_id === cartId && Number.isInteger(o.id)).map((o) => o.id as number).sort((a, b) => a - b)
+    if (ids.length > 0) return { ok: ids[0] }
+  }
+  return { ok: undefined }
 }
 
 function failed(failureCode: 'processing_error' | 'gateway_configuration', failureMessage: string): OrderOutcome {
