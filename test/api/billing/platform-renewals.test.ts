@@ -85,7 +85,7 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
   const platformCheckout = (card: string, overrides: Record<string, unknown> = {}) =>
     checkoutBody(planId, { payment_instrument_id: card, platform_customer_id: CUSTOMER_ID, billing_address: ADDRESS, ...overrides })
 
-  test('a renewal raises its v2 order for the charge key, then pays it with the stored card; the order id is kept on the charge', async () => {
+  test('a renewal makes its order through the store\'s checkout, then pays it with the stored card; the cart and the order id are kept on the charge', async () => {
     const body = platformCheckout(cards[0]!, { items: [{ plan_id: planId, quantity: 2 }] })
     const [subscription] = await checkout(t.app, shop.auth, body)
     const before = sim.orders(STORE_HASH).length
@@ -93,26 +93,27 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     assert.equal(counts.renewals, 1)
     const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
 
-    // The calls, in order: look for an earlier order, raise it, find the method, a PAT, the payment.
-    const steps = client.calls.map(({ call }) => `${call.method} ${call.host ?? 'api'} ${call.path}`)
-    const raised = steps.indexOf('POST api /v2/orders')
-    assert.ok(raised > 0 && steps.slice(0, raised).every((step) => step === 'GET api /v2/orders'), `the order is looked for by its key before it is raised: ${steps.join(', ')}`)
-    assert.deepEqual(steps.slice(raised), ['POST api /v2/orders', 'GET api /v3/payments/methods', 'POST api /v3/payments/access_tokens', 'POST payments /payments'])
-    for (const { call } of client.calls.slice(0, raised)) assert.equal(call.query?.external_order_id, charge.idempotency_key, 'looked for by external_order_id = the charge key')
-    const [order, methods, token, payment] = client.calls.slice(raised) as [(typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0]]
+    // The calls, in order: the cart, its checkout's billing address, the order from the checkout, its tag,
+    // the method holding the card, a PAT, the payment.
+    const steps = client.calls.map(({ call }) => `${call.method} ${call.host ?? 'api'} ${call.path.replace(/[0-9a-f-]{36}/, '{cart}').replace(/\/v2\/orders\/\d+/, '/v2/orders/{id}')}`)
+    assert.deepEqual(steps, [
+      'POST api /v3/carts', 'POST api /v3/checkouts/{cart}/billing-address', 'POST api /v3/checkouts/{cart}/orders', 'PUT api /v2/orders/{id}',
+      'GET api /v3/payments/methods', 'POST api /v3/payments/access_tokens', 'POST payments /payments',
+    ])
+    const [cart, billing, order, tag, methods, token, payment] = client.calls as [(typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0]]
 
-    // The v2 order body (§2.1): Incomplete, the card's owner, decimal major units, totals pinned.
-    const sent = order.call.body as Record<string, any>
-    assert.equal(sent.status_id, 0)
-    assert.equal(sent.customer_id, CUSTOMER_ID)
-    assert.equal(sent.external_order_id, charge.idempotency_key)
-    assert.deepEqual(sent.products, [{ product_id: PRODUCT_ID, quantity: 2, price_inc_tax: 12.5, price_ex_tax: 12.5 }])
-    for (const field of ['subtotal_ex_tax', 'subtotal_inc_tax', 'total_ex_tax', 'total_inc_tax']) assert.equal(Number(sent[field]), 25, `${field} is 25.00 major units`)
+    // The cart (carts.v3): the card's owner, the subscription's line at its price in decimal major units.
+    assert.deepEqual(cart.call.body, { customer_id: CUSTOMER_ID, line_items: [{ product_id: PRODUCT_ID, quantity: 2, list_price: 12.5 }] })
+    const cartId = (cart.reply as { sent: true; answer: { body: { data: { id: string } } } }).answer.body.data.id
+    assert.equal(charge.platform_cart_id, cartId, 'the cart is kept on the charge')
+    const sent = billing.call.body as Record<string, string>
     assert.deepEqual(
-      [sent.billing_address.first_name, sent.billing_address.last_name, sent.billing_address.street_1, sent.billing_address.zip, sent.billing_address.country_iso2, sent.billing_address.email],
+      [sent.first_name, sent.last_name, sent.address1, sent.postal_code, sent.country_code, sent.email],
       ['Ada', 'Lovelace', ADDRESS.line1, ADDRESS.postal_code, ADDRESS.country, body.email],
     )
-    const orderId = (order.reply as { sent: true; answer: { body: { id: number } } }).answer.body.id
+    const orderId = (order.reply as { sent: true; answer: { body: { data: { id: number } } } }).answer.body.data.id
+    // The tag: our source and the charge's key, so the order webhook and a search by key know it.
+    assert.deepEqual(tag.call.body, { external_source: 'subscription-billing', external_order_id: charge.idempotency_key, staff_notes: `Renewal of subscription ${subscription.id}` })
 
     // The method holding the card (§3.1), a recurring PAT for that order (§3.2), the payment with the PAT (§3.3).
     assert.deepEqual(methods.call.query, { order_id: orderId })

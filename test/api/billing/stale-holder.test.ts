@@ -131,9 +131,9 @@ describe('an order raised by a worker that lost its lease', () => {
       const a = testModules(db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: 30_000 })
       const b = testModules(db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: 30_000 })
       const chargeRow = () => db.selectFrom('charges').selectAll().where('subscription_id', '=', subscriptionId).executeTakeFirstOrThrow()
-      const orderRequests = () => sim.requests.filter((request) => request.operation === 'createOrder').length
+      const orderRequests = () => sim.requests.filter((request) => request.operation === 'createCheckoutOrder').length
 
-      const paused = sim.pauseNext('createOrder')
+      const paused = sim.pauseNext('createCheckoutOrder')
       const runA = a.runDue({ storeId: store.id })
       await paused.reached // A's order request is on its way ... and A stalls past its lease
       await sql`UPDATE charges SET lease_until = now() - interval '1 second' WHERE subscription_id = ${subscriptionId}`.execute(db)
@@ -147,7 +147,7 @@ describe('an order raised by a worker that lost its lease', () => {
       assert.equal((await chargeRow()).platform_order_id, null)
 
       await sql`UPDATE charges SET lease_until = now() - interval '1 second' WHERE subscription_id = ${subscriptionId}`.execute(db)
-      await b.reconcile() // B looks again, finds A's order by its key and pays it
+      await b.reconcile() // B looks again, finds A's order by its cart and pays it
       const charge = await chargeRow()
       assert.equal(charge.status, 'succeeded')
       const orders = sim.orders(hash)

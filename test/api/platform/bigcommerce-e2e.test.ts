@@ -51,7 +51,7 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
   before(async () => {
     sim = await startBigCommerceSimulator({ app: { redirectUri: `${PUBLIC_URL}/platform/auth` } })
     sim.addStore({ hash: HASH })
-    sim.addProduct(HASH, { id: PRODUCT, name: 'Coffee beans', price: 14, options: [{ id: PLAN_OPTION, display_name: SUBSCRIPTION_OPTION_NAME }] })
+    sim.addProduct(HASH, { id: PRODUCT, name: 'Coffee beans', price: 14, type: 'physical', options: [{ id: PLAN_OPTION, display_name: SUBSCRIPTION_OPTION_NAME }] })
     const customer = sim.addCustomer(HASH, { id: CUSTOMER, email: BILLING.email, instruments: [{ brand: 'VISA', last_4: '4242' }, { brand: 'MASTERCARD', last_4: '5454' }] })
     cardA = customer.instruments[0]!.token
     cardB = customer.instruments[1]!.token
