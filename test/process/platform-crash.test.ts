@@ -14,10 +14,12 @@ import { testModules } from '../helpers/modules.ts'
 
 /**
  * Exactly once on the real platform path, against real processes: worker processes renewing through
- * the BigCommerce simulator are killed with SIGKILL after their renewal orders exist but before they
- * pay them (the payment access token is slow), and then in the middle of payments. Restarted, they
- * must pay every renewal exactly once, each through a single order: an order is found again by its
- * `external_order_id`, and a payment recorded as submitted is only looked up.
+ * the BigCommerce simulator's checkout are killed with SIGKILL after their renewal carts exist but
+ * before any order (the checkout's billing address is slow), then after their orders exist but before
+ * they pay them (the payment access token is slow), and then in the middle of payments. Restarted,
+ * they must pay every renewal exactly once, each through a single order made from the cart its charge
+ * kept: a cart is reused, an order is found again by its cart, and a payment recorded as submitted is
+ * only looked up.
  */
 
 const STORE_HASH = 'platformcrash'
@@ -28,7 +30,7 @@ const T0 = new Date('2026-03-02T15:00:00Z')
 const T1 = new Date('2026-04-02T16:00:00Z')
 const SUBSCRIPTIONS = 12
 
-describe('SIGKILL between a renewal order and its payment (BigCommerce simulator)', { timeout: 300_000 }, () => {
+describe('SIGKILL after a renewal cart, after its order and mid-payment (BigCommerce simulator)', { timeout: 300_000 }, () => {
   let sim: BigCommerceSimulator
   let store: StoreRow
   let cardToken: string
@@ -45,7 +47,7 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
   before(async () => {
     sim = await startBigCommerceSimulator()
     sim.addStore({ hash: STORE_HASH, accessToken: ACCESS_TOKEN })
-    sim.addProduct(STORE_HASH, { id: 77, name: 'Beans', price: 15 })
+    sim.addProduct(STORE_HASH, { id: 77, name: 'Beans', price: 15, type: 'physical' })
     cardToken = sim.addCustomer(STORE_HASH, { id: 11, email: 'buyer@example.com', instruments: [{}] }).instruments[0]!.token
     Object.assign(env, { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl })
   })
@@ -81,35 +83,44 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
 
   const ordersOf = () => sim.orders(STORE_HASH).filter((order) => order.external_source === 'subscription-billing')
 
-  test(`${SUBSCRIPTIONS} renewals, workers killed after their orders exist and again mid-payment: one order and one payment per renewal`, async () => {
+  test(`${SUBSCRIPTIONS} renewals, workers killed after their carts exist, after their orders exist and again mid-payment: one order and one payment per renewal`, async () => {
     await database.use(seed, { migrate: true })
 
-    // Round 1: orders are raised; the payment access token takes 3 s, and the worker dies meanwhile.
-    // Round 2: tokens are quick again; payments take 1.5 s, and the worker dies with them in flight.
-    sim.setLatency(3_000, 'createPaymentAccessToken')
+    // Round 1: carts are made; the checkout's billing address takes 3 s, and the worker dies meanwhile.
+    // Round 2: orders are made; the payment access token takes 3 s, and the worker dies meanwhile.
+    // Round 3: tokens are quick again; payments take 1.5 s, and the worker dies with them in flight.
+    sim.setLatency(3_000, 'addCheckoutBillingAddress')
     const progress = () => `${JSON.stringify(sim.requests.slice(-5))}\n${JSON.stringify(sim.violations)}`
-    const waitForTheMoment = async (worker: { output(): string }, round: number) => {
+    const until = async (worker: { output(): string }, what: string, reached: () => boolean) => {
       const deadline = Date.now() + 60_000
+      while (!reached()) {
+        assert.ok(Date.now() < deadline, `${what}\n${worker.output()}\n${progress()}`)
+        // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
+        await sleep(20)
+      }
+    }
+    const waitForTheMoment = async (worker: { output(): string }, round: number) => {
       if (round === 0) {
-        while (!sim.requests.some((r) => r.operation === 'createPaymentAccessToken')) {
-          assert.ok(Date.now() < deadline, `no payment access token was asked for\n${worker.output()}\n${progress()}`)
-          // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
-          await sleep(20)
-        }
+        await until(worker, 'no billing address was sent to a checkout', () => sim.requests.some((r) => r.operation === 'addCheckoutBillingAddress'))
+        // wall clock: the kill lands while the worker process waits out the simulator's 3 s billing-address latency.
+        await sleep(200)
+      } else if (round === 1) {
+        await until(worker, 'no payment access token was asked for', () => sim.requests.some((r) => r.operation === 'createPaymentAccessToken'))
         // wall clock: the kill lands while the worker process waits out the simulator's 3 s token latency.
         await sleep(200)
       } else {
-        while (sim.counters.paymentRequests === 0) {
-          assert.ok(Date.now() < deadline, `no payment was sent\n${worker.output()}\n${progress()}`)
-          // wall clock: polling the simulator (a real HTTP server) for the worker process's request, with a deadline.
-          await sleep(20)
-        }
+        await until(worker, 'no payment was sent', () => sim.counters.paymentRequests > 0)
         // wall clock: the kill lands while the worker process's payments are in flight (1.5 s latency).
         await sleep(300)
       }
     }
     const afterRound = (round: number) => {
       if (round === 0) {
+        assert.ok(sim.counters.cartsCreated > 0, 'carts existed when the worker died')
+        assert.equal(sim.counters.checkoutOrdersCreated, 0, 'no order had been made when the worker died')
+        sim.setLatency(0, 'addCheckoutBillingAddress')
+        sim.setLatency(3_000, 'createPaymentAccessToken')
+      } else if (round === 1) {
         assert.ok(ordersOf().length > 0, 'orders existed when the worker died')
         assert.equal(sim.counters.paymentRequests, 0, 'no payment had been sent when the worker died')
         sim.setLatency(0, 'createPaymentAccessToken')
@@ -120,7 +131,7 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
     }
     await killRepeatedly(
       database.env,
-      2,
+      3,
       async (worker, round) => {
         try {
           await waitForTheMoment(worker, round)
@@ -146,16 +157,19 @@ describe('SIGKILL between a renewal order and its payment (BigCommerce simulator
       const subscriptions = await db.selectFrom('subscriptions').selectAll().where('store_id', '=', store.id).execute()
       assert.equal(charges.length, SUBSCRIPTIONS, 'one charge per renewal: no attempt failed')
       assert.ok(charges.every((charge) => charge.status === 'succeeded'), JSON.stringify(charges.map((c) => [c.status, c.failure_code, c.failure_message])))
-      const orders = ordersOf()
+      const orders = sim.orders(STORE_HASH).filter((order) => order.cart_id !== undefined)
       for (const charge of charges) {
-        const own = orders.filter((order) => order.external_order_id === charge.idempotency_key)
-        assert.equal(own.length, 1, `${charge.idempotency_key}: exactly one platform order`)
+        const own = orders.filter((order) => order.cart_id === charge.platform_cart_id)
+        assert.equal(own.length, 1, `${charge.idempotency_key}: exactly one platform order, from the cart its charge kept`)
         assert.equal(charge.platform_order_id, String(own[0]!.id))
+        assert.equal(own[0]!.external_order_id, charge.idempotency_key, 'tagged with the charge key')
         assert.equal(own[0]!.successful_payments, 1, `${charge.idempotency_key}: paid once`)
         const subscription = subscriptions.find((row) => row.id === charge.subscription_id)!
         assert.equal(own[0]!.total_inc_tax, subscription.amount * subscription.quantity * 100, 'price x quantity in decimal units')
       }
       assert.equal(orders.length, SUBSCRIPTIONS, 'no stray order')
+      // A cart its worker died before keeping is never used; every kept one made exactly one order.
+      assert.ok(sim.counters.cartsCreated >= SUBSCRIPTIONS)
       assert.deepEqual(sim.doubleCharges(), [])
       assert.deepEqual(sim.violations, [])
     })
