@@ -201,6 +201,88 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.deepEqual(sim.violations, [])
   })
 
+  describe('every step of the checkout rides out the platform\'s troubles', () => {
+    const hash = 'stepstore'
+    const token = 'step-store-token-SECRET-3318'
+    let card: string
+    let gateway: ReturnType<typeof createPlatformGateway>
+    const home = { name: 'Grace Hopper', line1: '1 Harbor Road', city: 'Arlington', state: 'VA', postal_code: '22201', country: 'US' }
+    // Every step happens: a physical line shipped, a discount, the store's own rate (so the order is set to it).
+    const order = () => renewalOrder({ unitAmount: 1400, subtotal: 2800, discountAmount: 280, shipping: { amount: 450, method: 'Ground' }, amount: 2970, shippingAddress: home })
+    const STEPS = ['createCart', 'addCheckoutBillingAddress', 'addCheckoutConsignment', 'updateCheckoutConsignment', 'addCheckoutDiscount', 'createCheckoutOrder', 'updateOrder', 'getPaymentMethods', 'createPaymentAccessToken', 'PaymentsPost']
+    before(() => {
+      sim.addStore({ hash, accessToken: token })
+      sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical' })
+      card = sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{ brand: 'VISA', last_4: '4242' }] }).instruments[0]!.token
+      gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
+    })
+    async function renewHere(request: ChargeRequest) {
+      const made = await gateway.createOrder!(request, order())
+      if (made.status !== 'created') return { made, outcome: undefined }
+      request.orderId = made.orderId
+      return { made, outcome: await gateway.charge(request) }
+    }
+
+    for (const step of STEPS) {
+      test(`a 429 at ${step} is waited out: one cart, one order, one payment`, async () => {
+        const carts = sim.counters.cartsCreated
+        const orders = sim.counters.checkoutOrdersCreated
+        sim.rateLimitNext(1, { resetMs: 50, operation: step })
+        const { made, outcome } = await renewHere(chargeRequest({ paymentInstrumentId: card }))
+        assert.equal(outcome?.status, 'succeeded', JSON.stringify(made))
+        assert.deepEqual((made as { priced: unknown }).priced, { shippingAmount: 450, shippingMethod: 'Ground', taxAmount: 0, amount: 2970 })
+        assert.deepEqual([sim.counters.cartsCreated - carts, sim.counters.checkoutOrdersCreated - orders], [1, 1])
+        assert.deepEqual(sim.doubleCharges(), [])
+      })
+    }
+
+    for (const step of STEPS.slice(0, 7)) {
+      test(`a 503 at ${step} leaves the renewal unknown with nothing paid; asked again, it reuses the cart and pays once`, async () => {
+        const carts = sim.counters.cartsCreated
+        const orders = sim.counters.checkoutOrdersCreated
+        const payments = sim.counters.paymentRequests
+        sim.failNext(step, 503, { afterProcessing: false })
+        const request = chargeRequest({ paymentInstrumentId: card })
+        const first = await renewHere(request)
+        assert.equal(first.made.status, 'unknown', JSON.stringify(first.made))
+        assert.equal(sim.counters.paymentRequests, payments, 'nothing paid')
+        if (step === 'createCheckoutOrder') {
+          // The order request went out and no answer came: it may still arrive, so no second one until it cannot.
+          assert.equal((await renewHere(request)).made.status, 'unknown', 'waits while the first request may still arrive')
+          request.orderRequestedAt = new Date(Date.now() - orderRequestWindowMs(client) - 1)
+        }
+        const again = await renewHere(request)
+        assert.equal(again.outcome?.status, 'succeeded', JSON.stringify(again.made))
+        assert.deepEqual([sim.counters.cartsCreated - carts, sim.counters.checkoutOrdersCreated - orders], [1, 1], 'one cart and one order for the renewal')
+        assert.equal(sim.order(hash, Number(request.orderId))!.total_inc_tax, 297_000)
+        assert.deepEqual(sim.doubleCharges(), [])
+      })
+    }
+
+    test('a cart made but its answer lost: the next attempt makes another, and the first is never ordered or paid', async () => {
+      const carts = sim.counters.cartsCreated
+      const orders = sim.counters.checkoutOrdersCreated
+      sim.failNext('createCart', 503, { afterProcessing: true })
+      const request = chargeRequest({ paymentInstrumentId: card })
+      assert.equal((await renewHere(request)).made.status, 'unknown')
+      assert.equal(request.cartId, undefined, 'nothing to keep')
+      const again = await renewHere(request)
+      assert.equal(again.outcome?.status, 'succeeded')
+      assert.deepEqual([sim.counters.cartsCreated - carts, sim.counters.checkoutOrdersCreated - orders], [2, 1], 'the lost cart is left unused')
+      assert.equal(sim.order(hash, Number(request.orderId))!.cart_id, request.cartId)
+    })
+
+    test('an order made but its answer a 503: found by its cart at once, paid once', async () => {
+      const orders = sim.counters.checkoutOrdersCreated
+      sim.failNext('createCheckoutOrder', 503, { afterProcessing: true })
+      const request = chargeRequest({ paymentInstrumentId: card })
+      const { made, outcome } = await renewHere(request)
+      assert.equal(outcome?.status, 'succeeded', JSON.stringify(made))
+      assert.equal(sim.counters.checkoutOrdersCreated - orders, 1)
+      assert.deepEqual(sim.doubleCharges(), [])
+    })
+  })
+
   test('a platform that prices the lines otherwise is never paid', async () => {
     const request = chargeRequest()
     // The cart holds $12.50 units; a renewal claiming $13.00 units does not match it.
