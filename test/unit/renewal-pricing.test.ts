@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { MAX_AMOUNT, MAX_CHARGE_AMOUNT, MAX_RENEWAL_AMOUNT } from '../../src/lib/money.ts'
 import { renewalAmounts, renewalShipping, testTax, type RenewalPricing } from '../../src/modules/billing/renewal-plan.ts'
+import { estimatedPlatformTax } from '../../src/modules/billing/upcoming-renewal.ts'
 
 /**
  * How a renewal is priced beyond its lines (docs/contract.md, Renewal pricing): the shipping policy,
@@ -80,5 +81,15 @@ describe('renewal pricing', () => {
       ),
       { numRuns: 500 },
     )
+  })
+})
+
+describe('the upcoming renewal\'s tax estimate on a platform store', () => {
+  test('the rate the latest paid renewal was taxed at, on this one\'s goods, rounded half up; none without one', () => {
+    assert.equal(estimatedPlatformTax(2800, { goods: 2800, tax: 168 }), 168, 'the same goods: the same tax')
+    assert.equal(estimatedPlatformTax(1400, { goods: 2800, tax: 167 }), 84, '83.5 rounds up')
+    assert.equal(estimatedPlatformTax(2800, undefined), 0)
+    assert.equal(estimatedPlatformTax(2800, { goods: 2800, tax: 0 }), 0)
+    assert.equal(estimatedPlatformTax(0, { goods: 2800, tax: 168 }), 0)
   })
 })

@@ -68,7 +68,7 @@ export const UpcomingRenewal = Type.Object(
     discount_amount: RenewalAmount("Integer minor units the subscription's discount takes off, as the renewal applies it (its own line only; a percentage rounded half up, a fixed amount capped at the line)"),
     shipping_amount: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: "Integer minor units of shipping by the store's `renewal_shipping` policy (an estimate on a platform store: the checkout quotes it at renewal)" }),
     shipping_method: Nullable(Type.String({ description: 'The shipping method the renewal ships by, when known' })),
-    tax_amount: RenewalAmount("Integer minor units of tax: `test_tax_rate_bps` of the discounted subtotal on the test gateway; on a platform store the checkout's tax is only known at renewal, and this is 0"),
+    tax_amount: RenewalAmount("Integer minor units of tax: `test_tax_rate_bps` of the discounted subtotal on the test gateway; on a platform store an estimate (the checkout's tax is known only at renewal): the rate the latest paid renewal was taxed at, on these goods"),
     amount: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount`' }),
   },
   { $id: 'UpcomingRenewal', title: 'UpcomingRenewal', additionalProperties: false },

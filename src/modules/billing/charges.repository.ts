@@ -33,3 +33,17 @@ export function listCharges(db: Executor, storeId: string, filter: { limit: numb
 export function findCharge(db: Executor, storeId: string, id: string): Promise<ChargeRow | undefined> {
   return db.selectFrom('charges').selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()
 }
+
+/** The tax and goods (subtotal less discount) of the subscription's latest succeeded charge that had goods, if any. */
+export async function latestTaxedGoods(db: Executor, subscriptionId: string): Promise<{ goods: number; tax: number } | undefined> {
+  const row = await db
+    .selectFrom('charges')
+    .select(['subtotal', 'discount_amount', 'tax_amount'])
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'succeeded')
+    .whereRef('subtotal', '>', 'discount_amount')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row ? { goods: Number(row.subtotal) - Number(row.discount_amount), tax: Number(row.tax_amount) } : undefined
+}

@@ -3,6 +3,7 @@ import { AppError, notFound } from '../../lib/errors.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { dueMutation, findSubscription, type Actor } from '../subscriptions/index.ts'
 import type { UpcomingRenewalView } from './charge.schemas.ts'
+import { latestTaxedGoods } from './charges.repository.ts'
 import { loadRenewalInputs } from './renewal-inputs.ts'
 import { planRenewal, type Renewal, type RenewalAddOn } from './renewal-plan.ts'
 
@@ -59,8 +60,18 @@ export function upcomingRenewal(subscription: SubscriptionRow, store: StoreRow, 
   return none('there is no scheduled renewal')
 }
 
-export function presentUpcomingRenewal(subscriptionId: string, upcoming: Extract<Upcoming, { kind: 'charge' }>): UpcomingRenewalView {
-  const { renewal } = upcoming
+/**
+ * A platform store's tax is its checkout's, known only when the renewal is made: the estimate is the
+ * rate its latest paid renewal was taxed at (tax over goods), applied to this one's goods, rounded half
+ * up; none without such a renewal. The test gateway's tax is exact and is never estimated.
+ */
+export function estimatedPlatformTax(goods: number, latest: { goods: number; tax: number } | undefined): number {
+  if (!latest || latest.goods <= 0 || latest.tax <= 0 || goods <= 0) return 0
+  return Math.floor((2 * goods * latest.tax + latest.goods) / (2 * latest.goods))
+}
+
+export function presentUpcomingRenewal(subscriptionId: string, upcoming: Extract<Upcoming, { kind: 'charge' }>, estimatedTax = 0): UpcomingRenewalView {
+  const renewal = { ...upcoming.renewal, taxAmount: upcoming.renewal.taxAmount + estimatedTax, amount: upcoming.renewal.amount + estimatedTax }
   return {
     object: 'upcoming_renewal',
     subscription_id: subscriptionId,
@@ -89,7 +100,10 @@ export function createUpcomingRenewals({ db }: { db: Db }) {
       const inputs = await loadRenewalInputs(db, [subscription])
       const upcoming = upcomingRenewal(subscription, inputs.stores.get(subscription.store_id) ?? store, inputs.addOns.get(subscription.id) ?? [])
       if (upcoming.kind === 'none') throw new AppError('invalid_state', `there is no upcoming renewal: ${upcoming.reason}`)
-      return presentUpcomingRenewal(subscription.id, upcoming)
+      const renewalStore = inputs.stores.get(subscription.store_id) ?? store
+      const goods = upcoming.renewal.subtotal - upcoming.renewal.discountAmount
+      const estimatedTax = renewalStore.gateway === 'platform' ? estimatedPlatformTax(goods, await latestTaxedGoods(db, subscription.id)) : 0
+      return presentUpcomingRenewal(subscription.id, upcoming, estimatedTax)
     },
   }
 }

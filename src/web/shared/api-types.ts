@@ -2445,7 +2445,7 @@ export type components = {
             shipping_amount: number;
             /** @description The shipping method the renewal ships by, when known */
             shipping_method: string | null;
-            /** @description Integer minor units of tax: `test_tax_rate_bps` of the discounted subtotal on the test gateway; on a platform store the checkout's tax is only known at renewal, and this is 0 */
+            /** @description Integer minor units of tax: `test_tax_rate_bps` of the discounted subtotal on the test gateway; on a platform store an estimate (the checkout's tax is known only at renewal): the rate the latest paid renewal was taxed at, on these goods */
             tax_amount: number;
             /** @description Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount` */
             amount: number;

@@ -51,6 +51,8 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
   before(async () => {
     sim = await startBigCommerceSimulator({ app: { redirectUri: `${PUBLIC_URL}/platform/auth` } })
     sim.addStore({ hash: HASH })
+    // The store taxes US orders at 6% (goods only): renewals carry that tax, as the storefront's orders do.
+    sim.setTaxRates(HASH, [{ country: 'US', rate_bps: 600 }])
     sim.addProduct(HASH, { id: PRODUCT, name: 'Coffee beans', price: 14, type: 'physical', options: [{ id: PLAN_OPTION, display_name: SUBSCRIPTION_OPTION_NAME }] })
     const customer = sim.addCustomer(HASH, { id: CUSTOMER, email: BILLING.email, instruments: [{ brand: 'VISA', last_4: '4242' }, { brand: 'MASTERCARD', last_4: '5454' }] })
     cardA = customer.instruments[0]!.token
@@ -163,14 +165,18 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     assert.equal(processed.renewals, 1)
     const [charge] = await charges()
     assert.equal(charge!.status, 'succeeded')
-    assert.deepEqual([charge!.subtotal, charge!.shipping_amount, charge!.shipping_method, charge!.tax_amount, charge!.amount], [2800, 599, 'Ground', 0, 3399])
+    // 2 x $14.00, Ground at $5.99 as the shopper's order paid, 6% of $28.00 = $1.68 from the store's checkout.
+    assert.deepEqual([charge!.subtotal, charge!.shipping_amount, charge!.shipping_method, charge!.tax_amount, charge!.amount], [2800, 599, 'Ground', 168, 3567])
     const orders = renewalOrderOf(charge!.idempotency_key)
     assert.equal(orders.length, 1, 'one order for the renewal')
     const [order] = orders
     assert.equal(charge!.platform_order_id, String(order!.id))
-    assert.deepEqual([order!.customer_id, order!.external_source, order!.total_inc_tax, order!.successful_payments, order!.payment_requests], [CUSTOMER, 'subscription-billing', 339_900, 1, 1])
-    assert.deepEqual(order!.products.map((p) => [p.product_id, p.quantity, p.price_inc_tax]), [[PRODUCT, 2, 140_000]], '$14.00 each, two of them')
-    assert.deepEqual([order!.subtotal_inc_tax, order!.shipping_cost_inc_tax, order!.shipping_addresses[0]!.shipping_method], [280_000, 59_900, 'Ground'], 'shipped by Ground at $5.99')
+    assert.deepEqual([order!.customer_id, order!.external_source, order!.total_inc_tax, order!.successful_payments, order!.payment_requests], [CUSTOMER, 'subscription-billing', 356_700, 1, 1])
+    assert.deepEqual(order!.products.map((p) => [p.product_id, p.quantity, p.price_ex_tax, p.price_inc_tax]), [[PRODUCT, 2, 140_000, 148_400]], '$14.00 each, two of them, $14.84 with the 6% tax')
+    assert.deepEqual([order!.subtotal_ex_tax, order!.shipping_cost_inc_tax, order!.shipping_addresses[0]!.shipping_method], [280_000, 59_900, 'Ground'], 'shipped by Ground at $5.99')
+    // The next renewal's preview: the kept shipping, and the tax estimated at the rate this one paid.
+    const preview = (await call(t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${subscriptionId}/upcoming`, headers: shop.auth })).json
+    assert.deepEqual([preview.subtotal, preview.shipping_amount, preview.tax_amount, preview.amount], [2800, 599, 168, 3567])
     assert.equal(order!.transactions[0]!.payment_instrument_token, cardA)
     assert.deepEqual(sim.doubleCharges(), [])
     assert.deepEqual(sim.violations, [])
