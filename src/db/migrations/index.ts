@@ -19,6 +19,7 @@ import * as eventFanoutQueue from './0017-event-fanout-queue.ts'
 import * as dropCacheInvalidationTriggers from './0018-drop-cache-invalidation-triggers.ts'
 import * as orderRequested from './0019-order-requested.ts'
 import * as renewalPricing from './0020-renewal-pricing.ts'
+import * as planVariants from './0021-plan-variants.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018-drop-cache-invalidation-triggers': dropCacheInvalidationTriggers,
   '0019-order-requested': orderRequested,
   '0020-renewal-pricing': renewalPricing,
+  '0021-plan-variants': planVariants,
 }

@@ -34,6 +34,7 @@ export function presentPlan(row: PlanWithProduct): PlanView {
     interval_count: row.interval_count,
     trial_days: row.trial_days,
     prepaid_cycles: row.prepaid_cycles,
+    platform_variant_id: row.platform_variant_id ?? null,
     b2b: row.b2b,
     active: row.active,
     created_at: toRfc3339(row.created_at),

@@ -54,6 +54,7 @@ export const Plan = Type.Object(
     interval_count: Type.Integer({ minimum: 1, maximum: 365, description: 'Bill every interval_count intervals' }),
     trial_days: Type.Integer({ minimum: 0, maximum: 730 }),
     prepaid_cycles: Nullable(Type.Integer({ minimum: 2, maximum: 120 }), { description: 'Cycles paid at once per charge; null when each cycle is charged' }),
+    platform_variant_id: Nullable(Type.String(), { description: "The catalog variant the plan sells (a size, a grind); a checkout item that names none takes it, a swap onto the plan moves the subscription to it" }),
     b2b: Type.Boolean({ description: 'Subscribers propose changes as change requests for the merchant to approve' }),
     active: Type.Boolean({ description: 'Archived plans stay readable but cannot be subscribed to' }),
     created_at: Timestamp,
@@ -86,6 +87,10 @@ export const UpdateProductBody = Type.Object(
 )
 export type UpdateProductInput = Static<typeof UpdateProductBody>
 
+/** A platform variant id: a positive integer, as a number or as its digits (kept as its digits), or null for none. */
+const VariantIdOrNull = (description: string) =>
+  Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' }), Type.Null()], { description })
+
 export const CreatePlanBody = Type.Object(
   {
     product_id: Id('prod'),
@@ -96,6 +101,7 @@ export const CreatePlanBody = Type.Object(
     interval_count: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 1 })),
     trial_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 730, default: 0 })),
     prepaid_cycles: Type.Optional(Nullable(Type.Integer({ minimum: 2, maximum: 120 }))),
+    platform_variant_id: Type.Optional(VariantIdOrNull('The catalog variant the plan sells (a positive integer, or its digits); null for none')),
     b2b: Type.Optional(Type.Boolean({ default: false })),
     active: Type.Optional(Type.Boolean({ default: true })),
   },
@@ -108,6 +114,7 @@ export const UpdatePlanBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     trial_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 730 })),
+    platform_variant_id: Type.Optional(VariantIdOrNull('The catalog variant the plan sells from now on, null for none; subscriptions made before keep their own')),
     b2b: Type.Optional(Type.Boolean()),
     active: Type.Optional(Type.Boolean({ description: 'false archives the plan' })),
   },

@@ -126,6 +126,7 @@ export function createCatalogService({ db, clock, onChange }: CatalogServiceDeps
         interval_count: input.interval_count ?? 1,
         trial_days: input.trial_days ?? 0,
         prepaid_cycles: input.prepaid_cycles ?? null,
+        platform_variant_id: input.platform_variant_id === undefined || input.platform_variant_id === null ? null : String(input.platform_variant_id),
         b2b: input.b2b ?? false,
         active: input.active ?? true,
         created_at: now,
@@ -155,7 +156,8 @@ export function createCatalogService({ db, clock, onChange }: CatalogServiceDeps
 
     async updatePlan(store: StoreRow, id: string, input: UpdatePlanInput): Promise<PlanView> {
       const existing = await requirePlan(store, id)
-      const row = await repo.updatePlan(db, store.id, id, { ...input, updated_at: clock.now() })
+      const { platform_variant_id: variant, ...rest } = input
+      const row = await repo.updatePlan(db, store.id, id, { ...rest, ...(variant === undefined ? {} : { platform_variant_id: variant === null ? null : String(variant) }), updated_at: clock.now() })
       if (!row) throw notFound('plan', id)
       onChange(store.store_hash)
       return presentPlan({ ...row, platform_product_id: existing.platform_product_id, store_hash: store.store_hash })

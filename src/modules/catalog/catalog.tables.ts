@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely'
 import type { Timestamp } from '../../db/column-types.ts'
 
 /** The tables this part of the service owns, as Kysely sees them (assembled into the database type in src/db/database.ts). */
@@ -28,6 +29,8 @@ export interface PlansTable {
   interval_count: number
   trial_days: number
   prepaid_cycles: number | null
+  /** The catalog variant the plan sells, when its product has variants. */
+  platform_variant_id: ColumnType<string | null, string | null | undefined, string | null>
   b2b: boolean
   active: boolean
   created_at: Timestamp

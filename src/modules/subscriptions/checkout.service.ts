@@ -179,7 +179,8 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
             shipping_address: input.shipping_address ? JSON.stringify(input.shipping_address) : null,
             billing_address: input.billing_address ? JSON.stringify(input.billing_address) : null,
             platform_customer_id: input.platform_customer_id === undefined ? null : String(input.platform_customer_id),
-            platform_variant_id: item.platform_variant_id === undefined ? null : String(item.platform_variant_id),
+            // The variant the shopper bought, else the one the plan sells.
+            platform_variant_id: item.platform_variant_id === undefined ? (plan.platform_variant_id ?? null) : String(item.platform_variant_id),
             // Each subscription of the order ships on its own at renewal, at the rate the checkout paid.
             shipping_method: input.shipping?.method ?? null,
             shipping_amount: input.shipping?.amount ?? null,

@@ -251,7 +251,17 @@ export const RescheduleBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export const SwapBody = Type.Object({ plan_id: Id('plan') }, { additionalProperties: false })
+export const SwapBody = Type.Object(
+  {
+    plan_id: Id('plan'),
+    platform_variant_id: Type.Optional(
+      Type.Union([...PlatformId('').anyOf, Type.Null()], {
+        description: "The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export const QuantityBody = Type.Object({ quantity: Type.Integer({ minimum: 1, maximum: 10_000 }) }, { additionalProperties: false })
 export const IntervalBody = Type.Object(
   { interval: PlanInterval, interval_count: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 1 })) },

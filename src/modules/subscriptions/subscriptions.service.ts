@@ -43,8 +43,16 @@ export function planTerms(subscription: SubscriptionRow, plan: PlanRow): Mutatio
     amount: plan.amount,
     prepaid_cycles_total: plan.prepaid_cycles,
     prepaid_cycles_remaining: plan.prepaid_cycles,
+    // The variant the new plan sells, else the current one while the product stays the same.
+    platform_variant_id: plan.platform_variant_id ?? (plan.product_id === subscription.product_id ? subscription.platform_variant_id : null),
     ...cadenceChange(subscription, plan.interval, plan.interval_count),
   }
+}
+
+/** The variant a swap names, as kept (its digits), null to clear it; undefined when it names none. */
+function swapVariant(input: { platform_variant_id?: number | string | null | undefined }): string | null | undefined {
+  if (input.platform_variant_id === undefined) return undefined
+  return input.platform_variant_id === null ? null : String(input.platform_variant_id)
 }
 
 export function cadenceChange(subscription: SubscriptionRow, interval: PlanInterval, intervalCount: number): Mutation['set'] {
@@ -247,16 +255,23 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
       })
     },
 
-    swap(store: StoreRow, id: string, actor: Actor, input: { plan_id: string }) {
+    swap(store: StoreRow, id: string, actor: Actor, input: { plan_id: string; platform_variant_id?: number | string | null | undefined }) {
       return change(store, id, actor, 'swap', async ({ trx, subscription }) => {
         await assertDirectChangeAllowed(trx, subscription, actor)
+        const variant = swapVariant(input)
+        if (input.plan_id === subscription.plan_id) {
+          // Another size or grind of the same plan: only the variant changes, from the next renewal.
+          if (variant === undefined || variant === subscription.platform_variant_id) throw new AppError('invalid_state', 'the subscription is already on this plan and variant')
+          return { set: { platform_variant_id: variant }, events: ['subscription.swapped'] }
+        }
         const plan = await requireSwapTarget(trx, store, subscription, input.plan_id, '/body/plan_id')
         if (plan.id === subscription.plan_id) throw new AppError('invalid_state', 'the subscription is already on this plan')
         // Business terms are the merchant's to grant; a subscriber cannot move onto them unasked.
         if (actor.kind === 'subscriber' && plan.b2b) throw invalidField('/body/plan_id', 'is a business plan: ask the merchant to move you onto it')
         assertRenewalAmount(plan.amount, subscription.quantity, '/body/plan_id')
         return {
-          set: planTerms(subscription, plan),
+          // A variant named overrides the plan's (planTerms).
+          set: { ...planTerms(subscription, plan), ...(variant === undefined ? {} : { platform_variant_id: variant }) },
           events: ['subscription.swapped'],
         }
       })

@@ -1887,6 +1887,8 @@ export type components = {
             trial_days: number;
             /** @description Cycles paid at once per charge; null when each cycle is charged */
             prepaid_cycles: number | null;
+            /** @description The catalog variant the plan sells (a size, a grind); a checkout item that names none takes it, a swap onto the plan moves the subscription to it */
+            platform_variant_id: string | null;
             /** @description Subscribers propose changes as change requests for the merchant to approve */
             b2b: boolean;
             /** @description Archived plans stay readable but cannot be subscribed to */
@@ -5167,6 +5169,8 @@ export interface operations {
                 "application/json": {
                     /** @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
                     plan_id: string;
+                    /** @description The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant */
+                    platform_variant_id?: number | string | (never | null);
                 };
             };
         };
@@ -8372,6 +8376,8 @@ export interface operations {
                     /** @default 0 */
                     trial_days?: number;
                     prepaid_cycles?: number | null;
+                    /** @description The catalog variant the plan sells (a positive integer, or its digits); null for none */
+                    platform_variant_id?: number | string | (never | null);
                     /** @default false */
                     b2b?: boolean;
                     /** @default true */
@@ -8654,6 +8660,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     trial_days?: number;
+                    /** @description The catalog variant the plan sells from now on, null for none; subscriptions made before keep their own */
+                    platform_variant_id?: number | string | (never | null);
                     b2b?: boolean;
                     /** @description false archives the plan */
                     active?: boolean;
@@ -9905,6 +9913,8 @@ export interface operations {
                 "application/json": {
                     /** @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
                     plan_id: string;
+                    /** @description The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant */
+                    platform_variant_id?: number | string | (never | null);
                 };
             };
         };

@@ -38,6 +38,8 @@ function recordingClient(inner: PlatformClient): PlatformClient & { calls: Array
   }
 }
 
+const VARIANT_PRODUCT_ID = 78
+
 describe('renewals of a live store through the platform gateway (BigCommerce simulator)', () => {
   let sim: BigCommerceSimulator
   let t: TestApp
@@ -53,6 +55,8 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     sim.addStore({ hash: STORE_HASH, accessToken: ACCESS_TOKEN })
     // The catalogue's price is not the plan's: the order must carry the charge's price, not the catalogue's.
     sim.addProduct(STORE_HASH, { id: PRODUCT_ID, name: 'Beans', price: 9.99 })
+    // Beans sold whole (801) or ground (802): a variant swap changes what the next order carries.
+    sim.addProduct(STORE_HASH, { id: VARIANT_PRODUCT_ID, name: 'Beans by grind', price: 9.99, variants: [{ id: 801, sku: 'WHOLE' }, { id: 802, sku: 'GROUND' }] })
     cards = sim.addCustomer(STORE_HASH, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}, {}] }).instruments.map((instrument) => instrument.token)
 
     const env = { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'), PLATFORM_API_TIMEOUT_MS: '2000' }
@@ -156,6 +160,23 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     const stored = JSON.stringify(charge)
     assert.ok(!stored.includes(ACCESS_TOKEN) && !stored.includes(pats[0]!), 'no credential is stored')
     assert.deepEqual(sim.doubleCharges(), [])
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('a variant swap changes the variant the next renewal order carries', async () => {
+    const product = await createProduct(t.app, shop.auth, { platform_product_id: String(VARIANT_PRODUCT_ID), name: 'Beans by grind' })
+    const wholePlan = await createPlan(t.app, shop.auth, product.id, { amount: 1100, platform_variant_id: 801 })
+    assert.equal(wholePlan.platform_variant_id, '801')
+    const [subscription] = await checkout(t.app, shop.auth, platformCheckout(cards[0]!, { items: [{ plan_id: wholePlan.id, quantity: 1 }] }))
+    assert.equal(subscription.platform_variant_id, '801', "an item naming no variant takes the plan's")
+    const swapped = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${subscription.id}/swap`, headers: shop.auth, payload: { plan_id: wholePlan.id, platform_variant_id: 802 } })
+    assert.equal(swapped.statusCode, 200, swapped.body)
+    assert.deepEqual([swapped.json.plan_id, swapped.json.platform_variant_id, swapped.json.amount], [wholePlan.id, '802', 1100], 'the same plan, ground instead of whole')
+    await engineAt(subscription.next_charge_at).runDue({ storeId: shop.store.id })
+    const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
+    assert.equal(charge.status, 'succeeded', charge.failure_message ?? '')
+    const order = sim.order(STORE_HASH, Number(charge.platform_order_id))!
+    assert.deepEqual(order.products.map((line) => [line.product_id, line.variant_id, line.quantity]), [[VARIANT_PRODUCT_ID, 802, 1]])
     assert.deepEqual(sim.violations, [])
   })
 
