@@ -19,6 +19,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Ctx, Reply } from './context.ts'
 import { FieldErrors, Refusal, fourDp, isDecimal, isInt, isObject, pageParams, pagination, parseJson, pick, toUnits } from './http.ts'
+import { unpaidOrderState } from './orders.ts'
 import type {
   SimCart, SimCartLine, SimCatalogProduct, SimCheckoutAddress, SimConsignment, SimOrder, SimOrderProduct, SimShippingOption, SimStore, SimVariant,
 } from './state.ts'
@@ -883,18 +884,9 @@ export async function createCheckoutOrder(ctx: Ctx): Promise<Reply> {
     total_ex_tax: priced.cartEx + priced.shipEx,
     total_inc_tax: priced.grand,
     currency_code: store.currency,
-    payment_status: '',
-    payment_method: '',
-    payment_provider_id: null,
     staff_notes: '',
     customer_message: '',
-    date_created: now,
-    date_modified: now,
-    transactions: [],
-    refunds: [],
-    payment_requests: 0,
-    successful_payments: 0,
-    pats_issued: 0,
+    ...unpaidOrderState(now),
   }
   store.orders.set(id, order)
   cart.order_ids.push(id)

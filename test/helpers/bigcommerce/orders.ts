@@ -196,6 +196,37 @@ function checkProducts(ctx: Ctx, errors: FieldErrors, value: unknown): SimOrderP
 }
 
 /** POST /v2/orders (§2.1). */
+/** What a new order of either kind (v2 create, from a checkout) starts with: made now, nothing paid or refunded. */
+export function unpaidOrderState(now: Date) {
+  return {
+    payment_status: '',
+    payment_method: '',
+    payment_provider_id: null,
+    date_created: now,
+    date_modified: now,
+    transactions: [],
+    refunds: [],
+    payment_requests: 0,
+    successful_payments: 0,
+    pats_issued: 0,
+  }
+}
+
+/** Order-level money fields sent in pairs (ex/inc tax), in ten-thousandths; a field sent alone, or not an amount, is an error. */
+function moneyPairsOf(body: Record<string, unknown>, pairs: ReadonlyArray<readonly [string, string]>, errors: FieldErrors): Record<string, number> {
+  const money: Record<string, number> = {}
+  for (const [a, b] of pairs) {
+    if ((a in body) !== (b in body)) errors.add(a in body ? b : a, `${a} and ${b} must be sent together`)
+    for (const f of [a, b]) {
+      if (!(f in body)) continue
+      const units = orderLevelMoney(body[f])
+      if (units === undefined) errors.add(f, 'must be a non-negative amount (Float, Float-As-String, Integer)')
+      else money[f] = units
+    }
+  }
+  return money
+}
+
 export async function createOrder(ctx: Ctx): Promise<Reply> {
   const body = parseJson(ctx.rawBody)
   if (!isObject(body)) throw new Refusal(400, 'body', 'The request body must be a JSON object')
@@ -238,16 +269,7 @@ export async function createOrder(ctx: Ctx): Promise<Reply> {
   if ('channel_id' in body && body.channel_id !== 1) errors.add('channel_id', 'channel does not exist or is not enabled')
   // default_currency_code is writable only with multi-currency (§2.1); the simulator has one currency.
   if ('default_currency_code' in body && body.default_currency_code !== ctx.store.currency) errors.add('default_currency_code', `multi-currency is off; the store currency is ${ctx.store.currency}`)
-  const money: Record<string, number> = {}
-  for (const [a, b] of MONEY_PAIRS) {
-    if ((a in body) !== (b in body)) errors.add(a in body ? b : a, `${a} and ${b} must be sent together`)
-    for (const f of [a, b]) {
-      if (!(f in body)) continue
-      const units = orderLevelMoney(body[f])
-      if (units === undefined) errors.add(f, 'must be a non-negative amount (Float, Float-As-String, Integer)')
-      else money[f] = units
-    }
-  }
+  const money = moneyPairsOf(body, MONEY_PAIRS, errors)
   errors.throwIfAny(400)
 
   await ctx.delay()
@@ -281,18 +303,9 @@ export async function createOrder(ctx: Ctx): Promise<Reply> {
     total_ex_tax: money.total_ex_tax ?? subtotalEx + shipEx + handEx,
     total_inc_tax: money.total_inc_tax ?? subtotalInc + shipInc + handInc,
     currency_code: store.currency,
-    payment_status: '',
-    payment_method: '',
-    payment_provider_id: null,
     staff_notes: typeof body.staff_notes === 'string' ? body.staff_notes : '',
     customer_message: typeof body.customer_message === 'string' ? body.customer_message : '',
-    date_created: now,
-    date_modified: now,
-    transactions: [],
-    refunds: [],
-    payment_requests: 0,
-    successful_payments: 0,
-    pats_issued: 0,
+    ...unpaidOrderState(now),
   }
   store.orders.set(id, order)
   ctx.core.counters.ordersCreated++
@@ -528,16 +541,7 @@ export function updateOrder(ctx: Ctx): Reply {
   for (const f of ['external_order_id', 'staff_notes', 'customer_message']) if (f in body && typeof body[f] !== 'string') errors.add(f, 'must be a string')
   // order_Put: "(Float, Float-As-String, Integer)", "can't be negative"; subtotal_* and total_* "If
   // specified, the field ... is also required" (the shipping pair too, ORD "Calculating totals").
-  const money: Record<string, number> = {}
-  for (const [a, b] of PUT_MONEY_PAIRS) {
-    if ((a in body) !== (b in body)) errors.add(a in body ? b : a, `${a} and ${b} must be sent together`)
-    for (const f of [a, b]) {
-      if (!(f in body)) continue
-      const units = orderLevelMoney(body[f])
-      if (units === undefined) errors.add(f, 'must be a non-negative amount (Float, Float-As-String, Integer)')
-      else money[f] = units
-    }
-  }
+  const money = moneyPairsOf(body, PUT_MONEY_PAIRS, errors)
   errors.throwIfAny(400)
   // A paid order's money does not change in the simulator: overrides only while Incomplete (simulator's reading).
   if (Object.keys(money).length > 0 && order.status_id !== 0) {
