@@ -173,7 +173,7 @@ async function profileStatements(rig: Rig): Promise<string> {
     const n = measured.renewals
     const statements = rows.reduce((sum, [, entry]) => sum + entry.count, 0)
     out.push(
-      `Statements, ${gateway} gateway: ${n} renewals with the profiler on, ${(statements / n).toFixed(2)} statements per renewal (BEGIN/COMMIT not seen).`,
+      `Statements, ${gateway} gateway: ${n} renewals with the profiler on, ${(statements / n).toFixed(2)} statements per renewal (BEGIN/COMMIT not seen); a statement's time runs from compiling to its decoded result, waiting for a connection included, and overlaps those of the other renewals in flight.`,
       '',
       markdownTable(
         ['per renewal', 'ms per renewal', 'statement'],
@@ -417,7 +417,7 @@ function report(r: { startedAt: Date; engine: Engine; description: string; backg
     `- subscriptions: ${settings.subscriptions.toLocaleString('en-US')} due per case, each from a checkout of its own on a test-mode store (a physical product at ${PLAN_AMOUNT / 100} USD, quantity 1, the platform customer's stored card, billing and shipping address in the US, Ground ${GROUND.amount / 100}); tax 8.25% (the simulator's tax table, the test gateway's test_tax_rate_bps); each case on a store of its own after ${settings.warmup} unmeasured warm-up renewals per gateway`,
     `- one renewal's charge, platform: subtotal ${s.subtotal}, shipping ${s.shipping}, tax ${s.tax}, amount ${s.amount} (minor units); test gateway: amount ${baseline.sample.amount}`,
     `- verified after each run: every subscription has exactly one charge, succeeded, and moved on to its next period; test gateway: one ledger row called once each; platform: one order per charge, made from the cart the charge kept, tagged with its key, for its amount, paid once; no double charge, no request the simulator refuses, every answer 2xx, no cart left`,
-    `- call-bound ceilings at ${settings.latencyMs} ms for ${settings.subscriptions} renewals (calls only, no database): test gateway ${Math.round(callBoundCeiling(settings, settings.subscriptions, 1)).toLocaleString('en-US')}/s, platform ${Math.round(callBoundCeiling(settings, settings.subscriptions, calls)).toLocaleString('en-US')}/s`,
+    `- call-bound ceilings at ${settings.latencyMs} ms for ${settings.subscriptions.toLocaleString('en-US')} renewals (calls only, no database): test gateway ${Math.round(callBoundCeiling(settings, settings.subscriptions, 1)).toLocaleString('en-US')}/s, platform ${Math.round(callBoundCeiling(settings, settings.subscriptions, calls)).toLocaleString('en-US')}/s`,
     '',
     markdownTable(headers, rows, ['left', ...headers.slice(1).map((): Align => 'right')]),
     '',

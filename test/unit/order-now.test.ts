@@ -13,7 +13,7 @@ const NY = 'America/New_York'
 /** An active monthly subscription that paid [Jan 10, Feb 10] and renews on Feb 10 (the shared fixture row). */
 const subscription = subscriptionRow
 
-const store = { timezone: 'UTC', dunning_retry_days: [1, 3], billing_stopped_at: null, gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 } as unknown as StoreRow
+const store = { timezone: 'UTC', currency: 'USD', dunning_retry_days: [1, 3], billing_stopped_at: null, gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 } as unknown as StoreRow
 
 describe('scheduleFrom: order now and reschedule move the billing anchor', () => {
   test('the renewal at the new time pays the period starting there; the next follows one interval later', () => {

@@ -11,7 +11,7 @@ const iso = (date: Date | null | undefined) => (date instanceof Date ? date.toIS
 
 type Store = Pick<StoreRow, 'timezone' | 'dunning_retry_days'> & RenewalPricing
 /** A store on the test gateway with no tax and shipping at the checkout's rate (the defaults). */
-const UNPRICED: RenewalPricing = { gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 }
+const UNPRICED: RenewalPricing = { gateway: 'test', currency: 'USD', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 }
 const utc: Store = { timezone: 'UTC', dunning_retry_days: DEFAULT_RETRY_DAYS, ...UNPRICED }
 const newYork: Store = { timezone: NY, dunning_retry_days: DEFAULT_RETRY_DAYS, ...UNPRICED }
 

@@ -12,7 +12,7 @@ import { estimatedPlatformTax } from '../../src/modules/billing/upcoming-renewal
  */
 const ADDRESS = { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
 const line = { amount: 1800, quantity: 2, currency: 'USD', product_id: 'prod_1', discount: null }
-const pricing = (overrides: Partial<RenewalPricing> = {}): RenewalPricing => ({ gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0, ...overrides })
+const pricing = (overrides: Partial<RenewalPricing> = {}): RenewalPricing => ({ gateway: 'test', currency: 'USD', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0, ...overrides })
 const shipped = { ...line, shipping_address: ADDRESS, shipping_method: 'Ground', shipping_amount: 599 }
 
 describe('renewal pricing', () => {
@@ -36,6 +36,7 @@ describe('renewal pricing', () => {
     assert.deepEqual(renewalShipping(shipped, pricing({ renewal_shipping: 'flat', renewal_shipping_amount: 450 })), { amount: 450, method: 'Ground' })
     assert.deepEqual(renewalShipping(shipped, pricing({ renewal_shipping: 'free' })), { amount: 0, method: 'Ground' })
     assert.deepEqual(renewalShipping({ ...shipped, shipping_address: null }, pricing({ renewal_shipping: 'flat', renewal_shipping_amount: 450 })), { amount: 0, method: null })
+    assert.deepEqual(renewalShipping({ ...shipped, currency: 'EUR' }, pricing({ renewal_shipping: 'flat', renewal_shipping_amount: 450 })), { amount: 599, method: 'Ground' }, "a flat rate in dollars is not a euro subscription's: it keeps its checkout's")
     assert.deepEqual(renewalShipping({ ...shipped, shipping_method: null, shipping_amount: null }, pricing()), { amount: 0, method: null }, 'a checkout that named no shipping keeps none')
   })
 
@@ -85,11 +86,13 @@ describe('renewal pricing', () => {
 })
 
 describe('the upcoming renewal\'s tax estimate on a platform store', () => {
-  test('the rate the latest paid renewal was taxed at, on this one\'s goods, rounded half up; none without one', () => {
-    assert.equal(estimatedPlatformTax(2800, { goods: 2800, tax: 168 }), 168, 'the same goods: the same tax')
-    assert.equal(estimatedPlatformTax(1400, { goods: 2800, tax: 167 }), 84, '83.5 rounds up')
+  test('the rate the latest paid renewal was taxed at over its goods and shipping, on this one\'s, rounded half up; none without one', () => {
+    assert.equal(estimatedPlatformTax(3399, { base: 3399, tax: 168 }), 168, 'the same goods and shipping: the same tax')
+    assert.equal(estimatedPlatformTax(1400, { base: 2800, tax: 167 }), 84, '83.5 rounds up')
+    // $10 goods + $10 shipping both taxed 10% ($2): three units and the same shipping ($40) estimate $4, not $6.
+    assert.equal(estimatedPlatformTax(4000, { base: 2000, tax: 200 }), 400)
     assert.equal(estimatedPlatformTax(2800, undefined), 0)
-    assert.equal(estimatedPlatformTax(2800, { goods: 2800, tax: 0 }), 0)
-    assert.equal(estimatedPlatformTax(0, { goods: 2800, tax: 168 }), 0)
+    assert.equal(estimatedPlatformTax(2800, { base: 2800, tax: 0 }), 0)
+    assert.equal(estimatedPlatformTax(0, { base: 2800, tax: 168 }), 0)
   })
 })

@@ -29,7 +29,7 @@ export const Charge = Type.Object(
     discount_amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units the subscription's discount took off (its own line only; a percentage rounded half up, a fixed amount capped at the line)" }),
     shipping_amount: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: "Integer minor units of shipping, by the store's `renewal_shipping` policy; not taxed, not discounted" }),
     shipping_method: Nullable(Type.String({ description: 'The shipping method the renewal ships by, when known' })),
-    tax_amount: Type.Integer({ minimum: 0, maximum: MAX_RENEWAL_AMOUNT, description: "Integer minor units of tax: the platform checkout's on a platform store, `test_tax_rate_bps` of the discounted subtotal on the test gateway" }),
+    tax_amount: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: "Integer minor units of tax: the platform checkout's on a platform store, `test_tax_rate_bps` of the discounted subtotal on the test gateway" }),
     line_items: Type.Array(ChargeLineItem, { description: "What the charge pays: the subscription's line first, then each one-time add-on" }),
     currency: Currency,
     status: StringEnum(CHARGE_STATUSES, {

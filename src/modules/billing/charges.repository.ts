@@ -34,16 +34,19 @@ export function findCharge(db: Executor, storeId: string, id: string): Promise<C
   return db.selectFrom('charges').selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()
 }
 
-/** The tax and goods (subtotal less discount) of the subscription's latest succeeded charge that had goods, if any. */
-export async function latestTaxedGoods(db: Executor, subscriptionId: string): Promise<{ goods: number; tax: number } | undefined> {
+/**
+ * The tax of the subscription's latest succeeded charge with anything taxable, and what it was taxed on:
+ * its goods (subtotal less discount) and its shipping, which a store may tax too.
+ */
+export async function latestTaxBase(db: Executor, subscriptionId: string): Promise<{ base: number; tax: number } | undefined> {
   const row = await db
     .selectFrom('charges')
-    .select(['subtotal', 'discount_amount', 'tax_amount'])
+    .select(['subtotal', 'discount_amount', 'shipping_amount', 'tax_amount'])
     .where('subscription_id', '=', subscriptionId)
     .where('status', '=', 'succeeded')
     .whereRef('subtotal', '>', 'discount_amount')
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst()
-  return row ? { goods: Number(row.subtotal) - Number(row.discount_amount), tax: Number(row.tax_amount) } : undefined
+  return row ? { base: Number(row.subtotal) - Number(row.discount_amount) + Number(row.shipping_amount), tax: Number(row.tax_amount) } : undefined
 }

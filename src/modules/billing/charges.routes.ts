@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
+import { MAX_CHARGE_AMOUNT } from '../../lib/money.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -10,7 +10,7 @@ import type { UpcomingRenewals } from './upcoming-renewal.ts'
 
 const RefundBody = Type.Object(
   {
-    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RENEWAL_AMOUNT, description: 'Integer minor units; default: all that is left' })),
+    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units, shipping and tax included; default: all that is left' })),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   },
   { additionalProperties: false },

@@ -15,6 +15,9 @@ import { markOrderRequested, markSubmitted, unmarkSubmitted, type BillingContext
 
 const unknownOf = (error: unknown) => ({ status: 'unknown' as const, reason: String(error) })
 
+/** Whether a platform renewal ships at the platform's quote rather than at an amount of its own. */
+const takesQuote = (policy: string | undefined, keptShippingAmount: number | null): boolean => policy === 'requote' || (policy === 'checkout_rate' && keptShippingAmount === null)
+
 export function createCollector(ctx: BillingContext) {
   const { db, gateways } = ctx
 
@@ -73,8 +76,10 @@ export function createCollector(ctx: BillingContext) {
       unitAmount: ownLine.unit_amount,
       subtotal: charge.subtotal,
       discountAmount: charge.discount_amount,
-      // `requote` takes the platform's quote; every other policy ships for what the claim priced.
-      shipping: { amount: store?.renewal_shipping === 'requote' ? null : charge.shipping_amount, method: charge.shipping_method },
+      // `requote` takes the platform's quote, and so does `checkout_rate` for a subscription whose
+      // checkout named no rate (older ones, API checkouts without `shipping`): never a silent free
+      // shipping. Every other case ships for what the claim priced.
+      shipping: { amount: takesQuote(store?.renewal_shipping, details.keptShippingAmount) ? null : charge.shipping_amount, method: charge.shipping_method },
       amount: charge.amount,
       addOns,
       currency: charge.currency.trim(),

@@ -55,7 +55,7 @@ export interface RenewalAmounts {
 }
 
 /** The store settings that price a renewal beyond its lines. */
-export type RenewalPricing = Pick<StoreRow, 'gateway' | 'renewal_shipping' | 'renewal_shipping_amount' | 'test_tax_rate_bps'>
+export type RenewalPricing = Pick<StoreRow, 'gateway' | 'currency' | 'renewal_shipping' | 'renewal_shipping_amount' | 'test_tax_rate_bps'>
 
 type PricedSubscription = Pick<SubscriptionRow, 'amount' | 'quantity' | 'currency' | 'product_id' | 'discount'> &
   Partial<Pick<SubscriptionRow, 'shipping_address' | 'shipping_method' | 'shipping_amount'>>
@@ -65,7 +65,8 @@ export { discountOn }
 /**
  * A renewal's shipping by the store's policy. Only a subscription with a shipping address ships: a
  * digital one pays none under any policy. `checkout_rate` and (until the platform quotes it at
- * renewal) `requote` keep the rate the checkout paid; `flat` is the store's rate; `free` is 0.
+ * renewal) `requote` keep the rate the checkout paid; `flat` is the store's rate (in the store's
+ * currency); `free` is 0.
  */
 export function renewalShipping(subscription: PricedSubscription, pricing: RenewalPricing): { amount: number; method: string | null } {
   if (!subscription.shipping_address) return { amount: 0, method: null }
@@ -74,7 +75,9 @@ export function renewalShipping(subscription: PricedSubscription, pricing: Renew
     case 'free':
       return { amount: 0, method }
     case 'flat':
-      return { amount: pricing.renewal_shipping_amount ?? 0, method }
+      // The flat rate is in the store's currency: a subscription in another keeps its checkout's rate.
+      if (subscription.currency.trim() === pricing.currency.trim()) return { amount: pricing.renewal_shipping_amount ?? 0, method }
+      return { amount: subscription.shipping_amount ?? 0, method }
     default:
       return { amount: subscription.shipping_amount ?? 0, method }
   }

@@ -3,7 +3,7 @@ import { AppError, notFound } from '../../lib/errors.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { dueMutation, findSubscription, type Actor } from '../subscriptions/index.ts'
 import type { UpcomingRenewalView } from './charge.schemas.ts'
-import { latestTaxedGoods } from './charges.repository.ts'
+import { latestTaxBase } from './charges.repository.ts'
 import { loadRenewalInputs } from './renewal-inputs.ts'
 import { planRenewal, type Renewal, type RenewalAddOn } from './renewal-plan.ts'
 
@@ -62,12 +62,13 @@ export function upcomingRenewal(subscription: SubscriptionRow, store: StoreRow, 
 
 /**
  * A platform store's tax is its checkout's, known only when the renewal is made: the estimate is the
- * rate its latest paid renewal was taxed at (tax over goods), applied to this one's goods, rounded half
- * up; none without such a renewal. The test gateway's tax is exact and is never estimated.
+ * rate its latest paid renewal was taxed at (its tax over its goods and shipping, which a store may tax
+ * too), applied to this one's goods and shipping, rounded half up; none without such a renewal. The
+ * test gateway's tax is exact and is never estimated.
  */
-export function estimatedPlatformTax(goods: number, latest: { goods: number; tax: number } | undefined): number {
-  if (!latest || latest.goods <= 0 || latest.tax <= 0 || goods <= 0) return 0
-  return Math.floor((2 * goods * latest.tax + latest.goods) / (2 * latest.goods))
+export function estimatedPlatformTax(base: number, latest: { base: number; tax: number } | undefined): number {
+  if (!latest || latest.base <= 0 || latest.tax <= 0 || base <= 0) return 0
+  return Math.floor((2 * base * latest.tax + latest.base) / (2 * latest.base))
 }
 
 export function presentUpcomingRenewal(subscriptionId: string, upcoming: Extract<Upcoming, { kind: 'charge' }>, estimatedTax = 0): UpcomingRenewalView {
@@ -101,8 +102,8 @@ export function createUpcomingRenewals({ db }: { db: Db }) {
       const upcoming = upcomingRenewal(subscription, inputs.stores.get(subscription.store_id) ?? store, inputs.addOns.get(subscription.id) ?? [])
       if (upcoming.kind === 'none') throw new AppError('invalid_state', `there is no upcoming renewal: ${upcoming.reason}`)
       const renewalStore = inputs.stores.get(subscription.store_id) ?? store
-      const goods = upcoming.renewal.subtotal - upcoming.renewal.discountAmount
-      const estimatedTax = renewalStore.gateway === 'platform' ? estimatedPlatformTax(goods, await latestTaxedGoods(db, subscription.id)) : 0
+      const base = upcoming.renewal.subtotal - upcoming.renewal.discountAmount + upcoming.renewal.shippingAmount
+      const estimatedTax = renewalStore.gateway === 'platform' ? estimatedPlatformTax(base, await latestTaxBase(db, subscription.id)) : 0
       return presentUpcomingRenewal(subscription.id, upcoming, estimatedTax)
     },
   }

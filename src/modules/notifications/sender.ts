@@ -71,7 +71,8 @@ export function sendNotificationJob({ db, clock, mailer, portalUrl, log, upcomin
       storeName: store.name,
       timezone: store.timezone,
       planName: plan?.name ?? null,
-      facts: payload.facts ?? {},
+      // The date of the renewal the figures are for: after a skip since the event, the next one's.
+      facts: breakdown ? { ...payload.facts, next_charge_at: breakdown.next_charge_at } : (payload.facts ?? {}),
       ...(breakdown ? { breakdown } : {}),
       card: { brand: subscription.payment_instrument_brand, last4: subscription.payment_instrument_last4 },
       links,

@@ -10,6 +10,7 @@ import type { NotificationFacts } from './notifications.jobs.ts'
 
 /** A renewal's figures in the charge's names (integer minor units). */
 export interface RenewalBreakdown {
+  next_charge_at: string
   currency: string
   subtotal: number
   discount_amount: number

@@ -53,13 +53,15 @@ export interface RenewalOrderDetails {
   email: string
   platformCustomerId: string | null
   platformVariantId: string | null
+  /** The shipping rate its checkout paid, null when it named none. */
+  keptShippingAmount: number | null
 }
 
 export async function renewalOrderDetails(db: Executor, subscriptionId: string): Promise<RenewalOrderDetails> {
   const row = await db
     .selectFrom('subscriptions as s')
     .innerJoin('subscribers as c', 'c.id', 's.subscriber_id')
-    .select(['s.product_id', 's.quantity', 's.shipping_address', 's.billing_address', 's.platform_customer_id', 's.platform_variant_id', 'c.email'])
+    .select(['s.product_id', 's.quantity', 's.shipping_address', 's.billing_address', 's.platform_customer_id', 's.platform_variant_id', 's.shipping_amount', 'c.email'])
     .where('s.id', '=', subscriptionId)
     .executeTakeFirstOrThrow()
   return {
@@ -70,6 +72,7 @@ export async function renewalOrderDetails(db: Executor, subscriptionId: string):
     email: row.email,
     platformCustomerId: row.platform_customer_id,
     platformVariantId: row.platform_variant_id,
+    keptShippingAmount: row.shipping_amount === null ? null : Number(row.shipping_amount),
   }
 }
 

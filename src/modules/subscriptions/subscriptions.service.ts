@@ -258,6 +258,11 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
     swap(store: StoreRow, id: string, actor: Actor, input: { plan_id: string; platform_variant_id?: number | string | null | undefined }) {
       return change(store, id, actor, 'swap', async ({ trx, subscription }) => {
         await assertDirectChangeAllowed(trx, subscription, actor)
+        // A variant is priced by the platform's catalogue, not by the plan: which ones a subscriber may
+        // pick is the merchant's to offer (through a plan), never any id the portal sends.
+        if (actor.kind === 'subscriber' && input.platform_variant_id !== undefined) {
+          throw invalidField('/body/platform_variant_id', "cannot be chosen in the portal: swap to a plan that sells the variant, or ask the merchant")
+        }
         const variant = swapVariant(input)
         if (input.plan_id === subscription.plan_id) {
           // Another size or grind of the same plan: only the variant changes, from the next renewal.

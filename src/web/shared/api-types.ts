@@ -12385,7 +12385,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Integer minor units; default: all that is left */
+                    /** @description Integer minor units, shipping and tax included; default: all that is left */
                     amount?: number;
                     reason?: string;
                 };

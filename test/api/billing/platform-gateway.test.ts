@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
-import { createPlatformGateway, type ChargeRequest, type RenewalOrder } from '../../../src/modules/billing/gateways/index.ts'
+import { checkoutPricing, createPlatformGateway, type ChargeRequest, type RenewalOrder } from '../../../src/modules/billing/gateways/index.ts'
 import { orderRequestWindowMs } from '../../../src/modules/billing/gateways/platform-gateway.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal, paymentOutcome, PAYMENT_ERROR_CODES, refundOutcome, transactionsOutcome } from '../../../src/modules/billing/gateways/platform-outcomes.ts'
 import { createPlatformClient, type PlatformClient } from '../../../src/modules/platform/index.ts'
@@ -289,8 +289,53 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const made = await gatewayWith(client).createOrder!(request, renewalOrder())
     assert.equal(made.status, 'created')
     const other = await gatewayWith(client).createOrder!({ ...request, orderRequestedAt: undefined, onOrderRequest: undefined }, renewalOrder({ unitAmount: 1300, subtotal: 2600, amount: 2600 }))
-    assert.equal(other.status, 'failed')
-    assert.match((other as { failureMessage: string }).failureMessage, /cart holds 77 x 2 at 1250, not the renewal's 77 x 2 at 1300/)
+    // Not the subscriber's doing: nothing is paid, the charge waits (then for a person), no dunning.
+    assert.equal(other.status, 'unknown')
+    assert.match((other as { reason: string }).reason, /cart holds 77 x 2 at 1250, not the renewal's 77 x 2 at 1300: nothing was paid/)
+  })
+
+  test('the store\'s setup or stock refusing a step is not the subscriber\'s failure: a token without the checkout scopes, an item out of stock, a cart the platform dropped leave the renewal unknown with nothing paid', async () => {
+    const hash = 'setupstore'
+    const token = 'setup-store-token-SECRET-4410'
+    sim.addStore({ hash, accessToken: token })
+    sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical', inventory_level: 0, inventory_tracking: 'product' })
+    sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{}] })
+    const gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
+    const outOfStock = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address }))
+    assert.equal(outOfStock.status, 'unknown', JSON.stringify(outOfStock))
+    assert.match((outOfStock as { reason: string }).reason, /422.*nothing was paid/)
+
+    sim.failNext('createCart', 403, { afterProcessing: false })
+    const forbidden = await gatewayWith(client).createOrder!(chargeRequest(), renewalOrder())
+    assert.equal(forbidden.status, 'unknown')
+    assert.match((forbidden as { reason: string }).reason, /store_cart and store_checkout scopes/)
+
+    const request = chargeRequest()
+    request.onOrderRequest = async () => { throw new Error('stalled') }
+    assert.equal((await gatewayWith(client).createOrder!(request, renewalOrder())).status, 'unknown')
+    const dropped = await client.call({ storeHash: HASH, accessToken: TOKEN }, { method: 'DELETE', path: `/v3/carts/${request.cartId}` })
+    assert.ok(dropped.sent && dropped.answer.statusCode === 204)
+    const gone = await gatewayWith(client).createOrder!(request, renewalOrder())
+    assert.equal(gone.status, 'unknown')
+    assert.match((gone as { reason: string }).reason, /404/)
+    // The 404 is the simulator's record of asking for a cart that is gone, which this case provokes on purpose.
+    assert.deepEqual(sim.violations.map((v) => [v.operation, v.status]), [['getCheckout', 404]])
+    sim.violations.length = 0
+  })
+
+  test('a checkout whose total holds more than the goods, the shipping and the tax (a fee, handling) is not paid', async () => {
+    const checkout = {
+      cart: { currency: { code: 'USD' }, discount_amount: 0, line_items: { physical_items: [{ product_id: 77, quantity: 2, list_price: 12.5 }] } },
+      consignments: [],
+      shipping_cost_total_ex_tax: 0,
+      shipping_cost_total_inc_tax: 0,
+      tax_total: 0,
+      grand_total: 26,
+    }
+    const priced = checkoutPricing(checkout, renewalOrder())
+    assert.ok('problem' in priced && /fees, handling or prices including tax are not supported/.test(priced.problem), JSON.stringify(priced))
+    const exact = checkoutPricing({ ...checkout, tax_total: 1, grand_total: 26 }, renewalOrder())
+    assert.deepEqual('pricing' in exact && exact.pricing, { shippingAmount: 0, shippingMethod: null, taxAmount: 100, amount: 2600, override: null })
   })
 
   test('a product with variants carries the subscription\'s variant', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
+import { signInSubscriber } from '../../helpers/portal.ts'
 import { assertProblem } from '../../helpers/problem.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { act, checkout, checkoutBody } from './fixtures.ts'
@@ -65,5 +66,18 @@ describe('variants of plans and subscriptions', () => {
     assert.equal((await swap(sub.id, { plan_id: otherProduct.id })).json.platform_variant_id, null, 'another product: none')
     assert.equal((await swap(sub.id, { plan_id: withVariant.id, platform_variant_id: 504 })).json.platform_variant_id, '504', 'named')
     assertProblem(await swap(sub.id, { plan_id: sameProduct.id, platform_variant_id: -3 }), 400, 'validation_failed')
+  })
+
+  test("a subscriber cannot name a variant in the portal (the platform prices variants, not the plan); a swap to a plan that sells one moves them to it", async () => {
+    const small = await createPlan(t.app, shop.auth, productId, { platform_variant_id: 501, name: '250 g' })
+    const large = await createPlan(t.app, shop.auth, productId, { platform_variant_id: 502, name: '1 kg', amount: 4000 })
+    const [sub] = await checkout(t.app, shop.auth, checkoutBody(small.id))
+    const portal = await signInSubscriber(t.app, t.db, shop.store.id, sub.subscriber_id)
+    const portalSwap = (body: Record<string, unknown>) => call(t.app, { method: 'POST', url: `/api/v1/portal/subscriptions/${sub.id}/swap`, headers: portal.auth, payload: body })
+    assertProblem(await portalSwap({ plan_id: small.id, platform_variant_id: 502 }), 400, 'validation_failed', { path: '/body/platform_variant_id' })
+    assertProblem(await portalSwap({ plan_id: large.id, platform_variant_id: 501 }), 400, 'validation_failed', { path: '/body/platform_variant_id' })
+    const moved = await portalSwap({ plan_id: large.id })
+    assert.equal(moved.statusCode, 200, moved.body)
+    assert.deepEqual([moved.json.platform_variant_id, moved.json.amount], ['502', 4000], "the plan's variant at the plan's price")
   })
 })

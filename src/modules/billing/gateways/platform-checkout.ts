@@ -1,5 +1,6 @@
 import { RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformClient, type PlatformReply } from '../../platform/index.ts'
 import type { ChargeRequest, OrderAddress, OrderOutcome, PlatformPricing, RenewalOrder } from './gateway.ts'
+import { MAX_AMOUNT, MAX_CHARGE_AMOUNT } from '../../../lib/money.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal } from './platform-outcomes.ts'
 import { bodyOf, is2xx, isConfigurationRefusal, platformInt, replyReason, statusOf, type Redact } from './platform-replies.ts'
 
@@ -54,6 +55,7 @@ interface Checkout {
   }>
   shipping_cost_total_ex_tax?: unknown
   shipping_cost_total_inc_tax?: unknown
+  tax_total?: unknown
   grand_total?: unknown
 }
 
@@ -103,9 +105,10 @@ export interface CheckoutPricing extends PlatformPricing {
 
 /**
  * What the priced checkout makes of the renewal: its tax, the shipping the store's policy charges, and
- * the whole. The lines and the discount must be ours (a platform that priced them otherwise is never
- * paid); the tax is what the checkout adds beyond the goods and the shipping. A store shipping at its own
- * rate (`order.shipping.amount`) keeps the tax the checkout put on shipping in proportion.
+ * the whole. The lines and the discount must be ours, and the grand total exactly the goods, the
+ * shipping and the checkout's `tax_total` (a platform that priced it otherwise is never paid). A store
+ * shipping at its own rate (`order.shipping.amount`) keeps the tax the checkout put on shipping in
+ * proportion.
  */
 export function checkoutPricing(checkout: Checkout, order: RenewalOrder): { pricing: CheckoutPricing } | { problem: string } {
   const exponent = currencyExponent(order.currency)
@@ -123,23 +126,30 @@ export function checkoutPricing(checkout: Checkout, order: RenewalOrder): { pric
   if (discount !== order.discountAmount) return { problem: `the platform's cart takes ${String(checkout.cart?.discount_amount)} off, not the renewal's ${minorToDecimal(order.discountAmount, exponent)}` }
 
   const grandTotal = minor(checkout.grand_total)
+  const taxTotal = minor(checkout.tax_total ?? 0)
   const quotedShipping = minor(checkout.shipping_cost_total_ex_tax ?? 0)
   const quotedShippingTaxed = minor(checkout.shipping_cost_total_inc_tax ?? 0)
-  if (grandTotal === undefined || quotedShipping === undefined || quotedShippingTaxed === undefined || quotedShippingTaxed < quotedShipping) {
-    return { problem: `the platform's checkout totals cannot be read (grand total ${String(checkout.grand_total)}, shipping ${String(checkout.shipping_cost_total_ex_tax)})` }
+  if (grandTotal === undefined || taxTotal === undefined || quotedShipping === undefined || quotedShippingTaxed === undefined || quotedShippingTaxed < quotedShipping) {
+    return { problem: `the platform's checkout totals cannot be read (grand total ${String(checkout.grand_total)}, tax ${String(checkout.tax_total)}, shipping ${String(checkout.shipping_cost_total_ex_tax)})` }
   }
   const goods = order.subtotal - order.discountAmount
-  const goodsTax = grandTotal - goods - quotedShippingTaxed
-  if (goodsTax < 0) return { problem: `the platform's checkout total ${String(checkout.grand_total)} is less than the renewal's goods and shipping` }
+  // Handling, fees, gift wrapping or prices that include tax would make the total something else: the
+  // charge's breakdown could not say what it paid, so such a checkout is not paid.
+  if (grandTotal !== goods + quotedShipping + taxTotal) {
+    return { problem: `the platform's checkout total ${String(checkout.grand_total)} is not the goods (${minorToDecimal(goods, exponent)}), the shipping (${String(checkout.shipping_cost_total_ex_tax)}) and the tax (${String(checkout.tax_total)}): fees, handling or prices including tax are not supported` }
+  }
   const quotedShippingTax = quotedShippingTaxed - quotedShipping
+  const goodsTax = taxTotal - quotedShippingTax
+  if (goodsTax < 0) return { problem: `the platform's checkout taxes shipping (${minorToDecimal(quotedShippingTax, exponent)}) above its whole tax (${String(checkout.tax_total)})` }
   const selected = checkout.consignments?.[0]?.selected_shipping_option
   const shippingMethod = typeof selected?.description === 'string' && selected.description !== '' ? selected.description : order.shipping.method
 
   // Nothing ships (digital goods, or no address): no shipping whatever the policy.
   const ships = (checkout.consignments ?? []).length > 0
   const own = ships ? order.shipping.amount : 0
+  if (quotedShipping > MAX_AMOUNT || grandTotal > MAX_CHARGE_AMOUNT) return { problem: `the platform's checkout (${String(checkout.grand_total)}, shipping ${String(checkout.shipping_cost_total_ex_tax)}) is over what one charge may be` }
   if (own === null || own === quotedShipping) {
-    return { pricing: { shippingAmount: quotedShipping, shippingMethod, taxAmount: goodsTax + quotedShippingTax, amount: grandTotal, override: null } }
+    return { pricing: { shippingAmount: quotedShipping, shippingMethod, taxAmount: taxTotal, amount: grandTotal, override: null } }
   }
   const shippingTax = quotedShipping > 0 ? scaled(quotedShippingTax, own, quotedShipping) : 0
   const amount = goods + own + goodsTax + shippingTax
@@ -193,11 +203,18 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
     if (is2xx(reply)) return { ok: bodyOf(reply) }
     return { outcome: refusal(what, reply) }
   }
+  /**
+   * A step refused. Our credentials refused (401) fail the charge like every other step. Anything else
+   * before the order is the store's setup or stock, not the subscriber's card (a token granted before
+   * the checkout scopes existed, an item out of stock, a cart the platform dropped): the charge stays
+   * pending with nothing paid, is tried again, and past the grace period waits for a person
+   * (requires_review) instead of sending the subscriber into dunning.
+   */
   function refusal(what: string, reply: PlatformReply): OrderOutcome {
     const status = statusOf(reply)
-    if (isConfigurationRefusal(status)) return failed('gateway_configuration', redact(replyReason(what, reply)))
-    if (status >= 400 && status < 500 && status !== 429) return failed('processing_error', redact(replyReason(what, reply)))
-    return { status: 'unknown', reason: redact(replyReason(`${what} (nothing was paid)`, reply)) }
+    if (status === 401) return failed('gateway_configuration', redact(replyReason(what, reply)))
+    const hint = status === 403 ? " (the store's token may lack the store_cart and store_checkout scopes: authorize the app again)" : ''
+    return { status: 'unknown', reason: redact(`${replyReason(what, reply)}${hint}; nothing was paid`) }
   }
   const dataOf = (body: unknown) => (body as { data?: unknown } | null)?.data as Checkout | undefined
 
@@ -243,31 +260,7 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
     if ('outcome' in added) return added.outcome
     checkout = dataOf(added.ok)
   }
-  // Only physical items ship: a cart of digital goods has no consignment and no shipping.
-  const physical = checkout?.cart?.line_items?.physical_items ?? []
-  if (order.shippingAddress && physical.length > 0) {
-    let consignment = checkout?.consignments?.[0]
-    if (!consignment) {
-      const items = physical
-      const added = await step('adding the consignment', {
-        method: 'POST',
-        path: `${path}/consignments`,
-        query: INCLUDE_OPTIONS,
-        body: [{ address: checkoutAddress(order.shippingAddress, order.email), line_items: items.map((item) => ({ item_id: item.id, quantity: item.quantity })) }],
-      })
-      if ('outcome' in added) return added.outcome
-      checkout = dataOf(added.ok)
-      consignment = checkout?.consignments?.[0]
-    }
-    if (!consignment || typeof consignment.id !== 'string') return { status: 'unknown', reason: 'the platform answered the consignment without an id; nothing was paid' }
-    const option = pickShippingOption(consignment.available_shipping_options ?? [], order.shipping.method, exponent)
-    if (!option) return failed('processing_error', "the platform quotes no shipping option to the subscription's shipping address")
-    if (consignment.selected_shipping_option?.id !== option.id) {
-      const chosen = await step('choosing the shipping option', { method: 'PUT', path: `${path}/consignments/${encodeURIComponent(consignment.id)}`, body: { shipping_option_id: option.id } })
-      if ('outcome' in chosen) return chosen.outcome
-      checkout = dataOf(chosen.ok)
-    }
-  }
+  // The discount first: applying one can clear a chosen shipping option.
   if (order.discountAmount > 0 && decimalToMinor(String(checkout?.cart?.discount_amount ?? '0'), exponent) !== order.discountAmount) {
     const discounted = await step("applying the subscription's discount", {
       method: 'POST',
@@ -277,13 +270,45 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
     if ('outcome' in discounted) return discounted.outcome
     checkout = dataOf(discounted.ok)
   }
+  // Only physical items ship: a cart of digital goods has no consignment and no shipping.
+  const physical = checkout?.cart?.line_items?.physical_items ?? []
+  let picked: ShippingOption | undefined
+  if (order.shippingAddress && physical.length > 0) {
+    let consignment = checkout?.consignments?.[0]
+    if (!consignment || !consignment.available_shipping_options) {
+      const added = consignment
+        ? await step("reading the checkout's shipping options", { method: 'GET', path, query: INCLUDE_OPTIONS })
+        : await step('adding the consignment', {
+            method: 'POST',
+            path: `${path}/consignments`,
+            query: INCLUDE_OPTIONS,
+            body: [{ address: checkoutAddress(order.shippingAddress, order.email), line_items: physical.map((item) => ({ item_id: item.id, quantity: item.quantity })) }],
+          })
+      if ('outcome' in added) return added.outcome
+      checkout = dataOf(added.ok)
+      consignment = checkout?.consignments?.[0]
+    }
+    if (!consignment || typeof consignment.id !== 'string') return { status: 'unknown', reason: 'the platform answered the consignment without an id; nothing was paid' }
+    picked = pickShippingOption(consignment.available_shipping_options ?? [], order.shipping.method, exponent)
+    if (!picked) return { status: 'unknown', reason: "the platform quotes no shipping option to the subscription's shipping address; nothing was paid" }
+    if (consignment.selected_shipping_option?.id !== picked.id) {
+      const chosen = await step('choosing the shipping option', { method: 'PUT', path: `${path}/consignments/${encodeURIComponent(consignment.id)}`, body: { shipping_option_id: picked.id } })
+      if ('outcome' in chosen) return chosen.outcome
+      checkout = dataOf(chosen.ok)
+    }
+  }
   if (checkout?.grand_total === undefined) {
-    const read = await step("reading the priced checkout", { method: 'GET', path })
+    const read = await step('reading the priced checkout', { method: 'GET', path })
     if ('outcome' in read) return read.outcome
     checkout = dataOf(read.ok)
   }
+  // Ordered only with the option chosen still selected: the total must include the shipping it names.
+  if (picked && checkout?.consignments?.[0]?.selected_shipping_option?.id !== picked.id) {
+    return { status: 'unknown', reason: "the checkout's shipping option was not the one chosen when it was priced; nothing was paid" }
+  }
   const priced = checkoutPricing(checkout ?? {}, order)
-  if ('problem' in priced) return failed('processing_error', `${priced.problem}: it was not paid`)
+  // A platform that prices the renewal otherwise than the service is never paid; a person looks at it.
+  if ('problem' in priced) return { status: 'unknown', reason: `${priced.problem}: nothing was paid` }
   const { pricing } = priced
 
   // 3. The order: found again by its cart when an earlier request may have made it, else asked for once.
