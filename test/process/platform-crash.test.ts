@@ -165,7 +165,9 @@ describe('SIGKILL after a renewal cart, after its order and mid-payment (BigComm
         assert.equal(own[0]!.external_order_id, charge.idempotency_key, 'tagged with the charge key')
         assert.equal(own[0]!.successful_payments, 1, `${charge.idempotency_key}: paid once`)
         const subscription = subscriptions.find((row) => row.id === charge.subscription_id)!
-        assert.equal(own[0]!.total_inc_tax, subscription.amount * subscription.quantity * 100, 'price x quantity in decimal units')
+        // Their checkout named no shipping rate, so the renewal ships for the store's quote (Ground, $5.99).
+        assert.equal(own[0]!.total_inc_tax, (subscription.amount * subscription.quantity + 599) * 100, 'price x quantity and the quoted shipping, in decimal units')
+        assert.deepEqual([charge.shipping_amount, charge.shipping_method, charge.amount], [599, 'Ground', subscription.amount * subscription.quantity + 599])
       }
       assert.equal(orders.length, SUBSCRIPTIONS, 'no stray order')
       // A cart its worker died before keeping is never used; every kept one made exactly one order.
