@@ -65,9 +65,13 @@ export const POSTGRES = [
   'test/api/billing/renewals.test.ts',
   'test/api/billing/refunds.test.ts',
   // Renewals priced by the store: the breakdown's CHECK and its trigger, the settings' constraints, the
-  // platform's renewal order carrying the shipping.
+  // renewal through the platform's checkout (with workers killed after the cart, the order and mid-payment),
+  // variants.
   'test/api/billing/renewal-pricing.test.ts',
+  'test/api/billing/platform-renewals.test.ts',
   'test/api/platform/bigcommerce-e2e.test.ts',
+  'test/api/subscriptions/variants.test.ts',
+  'test/process/platform-crash.test.ts',
   'test/api/webhooks/delivery.test.ts',
   'test/api/webhooks/fanout-queue.test.ts',
   'test/api/portal/access-control.test.ts',
