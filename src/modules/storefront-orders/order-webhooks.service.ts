@@ -416,7 +416,10 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
         }
         const first = Array.isArray(answer.answer.body) ? answer.answer.body[0] : undefined
         shipping = addressOf(first)
-        shippingPaid = shippingPaidBy(order, first)
+        // The order's shipping is the rate of one subscription's box only when the order is that box: with
+        // other lines, or several subscriptions (each renews in a box of its own), no rate is kept and the
+        // renewal ships for what the store quotes then (renewal_shipping checkout_rate).
+        if (items.length === 1 && products.length === 1) shippingPaid = shippingPaidBy(order, first)
       }
       const input: CheckoutInput = {
         platform_order_id: orderId,

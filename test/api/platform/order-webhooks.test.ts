@@ -157,7 +157,8 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
 
   test('a paid storefront order with a subscription line creates its subscription once, whatever arrives twice', async () => {
     const orderId = await storefrontOrder([subscriptionLine(2), { product_id: PLAIN_PRODUCT, quantity: 1 }], {
-      shipping_addresses: [{ ...BILLING, first_name: 'Grace', last_name: 'Hopper', street_1: '7 Compiler Road', city: 'Arlington', state: 'Virginia', zip: '22201', country: 'United States', country_iso2: 'US' }],
+      shipping_addresses: [{ ...BILLING, first_name: 'Grace', last_name: 'Hopper', street_1: '7 Compiler Road', city: 'Arlington', state: 'Virginia', zip: '22201', country: 'United States', country_iso2: 'US', shipping_method: 'Ground' }],
+      shipping_cost_ex_tax: '9.99', shipping_cost_inc_tax: '9.99',
     })
     await pay(orderId)
     const [delivery] = await sim.sendOrderWebhook(STORE_HASH, orderId, 'store/order/created')
@@ -183,6 +184,8 @@ describe('storefront orders start subscriptions through order webhooks (BigComme
     assert.deepEqual(subscription.billing_address, { name: 'Ada Lovelace', line1: '1 Analytical Street', line2: null, city: 'London', state: 'Greater London', postal_code: 'N1 9GU', country: 'GB', phone: '+44 20 7946 0000' })
     assert.equal((subscription.shipping_address as { name: string; country: string }).name, 'Grace Hopper')
     assert.equal((subscription.shipping_address as { name: string; country: string }).country, 'US')
+    // Shipped with a one-off product: the order's shipping is not this subscription's box alone, so no rate is kept.
+    assert.deepEqual([subscription.shipping_method, subscription.shipping_amount], [null, null])
     const subscriber = await t.db.selectFrom('subscribers').selectAll().where('id', '=', subscription.subscriber_id).executeTakeFirstOrThrow()
     assert.equal(subscriber.email, BILLING.email)
     assert.deepEqual(await failedJobs(), [])
