@@ -1,10 +1,9 @@
 import type { ChargeRow } from '../../db/database.ts'
-import { heldBy, LEASES } from '../../db/leases.ts'
 import { platformProductIdOf } from '../catalog/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
 import { renewalOrderDetails } from '../subscriptions/index.ts'
 import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
-import { markOrderRequested, markSubmitted, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
+import { markCartKept, markOrderRequested, markSubmitted, setOnOrderlessCharge, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
 
 /**
  * Step 2 of a renewal: the gateway, called outside any transaction. A charge is sent again only
@@ -21,19 +20,6 @@ const takesQuote = (policy: string | undefined, keptShippingAmount: number | nul
 export function createCollector(ctx: BillingContext) {
   const { db, gateways } = ctx
 
-  /** Keeps a new platform cart on its charge while the lease is ours; throws when it is not (the cart is then left unused). */
-  async function keepCart(chargeId: string, cartId: string, token: string): Promise<void> {
-    const kept = await db
-      .updateTable('charges')
-      .set({ platform_cart_id: cartId })
-      .where('id', '=', chargeId)
-      .where('status', '=', 'pending')
-      .where('platform_order_id', 'is', null)
-      .where(heldBy(LEASES.charges, token))
-      .executeTakeFirst()
-    if (Number(kept.numUpdatedRows) !== 1) throw new Error('the charge was taken over before its cart could be kept')
-  }
-
   function requestOf(charge: ChargeRow, gateway: PaymentGateway, token: string): ChargeRequest {
     return {
       idempotencyKey: charge.idempotency_key,
@@ -46,7 +32,7 @@ export function createCollector(ctx: BillingContext) {
       orderId: charge.platform_order_id ?? undefined,
       orderRequestedAt: charge.order_requested_at ?? undefined,
       cartId: charge.platform_cart_id ?? undefined,
-      onCart: (cartId: string) => keepCart(charge.id, cartId, token),
+      onCart: (cartId: string) => markCartKept(db, charge.id, cartId, token),
       onOrderRequest: gateway.honoursIdempotencyKeys ? undefined : () => markOrderRequested(db, charge.id, token),
       // A gateway that deduplicates by key needs no record: sending again is always safe there.
       onSubmit: gateway.honoursIdempotencyKeys ? undefined : () => markSubmitted(db, 'charges', charge.id, token),
@@ -93,18 +79,11 @@ export function createCollector(ctx: BillingContext) {
     const priced = made.priced
     // Kept only while the lease is ours: a worker that stalled here must not name its order on a
     // charge another worker has taken over (and may pay through another order).
-    const kept = await db
-      .updateTable('charges')
-      .set({
-        platform_order_id: made.orderId,
-        ...(priced ? { shipping_amount: priced.shippingAmount, shipping_method: priced.shippingMethod, tax_amount: priced.taxAmount, amount: priced.amount } : {}),
-      })
-      .where('id', '=', charge.id)
-      .where('status', '=', 'pending')
-      .where('platform_order_id', 'is', null)
-      .where(heldBy(LEASES.charges, token))
-      .executeTakeFirst()
-    if (Number(kept.numUpdatedRows) !== 1) return { status: 'unknown', reason: 'the charge was taken over while its order was raised; nothing was paid' }
+    const kept = await setOnOrderlessCharge(db, charge.id, token, {
+      platform_order_id: made.orderId,
+      ...(priced ? { shipping_amount: priced.shippingAmount, shipping_method: priced.shippingMethod, tax_amount: priced.taxAmount, amount: priced.amount } : {}),
+    })
+    if (!kept) return { status: 'unknown', reason: 'the charge was taken over while its order was raised; nothing was paid' }
     if (priced) {
       charge.shipping_amount = priced.shippingAmount
       charge.shipping_method = priced.shippingMethod

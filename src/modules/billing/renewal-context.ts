@@ -1,4 +1,5 @@
-import type { ChargeRow, Db, Executor, StoreRow } from '../../db/database.ts'
+import type { Updateable } from 'kysely'
+import type { ChargeRow, ChargesTable, Db, Executor, StoreRow } from '../../db/database.ts'
 import { heldBy, LEASES } from '../../db/leases.ts'
 export { isRowDataError as isRowError } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -77,20 +78,34 @@ export async function markSubmitted(db: Executor, table: 'charges' | 'refunds', 
 }
 
 /**
- * Records that a renewal's platform order is about to be asked for, only while the lease is ours;
- * throws otherwise, and then no order is requested. A worker that takes the charge over later waits
- * until this request can no longer be in flight before asking again (the platform takes no key).
+ * Writes `set` on a pending charge that has no platform order yet, only while its lease is `token`'s;
+ * answers whether it did. Every step of raising a renewal's order records itself this way, so a worker
+ * that stalled past its lease never writes over a charge another worker has taken over.
  */
-export async function markOrderRequested(db: Executor, id: string, token: string): Promise<void> {
-  const marked = await db
+export async function setOnOrderlessCharge(db: Executor, id: string, token: string, set: Updateable<ChargesTable>): Promise<boolean> {
+  const written = await db
     .updateTable('charges')
-    .set({ order_requested_at: realNow() })
+    .set(set)
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .where('platform_order_id', 'is', null)
     .where(heldBy(LEASES.charges, token))
     .executeTakeFirst()
-  if (Number(marked.numUpdatedRows) !== 1) throw new Error('the charge lease was lost before its order was requested; nothing was sent')
+  return Number(written.numUpdatedRows) === 1
+}
+
+/**
+ * Records that a renewal's platform order is about to be asked for, only while the lease is ours;
+ * throws otherwise, and then no order is requested. A worker that takes the charge over later waits
+ * until this request can no longer be in flight before asking again (the platform takes no key).
+ */
+export async function markOrderRequested(db: Executor, id: string, token: string): Promise<void> {
+  if (!(await setOnOrderlessCharge(db, id, token, { order_requested_at: realNow() }))) throw new Error('the charge lease was lost before its order was requested; nothing was sent')
+}
+
+/** Keeps a new platform cart on its charge while the lease is ours; throws when it is not (the cart is then left unused). */
+export async function markCartKept(db: Executor, id: string, cartId: string, token: string): Promise<void> {
+  if (!(await setOnOrderlessCharge(db, id, token, { platform_cart_id: cartId }))) throw new Error('the charge was taken over before its cart could be kept')
 }
 
 /**
