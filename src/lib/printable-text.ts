@@ -64,3 +64,8 @@ function sequenceLength(bytes: Uint8Array, i: number): number {
 export function storableText(text: string): string {
   return escapeControls(text.toWellFormed())
 }
+
+/** `storableText`, trimmed and cut to at most `max` code points: a name from outside kept in a bounded field. */
+export function storableName(text: string, max: number): string {
+  return [...storableText(text).trim()].slice(0, max).join('').trim()
+}

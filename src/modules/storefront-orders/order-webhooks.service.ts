@@ -6,6 +6,7 @@ import { createAjv } from '../../http/ajv.ts'
 import { enqueue } from '../../jobs/job-kinds.ts'
 import { JobGaveUp } from '../../jobs/runner.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal } from '../../lib/money.ts'
+import { storableName } from '../../lib/printable-text.ts'
 import { findPlanRows, platformProductIdOf } from '../catalog/index.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, ERROR_STATUS } from '../../lib/errors.ts'
@@ -132,7 +133,9 @@ export function destinationOf(publicUrl: string | undefined): string {
  * a plain amount: the subscription then keeps no rate, and its renewals ship at 0 under that policy.
  */
 export function shippingPaidBy(order: Record<string, unknown>, address: unknown): CheckoutInput['shipping'] {
-  const method = typeof (address as { shipping_method?: unknown } | undefined)?.shipping_method === 'string' ? (address as { shipping_method: string }).shipping_method.trim().slice(0, 250) : ''
+  const raw = (address as { shipping_method?: unknown } | undefined)?.shipping_method
+  // The platform's text, kept in a column (no NUL) and within the checkout's 250 characters.
+  const method = typeof raw === 'string' ? storableName(raw, 250) : ''
   if (!method || typeof order.currency_code !== 'string') return undefined
   let exponent: number
   try {

@@ -39,6 +39,7 @@ function recordingClient(inner: PlatformClient): PlatformClient & { calls: Array
 }
 
 const VARIANT_PRODUCT_ID = 78
+const SHIPPED_PRODUCT_ID = 79
 
 describe('renewals of a live store through the platform gateway (BigCommerce simulator)', () => {
   let sim: BigCommerceSimulator
@@ -56,6 +57,7 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     // The catalogue's price is not the plan's: the order must carry the charge's price, not the catalogue's.
     sim.addProduct(STORE_HASH, { id: PRODUCT_ID, name: 'Beans', price: 9.99 })
     // Beans sold whole (801) or ground (802): a variant swap changes what the next order carries.
+    sim.addProduct(STORE_HASH, { id: SHIPPED_PRODUCT_ID, name: 'Beans in a box', price: 9.99, type: 'physical' })
     sim.addProduct(STORE_HASH, { id: VARIANT_PRODUCT_ID, name: 'Beans by grind', price: 9.99, variants: [{ id: 801, sku: 'WHOLE' }, { id: 802, sku: 'GROUND' }] })
     cards = sim.addCustomer(STORE_HASH, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}, {}] }).instruments.map((instrument) => instrument.token)
 
@@ -178,6 +180,29 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     const order = sim.order(STORE_HASH, Number(charge.platform_order_id))!
     assert.deepEqual(order.products.map((line) => [line.product_id, line.variant_id, line.quantity]), [[VARIANT_PRODUCT_ID, 802, 1]])
     assert.deepEqual(sim.violations, [])
+  })
+
+  test('a shipping method named with a NUL and 10,000 characters by the platform is kept storable and bounded; the renewal is paid once', async () => {
+    const product = await createProduct(t.app, shop.auth, { platform_product_id: String(SHIPPED_PRODUCT_ID), name: 'Beans in a box' })
+    const plan = await createPlan(t.app, shop.auth, product.id, { amount: 900 })
+    const name = `Ground\u0000${'\u{1F4E6}'.repeat(5_000)}`
+    sim.setShippingOptions(STORE_HASH, [{ description: name, cost: 4 }])
+    try {
+      const [subscription] = await checkout(t.app, shop.auth, platformCheckout(cards[0]!, {
+        items: [{ plan_id: plan.id, quantity: 1 }],
+        shipping_address: { name: 'Grace Hopper', line1: '1 Harbor Road', city: 'Arlington', state: 'VA', postal_code: '22201', country: 'US' },
+        shipping: { method: 'Ground', amount: 400 },
+      }))
+      await engineAt(subscription.next_charge_at).runDue({ storeId: shop.store.id })
+      const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
+      assert.equal(charge.status, 'succeeded', `${charge.failure_message ?? ''} ${JSON.stringify(sim.violations)} ${JSON.stringify(sim.requests.slice(-4))}`)
+      assert.deepEqual([charge.shipping_amount, charge.amount], [400, 1300])
+      assert.ok(charge.shipping_method!.startsWith('Ground\\u0000'), 'the NUL is kept as an escape, not refused by the database')
+      assert.ok([...charge.shipping_method!].length <= 250, 'bounded like a checkout\'s method')
+      assert.equal(sim.order(STORE_HASH, Number(charge.platform_order_id))!.successful_payments, 1)
+    } finally {
+      sim.setShippingOptions(STORE_HASH, [{ description: 'Ground', cost: 5.99 }])
+    }
   })
 
   test('a live store without a platform connection fails the charge as gateway_configuration, without any request', async () => {

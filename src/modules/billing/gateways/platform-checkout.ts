@@ -1,6 +1,7 @@
 import { RENEWAL_ORDER_SOURCE, type PlatformAccess, type PlatformClient, type PlatformReply } from '../../platform/index.ts'
 import type { ChargeRequest, OrderAddress, OrderOutcome, PlatformPricing, RenewalOrder } from './gateway.ts'
 import { MAX_AMOUNT, MAX_CHARGE_AMOUNT } from '../../../lib/money.ts'
+import { storableName } from '../../../lib/printable-text.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal } from './platform-outcomes.ts'
 import { bodyOf, is2xx, isConfigurationRefusal, platformInt, replyReason, statusOf, type Redact } from './platform-replies.ts'
 
@@ -58,6 +59,9 @@ interface Checkout {
   tax_total?: unknown
   grand_total?: unknown
 }
+
+/** The longest shipping method name kept, as a checkout's `shipping.method` may be. */
+const SHIPPING_METHOD_MAX = 250
 
 const INCLUDE_OPTIONS = { include: 'consignments.available_shipping_options' }
 
@@ -142,7 +146,9 @@ export function checkoutPricing(checkout: Checkout, order: RenewalOrder): { pric
   const goodsTax = taxTotal - quotedShippingTax
   if (goodsTax < 0) return { problem: `the platform's checkout taxes shipping (${minorToDecimal(quotedShippingTax, exponent)}) above its whole tax (${String(checkout.tax_total)})` }
   const selected = checkout.consignments?.[0]?.selected_shipping_option
-  const shippingMethod = typeof selected?.description === 'string' && selected.description !== '' ? selected.description : order.shipping.method
+  // The platform's text, kept in a column (no NUL) and as long as a checkout's method may be.
+  const described = typeof selected?.description === 'string' ? storableName(selected.description, SHIPPING_METHOD_MAX) : ''
+  const shippingMethod = described !== '' ? described : order.shipping.method
 
   // Nothing ships (digital goods, or no address): no shipping whatever the policy.
   const ships = (checkout.consignments ?? []).length > 0
