@@ -116,7 +116,8 @@ export interface CheckoutPricing extends PlatformPricing {
  */
 export function checkoutPricing(checkout: Checkout, order: RenewalOrder): { pricing: CheckoutPricing } | { problem: string } {
   const exponent = currencyExponent(order.currency)
-  const minor = (value: unknown) => decimalToMinor(typeof value === 'number' ? value.toFixed(Math.max(exponent, 0) + 4) : value, exponent)
+  // The platform's decimal major units (numbers or strings) in minor units; undefined when not an exact amount.
+  const minor = (value: unknown) => decimalToMinor(value, exponent)
   const currency = checkout.cart?.currency?.code
   if (typeof currency === 'string' && currency.toUpperCase() !== order.currency.toUpperCase()) {
     return { problem: `the platform's checkout is in ${currency}, the subscription in ${order.currency} (a BigCommerce store charges in its own currency)` }
@@ -267,7 +268,7 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
     checkout = dataOf(added.ok)
   }
   // The discount first: applying one can clear a chosen shipping option.
-  if (order.discountAmount > 0 && decimalToMinor(String(checkout?.cart?.discount_amount ?? '0'), exponent) !== order.discountAmount) {
+  if (order.discountAmount > 0 && decimalToMinor(checkout?.cart?.discount_amount ?? 0, exponent) !== order.discountAmount) {
     const discounted = await step("applying the subscription's discount", {
       method: 'POST',
       path: `${path}/discounts`,
