@@ -37,6 +37,7 @@
  *   POST   /v3/checkouts/{checkoutId}/orders            createCheckoutOrder        (§13.5)
  *   GET    /v3/inventory/items?variant_id:in=&product_id:in=  getInventoryItems    (§13.6)
  *   GET    /v3/catalog/products/{productId}/variants    getProductVariants         (§13.6)
+ *   GET    /v3/catalog/products?id:in=&include_fields=  getProducts                (§13.6)
  *
  * The operation ids are the reference's, except two: the checkout's order route is the checkouts
  * reference's `createOrder` but is named `createCheckoutOrder` here, so a fault (failNext,
@@ -62,7 +63,7 @@ import type { AddressInfo } from 'node:net'
 // wall clock: the simulated platform's latency (setLatency) is real time, as the real platform's is.
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
-  addBillingAddress, addConsignments, addDiscount, createCart, createCheckoutOrder, deleteCart, getCart, getCheckout, getInventoryItems, getProductVariants, updateConsignment,
+  addBillingAddress, addConsignments, addDiscount, createCart, createCheckoutOrder, deleteCart, getCart, getCheckout, getInventoryItems, getProducts, getProductVariants, updateConsignment,
 } from './bigcommerce/checkouts.ts'
 import type { Ctx, PaymentOutcome, Reply, SimCore, SimCounters, SimOptions } from './bigcommerce/context.ts'
 import { Refusal, errorBody, requireAccept, requireJsonContentType, type ErrorStyle, type Host, type Violation, type ViolationKind } from './bigcommerce/http.ts'
@@ -160,6 +161,7 @@ function routes(login: LoginState): Route[] {
     route('createCheckoutOrder', 'api', 'POST', '/v3/checkouts/{checkoutId}/orders', 'v3', CHECKOUT_RW, createCheckoutOrder, true, true),
     route('getInventoryItems', 'api', 'GET', '/v3/inventory/items', 'v3', INVENTORY_RO, getInventoryItems),
     route('getProductVariants', 'api', 'GET', '/v3/catalog/products/{productId}/variants', 'v3', PRODUCTS_RO, getProductVariants),
+    route('getProducts', 'api', 'GET', '/v3/catalog/products', 'v3', PRODUCTS_RO, getProducts),
     route('PaymentsPost', 'payments', 'POST', '/payments', 'payments', null, processPayment, true),
     route('oauthToken', 'login', 'POST', '/oauth2/token', 'login', null, (ctx) => exchangeToken(ctx, login)),
   ]

@@ -211,6 +211,8 @@ describe('afterSuccess: a settled renewal moves the subscription on', () => {
         dunning_attempts: 0,
         dunning_started_at: null,
         unpaid_period_start: null,
+        stock_attempts: 0,
+        out_of_stock_since: null,
         past_due_at: null,
         reminded_for: null,
       },

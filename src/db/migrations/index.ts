@@ -20,6 +20,7 @@ import * as dropCacheInvalidationTriggers from './0018-drop-cache-invalidation-t
 import * as orderRequested from './0019-order-requested.ts'
 import * as renewalPricing from './0020-renewal-pricing.ts'
 import * as planVariants from './0021-plan-variants.ts'
+import * as outOfStock from './0022-out-of-stock.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019-order-requested': orderRequested,
   '0020-renewal-pricing': renewalPricing,
   '0021-plan-variants': planVariants,
+  '0022-out-of-stock': outOfStock,
 }

@@ -32,7 +32,7 @@ export const CurrencyFigures = Type.Object(
     churn_rate: Rate('churned_subscriptions / subscriptions active or past_due at `from`, rounded to 4 decimals; null when none were; can exceed 1 when subscriptions created in the window also end in it'),
     dunning: Type.Object(
       {
-        failed_charges: { ...Count, description: 'Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again' },
+        failed_charges: { ...Count, description: 'Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again, nor attempts that failed because an item was out of stock (`failure_code` `out_of_stock`: the card was never asked)' },
         recovered: { ...Count, description: 'Of those, the renewals paid by a later succeeded charge for the same subscription and period, settled before `to`' },
         recovery_rate: Rate('recovered / failed_charges, rounded to 4 decimals; null when failed_charges is 0'),
       },

@@ -9,7 +9,8 @@ import { metricWindows, type MetricWindow } from '../subscriptions/index.ts'
  * - `charged`: succeeded charges settled in the window (minor units);
  * - `refunded`: succeeded refunds settled in the window, whichever charge they refund;
  * - `failedRenewals`: renewals (one subscription's one period) whose first failed attempt settled in
- *   the window; the period's later failed retries do not count again;
+ *   the window; the period's later failed retries do not count again, and an attempt the platform
+ *   found out of stock is no payment failure (nothing was asked of the card);
  * - `recovered`: of those, the ones whose period was paid by a succeeded charge settled before the
  *   window's end.
  */
@@ -47,10 +48,10 @@ export async function chargeMetrics(db: Executor, storeId: string, windows: read
         SELECT 1 FROM charges p
         WHERE p.subscription_id = f.subscription_id AND p.period_start = f.period_start AND p.status = 'succeeded' AND p.settled_at < w.end_at))
     FROM ${metricWindows(windows)}
-    JOIN charges f ON f.store_id = ${storeId} AND f.status = 'failed' AND f.settled_at >= w.start_at AND f.settled_at < w.end_at
+    JOIN charges f ON f.store_id = ${storeId} AND f.status = 'failed' AND f.failure_code IS DISTINCT FROM 'out_of_stock' AND f.settled_at >= w.start_at AND f.settled_at < w.end_at
     WHERE NOT EXISTS (
       SELECT 1 FROM charges e
-      WHERE e.subscription_id = f.subscription_id AND e.period_start = f.period_start AND e.status = 'failed'
+      WHERE e.subscription_id = f.subscription_id AND e.period_start = f.period_start AND e.status = 'failed' AND e.failure_code IS DISTINCT FROM 'out_of_stock'
         AND (e.settled_at < f.settled_at OR (e.settled_at = f.settled_at AND e.id < f.id)))
     GROUP BY w.i, f.currency`.execute(db)
 

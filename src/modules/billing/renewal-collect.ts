@@ -66,6 +66,8 @@ export function createCollector(ctx: BillingContext) {
       // checkout named no rate (older ones, API checkouts without `shipping`): never a silent free
       // shipping. Every other case ships for what the claim priced.
       shipping: { amount: takesQuote(store?.renewal_shipping, details.keptShippingAmount) ? null : charge.shipping_amount, method: charge.shipping_method },
+      // Stock is the store's concern unless it sells regardless (`charge_anyway`).
+      checkStock: store?.out_of_stock !== 'charge_anyway',
       amount: charge.amount,
       addOns,
       currency: charge.currency.trim(),

@@ -158,10 +158,16 @@ export function periodIndexStartingAt(subscription: SubscriptionRow, start: Date
   return index
 }
 
+/** Whether the next attempt retries an unpaid period (dunning, or a renewal waiting for stock). */
+export function retriesUnpaidPeriod(subscription: Pick<SubscriptionRow, 'dunning_attempts' | 'unpaid_period_start' | 'stock_attempts'>): boolean {
+  return subscription.unpaid_period_start !== null && (subscription.dunning_attempts > 0 || subscription.stock_attempts > 0)
+}
+
 /** What the renewal due at `next_charge_at` does. */
 export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow, 'timezone'> & RenewalPricing, addOns: readonly RenewalAddOn[] = []): Renewal {
   const timeZone = store.timezone
-  const inDunning = subscription.dunning_attempts > 0 && subscription.unpaid_period_start !== null
+  // An unpaid period is retried (dunning, or a renewal waiting for stock) before anything else.
+  const inDunning = retriesUnpaidPeriod(subscription)
   const start = inDunning ? subscription.unpaid_period_start! : subscription.next_charge_at!
   const index = periodIndexStartingAt(subscription, start, timeZone)
 
@@ -187,7 +193,8 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
   if (amounts.amount > MAX_CHARGE_AMOUNT) throw new RangeError(`the renewal with shipping and tax (${amounts.amount}) is over the most one charge may be (${MAX_CHARGE_AMOUNT})`)
   return {
     kind: 'charge',
-    attempt: subscription.dunning_attempts + 1,
+    // Every attempt at the period has its own idempotency key, whether a card or the stock failed it.
+    attempt: subscription.dunning_attempts + subscription.stock_attempts + 1,
     ...amounts,
     currency: subscription.currency.trim(),
     period: { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + cycles, timeZone) },
@@ -229,6 +236,8 @@ export function afterSuccess(subscription: SubscriptionRow, store: Pick<StoreRow
       dunning_attempts: 0,
       dunning_started_at: null,
       unpaid_period_start: null,
+      stock_attempts: 0,
+      out_of_stock_since: null,
       past_due_at: null,
       reminded_for: null,
     },
@@ -255,9 +264,12 @@ export function afterFailure(
 ): FailureDecision {
   const firstFailure = subscription.dunning_started_at ?? at
   const retryDays = store.dunning_retry_days
-  const dunning = { pending_charge_id: null, dunning_attempts: attempt, dunning_started_at: firstFailure, unpaid_period_start: periodStart }
-  if (attempt <= retryDays.length && subscription.status === 'active') {
-    let nextRetryAt = addDays(firstFailure, retryDays[attempt - 1]!, store.timezone)
+  // Attempts the stock failed are not the card's: dunning counts only the payment's failures.
+  const failures = attempt - subscription.stock_attempts
+  // The period is no longer waiting for stock: this attempt found it in stock.
+  const dunning = { pending_charge_id: null, dunning_attempts: failures, dunning_started_at: firstFailure, unpaid_period_start: periodStart, ...(subscription.out_of_stock_since ? { out_of_stock_since: null } : {}) }
+  if (failures <= retryDays.length && subscription.status === 'active') {
+    let nextRetryAt = addDays(firstFailure, retryDays[failures - 1]!, store.timezone)
     // An attempt brought forward by a new instrument can make the schedule's next date already past.
     if (nextRetryAt <= at) nextRetryAt = addDays(at, 1, store.timezone)
     return { set: { ...dunning, next_charge_at: nextRetryAt }, events: [], nextRetryAt }
@@ -271,6 +283,62 @@ export function afterFailure(
   }
   // Already past_due (a retry with a new instrument failed too): it stays so, waiting as before.
   return { set: { ...dunning, next_charge_at: null }, events: [], nextRetryAt: null }
+}
+
+/**
+ * The platform said an item of the renewal for the period at `periodIndex` (starting `periodStart`) is
+ * out of stock at `at`; nothing was charged. The store's `out_of_stock` policy decides: `retry` tries
+ * again a day later, until `out_of_stock_retry_days` have passed since the first time; otherwise (and
+ * then) the period is skipped as a subscriber's skip would: it becomes current unpaid, the next renewal
+ * is the one after (never one already past), and any dunning of the period ends.
+ */
+export function afterOutOfStock(
+  subscription: SubscriptionRow,
+  store: Pick<StoreRow, 'timezone' | 'out_of_stock' | 'out_of_stock_retry_days'>,
+  periodIndex: number,
+  periodStart: Date,
+  at: Date,
+): FailureDecision {
+  const timeZone = store.timezone
+  const since = subscription.out_of_stock_since ?? at
+  const nextTry = addDays(at, 1, timeZone)
+  if (store.out_of_stock === 'retry' && subscription.status === 'active' && nextTry <= addDays(since, store.out_of_stock_retry_days, timeZone)) {
+    return {
+      set: { pending_charge_id: null, stock_attempts: subscription.stock_attempts + 1, out_of_stock_since: since, unpaid_period_start: periodStart, next_charge_at: nextTry },
+      events: [],
+      nextRetryAt: nextTry,
+    }
+  }
+  let next = periodIndex + 1
+  for (let guard = 0; guard < MAX_CATCH_UP_PERIODS && boundary(subscription, next, timeZone) <= at; guard++) next++
+  const events: EventType[] = ['subscription.skipped']
+  let status = subscription.status
+  // A past_due subscription whose unpaid period could not have been shipped owes nothing any more.
+  if (subscription.status === 'past_due') {
+    status = transition(subscription.status, 'recover')
+    events.push('subscription.activated')
+  }
+  return {
+    set: {
+      status,
+      pending_charge_id: null,
+      skip_reason: 'out_of_stock',
+      period_index: periodIndex,
+      current_period_start: boundary(subscription, periodIndex, timeZone),
+      current_period_end: boundary(subscription, periodIndex + 1, timeZone),
+      next_charge_at: boundary(subscription, next, timeZone),
+      // A prepaid block that could not be sent is not paid: its cycles are not counted down.
+      dunning_attempts: 0,
+      dunning_started_at: null,
+      unpaid_period_start: null,
+      stock_attempts: 0,
+      out_of_stock_since: null,
+      past_due_at: null,
+      reminded_for: null,
+    },
+    events,
+    nextRetryAt: null,
+  }
 }
 
 /**
@@ -294,6 +362,7 @@ export const FAILURE_TEXT: Record<FailureCode, string> = {
   instrument_invalid: 'The stored payment method can no longer be used.',
   processing_error: 'The payment could not be processed.',
   gateway_configuration: 'The store cannot take payments right now.',
+  out_of_stock: 'An item of the renewal is out of stock; nothing was charged.',
 }
 
 /** A definite answer about a charge: from the gateway, or from an admin resolving a charge under review. */
@@ -321,7 +390,7 @@ export interface ChargeSettlement {
  */
 export function settleCharge(
   subscription: SubscriptionRow,
-  store: Pick<StoreRow, 'timezone' | 'dunning_retry_days'>,
+  store: Pick<StoreRow, 'timezone' | 'dunning_retry_days' | 'out_of_stock' | 'out_of_stock_retry_days'>,
   charge: { id: string; attempt: number; period_start: Date; discount_id?: string | null },
   outcome: DefiniteOutcome,
   periodIndex: number,
@@ -336,6 +405,10 @@ export function settleCharge(
       change = afterSuccess(subscription, store, periodIndex, at)
       change = { set: { ...change.set, ...discountCycleUsed(subscription, charge.discount_id ?? null) }, events: [...change.events] }
       if (change.set.discount_id === null) change.events.push('subscription.discount_removed')
+    } else if (outcome.status === 'failed' && outcome.failureCode === 'out_of_stock' && ['active', 'past_due'].includes(subscription.status)) {
+      const held = afterOutOfStock(subscription, store, periodIndex, charge.period_start, at)
+      change = { set: held.set, events: held.events }
+      nextRetryAt = held.nextRetryAt
     } else if (!succeeded && ['active', 'past_due'].includes(subscription.status)) {
       const failure = afterFailure(subscription, store, charge.attempt, charge.period_start, at)
       change = { set: failure.set, events: failure.events }

@@ -16,6 +16,8 @@ export const NotificationFacts = Type.Object(
     /** The renewal announced, or the next one. */
     next_charge_at: OptionalText,
     next_retry_at: OptionalText,
+    /** The period a skipped renewal was for (renewal_skipped). */
+    skipped_period_start: OptionalText,
     cancellation_reason: OptionalText,
     /** The card's expiry, for payment_instrument_expiring. */
     expiry_month: Type.Optional(Type.Integer()),

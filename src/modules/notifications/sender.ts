@@ -24,6 +24,7 @@ const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>>
   past_due: ['paymentMethod'],
   cancelled: [],
   payment_instrument_expiring: ['paymentMethod'],
+  renewal_skipped: [],
 }
 
 const ACTION_OF = { skip: 'skip', paymentMethod: 'payment-instrument' } as const

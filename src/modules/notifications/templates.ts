@@ -153,6 +153,17 @@ function parts(input: EmailInput): Parts {
         actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
       }
     }
+    case 'renewal_skipped': {
+      const skipped = formatDate(facts.skipped_period_start, input.timezone)
+      return {
+        subject: `Your ${storeName} order${skipped ? ` of ${skipped}` : ''} was skipped: out of stock`,
+        paragraphs: [
+          `An item of ${what} was out of stock, so the renewal${skipped ? ` of ${skipped}` : ''} was skipped and nothing was charged.`,
+          ...(nextDate ? [`Your next renewal is on ${nextDate}.`] : []),
+        ],
+        actions: [manage],
+      }
+    }
   }
 }
 

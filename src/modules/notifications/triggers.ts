@@ -23,6 +23,17 @@ const TEMPLATE_OF_EVENT: Readonly<Record<string, NotificationTemplate>> = {
   'subscription.cancelled': 'cancelled',
 }
 
+/**
+ * The email an event calls for, if any. Only a renewal skipped because an item was out of stock is
+ * announced (a skip the subscriber asked for is theirs already), and a charge that failed because an
+ * item was out of stock moved no money and needs no new card: no payment-failed email.
+ */
+function templateOf(eventType: string, data: Record<string, unknown>): NotificationTemplate | undefined {
+  if (eventType === 'subscription.skipped') return data.skip_reason === 'out_of_stock' ? 'renewal_skipped' : undefined
+  if (eventType === 'charge.failed' && data.failure_code === 'out_of_stock') return undefined
+  return TEMPLATE_OF_EVENT[eventType]
+}
+
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const integer = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined)
 
@@ -32,6 +43,8 @@ function factsOf(template: NotificationTemplate, data: Record<string, unknown>):
       return { amount: integer(data.amount), currency: text(data.currency), next_retry_at: text(data.next_retry_at) ?? null }
     case 'cancelled':
       return { cancellation_reason: text(data.cancellation_reason) ?? null }
+    case 'renewal_skipped':
+      return { next_charge_at: text(data.next_charge_at) ?? null, skipped_period_start: text(data.current_period_start) ?? null }
     default: {
       const amount = integer(data.amount)
       const quantity = integer(data.quantity) ?? 1
@@ -50,7 +63,7 @@ function factsOf(template: NotificationTemplate, data: Record<string, unknown>):
 export async function queueNotificationsFor(trx: Executor, recorded: readonly EventRecorded[]): Promise<void> {
   const entries = []
   for (const { storeId, occurredAt, event } of recorded) {
-    const template = TEMPLATE_OF_EVENT[event.event_type]
+    const template = templateOf(event.event_type, event.data)
     if (!template) continue
     const subscriptionId = event.event_type.startsWith('charge.') ? text(event.data.subscription_id) : text(event.data.id)
     if (!subscriptionId) continue

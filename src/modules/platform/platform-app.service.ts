@@ -16,6 +16,9 @@ export const REQUIRED_SCOPES = [
   // The scope table of the API accounts guide says `store_checkout` (checkouts.v3.yml says `store_checkouts`).
   'store_cart',
   'store_checkout',
+  // Before a renewal's cart: how its products track stock (catalog), and the stock itself (inventory).
+  'store_v2_products_read_only',
+  'store_inventory_read_only',
 ] as const
 
 /** Signs the merchant into the console from the load callback (src/modules/console-auth). */

@@ -11,6 +11,7 @@ export const NOTIFICATION_TEMPLATES = [
   'past_due',
   'cancelled',
   'payment_instrument_expiring',
+  'renewal_skipped',
 ] as const
 export type NotificationTemplate = (typeof NOTIFICATION_TEMPLATES)[number]
 
@@ -21,6 +22,7 @@ const DESCRIPTIONS: Record<NotificationTemplate, string> = {
   past_due: 'With `subscription.past_due`, when dunning gave up',
   cancelled: 'With `subscription.cancelled`',
   payment_instrument_expiring: 'Once per card and renewal, when the card on file expires before the next renewal (cards of platform stores, whose expiry is known)',
+  renewal_skipped: 'With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is',
 }
 
 /** The store's switches as the Store view shows them: every template, true (on) or false (off). */

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Currency, Id, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { MAX_AMOUNT } from '../../lib/money.ts'
-import { RENEWAL_SHIPPING } from './stores.tables.ts'
+import { OUT_OF_STOCK_POLICIES, RENEWAL_SHIPPING } from './stores.tables.ts'
 import { CancellationReasons, RetentionOffers } from './retention-settings.ts'
 import { NotificationSettings, NotificationSettingsPatch } from './notification-settings.ts'
 
@@ -30,6 +30,13 @@ const TestTaxRate = Type.Integer({
   description: 'Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform',
 })
 
+export const OutOfStockPolicy = StringEnum(OUT_OF_STOCK_POLICIES, {
+  description:
+    'What a platform renewal does when the platform says an item is out of stock: `skip` (the renewal is skipped with `skip_reason` `out_of_stock` and the subscriber told; the next one goes ahead), ' +
+    '`retry` (tried again daily for up to `out_of_stock_retry_days`, then skipped) or `charge_anyway`. Nothing is charged for an out-of-stock item unless the policy says so',
+})
+const OutOfStockRetryDays = Type.Integer({ minimum: 1, maximum: 30, description: 'Days the `retry` policy tries an out-of-stock renewal again, once a day, before skipping it' })
+
 export const Store = Type.Object(
   {
     id: Id('store'),
@@ -46,6 +53,8 @@ export const Store = Type.Object(
     renewal_shipping: RenewalShipping,
     renewal_shipping_amount: Type.Union([ShippingAmount, Type.Null()]),
     test_tax_rate_bps: TestTaxRate,
+    out_of_stock: OutOfStockPolicy,
+    out_of_stock_retry_days: OutOfStockRetryDays,
     billing_stopped_at: Type.Union([Timestamp, Type.Null()], {
       description: 'Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept',
     }),
@@ -71,6 +80,8 @@ export const UpdateStoreBody = Type.Object(
     renewal_shipping: Type.Optional(RenewalShipping),
     renewal_shipping_amount: Type.Optional(Type.Union([ShippingAmount, Type.Null()], { description: 'Required (here or already set) when `renewal_shipping` is `flat`' })),
     test_tax_rate_bps: Type.Optional(TestTaxRate),
+    out_of_stock: Type.Optional(OutOfStockPolicy),
+    out_of_stock_retry_days: Type.Optional(OutOfStockRetryDays),
     cancellation_reasons: Type.Optional(CancellationReasons),
     retention_offers: Type.Optional(RetentionOffers),
     notifications: Type.Optional(NotificationSettingsPatch),

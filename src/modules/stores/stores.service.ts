@@ -36,6 +36,8 @@ export function presentStore(store: StoreRow): StoreView {
     renewal_shipping: store.renewal_shipping,
     renewal_shipping_amount: store.renewal_shipping_amount,
     test_tax_rate_bps: store.test_tax_rate_bps,
+    out_of_stock: store.out_of_stock,
+    out_of_stock_retry_days: store.out_of_stock_retry_days,
     billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
     cancellation_reasons: store.cancellation_reasons,
     retention_offers: store.retention_offers,

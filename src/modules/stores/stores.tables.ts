@@ -7,6 +7,8 @@ export type StoreMode = 'live' | 'test'
 
 export const RENEWAL_SHIPPING = ['checkout_rate', 'requote', 'flat', 'free'] as const
 export type RenewalShipping = (typeof RENEWAL_SHIPPING)[number]
+export const OUT_OF_STOCK_POLICIES = ['skip', 'retry', 'charge_anyway'] as const
+export type OutOfStockPolicy = (typeof OUT_OF_STOCK_POLICIES)[number]
 
 /** Which gateway charges the store's renewals: live stores always `platform`. */
 export type StoreGateway = 'test' | 'platform'
@@ -31,6 +33,10 @@ export interface StoresTable {
   renewal_shipping_amount: ColumnType<number | null, number | null | undefined, number | null>
   /** Tax the `test` gateway's renewals carry, in basis points of the discounted subtotal. */
   test_tax_rate_bps: Generated<number>
+  /** What a renewal does when the platform says an item is out of stock (docs/contract.md, Renewal pricing). */
+  out_of_stock: Generated<OutOfStockPolicy>
+  /** The `retry` policy's days of daily retries before the renewal is skipped. */
+  out_of_stock_retry_days: Generated<number>
   /** Subscriber emails switched on or off, by template; one not named is on (src/modules/notifications). */
   notifications: ColumnType<Record<string, boolean>, Record<string, boolean> | string | undefined, Record<string, boolean> | string>
   /** Reasons a subscriber may give when cancelling, `[{code, label}]` (src/modules/retention). */

@@ -90,8 +90,9 @@ function stillDue(kind: DueKind, row: SubscriptionRow, dueAt: Date, announces?: 
       return (
         row.status === 'active' &&
         !row.cancel_at_period_end &&
-        // In dunning the block's last cycle has ended and the next block is unpaid: nothing to ship.
+        // In dunning (or waiting for stock) the block's last cycle has ended and the next block is unpaid: nothing to ship.
         row.dunning_attempts === 0 &&
+        row.stock_attempts === 0 &&
         row.prepaid_cycles_total !== null &&
         row.period_index >= 0 &&
         row.billing_anchor_at !== null &&

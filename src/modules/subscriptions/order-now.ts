@@ -25,6 +25,7 @@ export function assertCanRenewNow(store: StoreRow, subscription: SubscriptionRow
   if (subscription.status !== 'active') throw refuse(`the subscription is ${subscription.status.replace('_', ' ')}; only an active subscription renews`)
   if (subscription.pending_charge_id !== null) throw refuse('a charge is already in flight for this subscription')
   if (subscription.dunning_attempts > 0) throw refuse('a failed charge is being retried (dunning); update the payment instrument instead')
+  if (subscription.stock_attempts > 0) throw refuse('the renewal is waiting for an item to come back in stock; it is tried again daily')
   if (subscription.billing_issue !== null && subscription.billing_issue.code !== RENEWAL_FAILED) throw refuse(`billing waits for an admin (${subscription.billing_issue.code})`)
   if (subscription.cancel_at_period_end) throw refuse('it is set to cancel at the end of the period, so there is no next renewal')
   if (store.billing_stopped_at !== null) throw refuse("the store's billing is stopped")

@@ -31,7 +31,7 @@ export function lockDueForRenewal(trx: Executor, now: Date, limit: number, filte
     .whereRef('s.next_charge_at', '<=', 'st.clock_now')
     // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
     // this renewal) renews after them: charging first would move the period past those cycles.
-    .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.period_index >= 0
+    .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.stock_attempts = 0 AND s.period_index >= 0
                              AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
   if (filter.storeId) query = query.where('s.store_id', '=', filter.storeId)
   if (filter.id) query = query.where('s.id', '=', filter.id)

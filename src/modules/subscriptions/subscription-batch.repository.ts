@@ -25,6 +25,7 @@ const COLUMN_TYPES: Partial<Record<keyof SubscriptionsTable, string>> = {
   current_period_end: 'timestamptz', next_charge_at: 'timestamptz', prepaid_cycles_remaining: 'integer', dunning_attempts: 'integer',
   dunning_started_at: 'timestamptz', unpaid_period_start: 'timestamptz', past_due_at: 'timestamptz', reminded_for: 'timestamptz',
   skip_next: 'boolean', billing_issue: 'jsonb', discount_id: 'text', discount: 'jsonb', discount_cycles_remaining: 'integer',
+  stock_attempts: 'integer', out_of_stock_since: 'timestamptz', skip_reason: 'text',
 }
 
 function toParam(value: unknown): unknown {

@@ -83,7 +83,7 @@ export function scheduleFrom(subscription: Pick<SubscriptionRow, 'current_period
 export function scheduleAtResume(
   subscription: Pick<SubscriptionRow, 'next_charge_at'>,
   at: Date,
-): Partial<Schedule> & { dunning_attempts?: number; dunning_started_at?: null; unpaid_period_start?: null; reminded_for?: null } {
+): Partial<Schedule> & { dunning_attempts?: number; dunning_started_at?: null; unpaid_period_start?: null; stock_attempts?: number; out_of_stock_since?: null; reminded_for?: null } {
   if (!subscription.next_charge_at || subscription.next_charge_at > at) return {}
-  return { billing_anchor_at: at, period_index: -1, next_charge_at: at, dunning_attempts: 0, dunning_started_at: null, unpaid_period_start: null, reminded_for: null }
+  return { billing_anchor_at: at, period_index: -1, next_charge_at: at, dunning_attempts: 0, dunning_started_at: null, unpaid_period_start: null, stock_attempts: 0, out_of_stock_since: null, reminded_for: null }
 }

@@ -32,6 +32,8 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     current_period_end: toRfc3339OrNull(row.current_period_end),
     next_charge_at: toRfc3339OrNull(row.next_charge_at),
     skip_next: row.skip_next,
+    skip_reason: row.skip_reason ?? null,
+    out_of_stock_since: toRfc3339OrNull(row.out_of_stock_since ?? null),
     paused_at: toRfc3339OrNull(row.paused_at),
     past_due_at: row.status === 'past_due' ? toRfc3339OrNull(row.past_due_at) : null,
     resume_at: toRfc3339OrNull(row.resume_at),

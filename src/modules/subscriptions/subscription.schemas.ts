@@ -75,6 +75,12 @@ export const Subscription = Type.Object(
     current_period_end: Nullable(Timestamp),
     next_charge_at: Nullable(Timestamp),
     skip_next: Type.Boolean(),
+    skip_reason: Type.Optional(Nullable(StringEnum(['requested', 'out_of_stock'] as const), {
+      description: 'Why its latest skip was made: `requested` (`skip_next`, by the subscriber or an admin) or `out_of_stock` (the platform said an item of the renewal was out of stock; store setting `out_of_stock`); null before any. Absent in events recorded before this field existed',
+    })),
+    out_of_stock_since: Type.Optional(Nullable(Timestamp, {
+      description: 'Set while the renewal of the unpaid period waits for an item to come back in stock (store policy `retry`): when it was first found out of stock. `next_charge_at` is the next try. Absent in events recorded before this field existed',
+    })),
     paused_at: Nullable(Timestamp),
     past_due_at: Type.Optional(Nullable(Timestamp, { description: 'When it became past_due (its dunning retries used up); null unless past_due. The store cancels it `past_due_cancel_days` later. Absent in events recorded before this field existed' })),
     resume_at: Nullable(Timestamp),

@@ -214,7 +214,7 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
       return change(store, id, actor, 'skip', ({ subscription }) => {
         if (subscription.skip_next) throw new AppError('invalid_state', 'the next renewal is already skipped')
         if (!subscription.next_charge_at) throw new AppError('invalid_state', 'there is no scheduled renewal to skip')
-        return withMark({ set: { skip_next: true }, events: ['subscription.skipped'] }, mark)
+        return withMark({ set: { skip_next: true, skip_reason: 'requested' }, events: ['subscription.skipped'] }, mark)
       })
     },
 

@@ -35,6 +35,8 @@ export interface SubscribersTable {
 
 export type SubscriptionStatus = 'pending' | 'active' | 'paused' | 'past_due' | 'cancelled' | 'expired'
 
+export type SkipReason = 'requested' | 'out_of_stock'
+
 export interface SubscriptionsTable {
   id: string
   store_id: string
@@ -75,7 +77,14 @@ export interface SubscriptionsTable {
   pending_charge_id: string | null
   dunning_attempts: Generated<number>
   dunning_started_at: NullableTimestamp
+  /** The period being retried: by dunning, or while its renewal waits for stock. */
   unpaid_period_start: NullableTimestamp
+  /** Attempts of the unpaid period the platform found out of stock (store policy `retry`). */
+  stock_attempts: Generated<number>
+  /** When the unpaid period's renewal first found an item out of stock; null when it is not waiting for stock. */
+  out_of_stock_since: NullableTimestamp
+  /** Why the latest skip was made: asked for (`skip_next`) or an item out of stock. */
+  skip_reason: ColumnType<SkipReason | null, SkipReason | null | undefined, SkipReason | null>
   past_due_at: NullableTimestamp
   reminded_for: NullableTimestamp
   /** Set when a renewal failed on this subscription's own data: it is not claimed again until cleared. */

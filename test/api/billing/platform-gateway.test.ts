@@ -63,6 +63,7 @@ function renewalOrder(overrides: Partial<RenewalOrder> = {}): RenewalOrder {
     subtotal: 2500,
     discountAmount: 0,
     shipping: { amount: 0, method: null },
+    checkStock: true,
     amount: 2500,
     currency: 'USD',
     email: 'jane@example.com',
@@ -108,8 +109,9 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const since = sim.requests.length
     const { outcome, orderId, request, made } = await renew()
     assert.deepEqual(outcome, { status: 'succeeded', gatewayChargeId: String(orderId) })
+    // The product tracks no stock (the simulator's default): the catalog says so, the inventory is not read.
     assert.deepEqual(operations(since), [
-      'createCart 201', 'addCheckoutBillingAddress 200', 'createCheckoutOrder 200', 'updateOrder 200', 'getPaymentMethods 200', 'createPaymentAccessToken 201', 'PaymentsPost 201',
+      'getProducts 200', 'createCart 201', 'addCheckoutBillingAddress 200', 'createCheckoutOrder 200', 'updateOrder 200', 'getPaymentMethods 200', 'createPaymentAccessToken 201', 'PaymentsPost 201',
     ])
     assert.deepEqual((made as { priced: unknown }).priced, { shippingAmount: 0, shippingMethod: null, taxAmount: 0, amount: 2500 })
     const order = sim.order(HASH, orderId)!
@@ -294,21 +296,31 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.match((other as { reason: string }).reason, /cart holds 77 x 2 at 1250, not the renewal's 77 x 2 at 1300: nothing was paid/)
   })
 
-  test('the store\'s setup or stock refusing a step is not the subscriber\'s failure: a token without the checkout scopes, an item out of stock, a cart the platform dropped leave the renewal unknown with nothing paid', async () => {
+  test('the store\'s setup or stock refusing a step is not the subscriber\'s failure: a token without the checkout or catalog scopes, an item out of stock for a store that charges anyway, a cart the platform dropped leave the renewal unknown with nothing paid', async () => {
     const hash = 'setupstore'
     const token = 'setup-store-token-SECRET-4410'
     sim.addStore({ hash, accessToken: token })
     sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical', inventory_level: 0, inventory_tracking: 'product' })
     sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{}] })
     const gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
-    const outOfStock = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address }))
+    // Checked first, the stock fails the charge before any cart (the store's policy decides what follows).
+    const before = sim.requests.length
+    const checked = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address }))
+    assert.deepEqual(checked, { status: 'failed', failureCode: 'out_of_stock', failureMessage: 'Out of stock: Coffee: 0 available, 2 wanted.' })
+    assert.deepEqual(operations(before), ['getProducts 200', 'getInventoryItems 200'], 'nothing made')
+    // A store that charges anyway does not ask; the platform's cart refuses the item all the same.
+    const outOfStock = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address, checkStock: false }))
     assert.equal(outOfStock.status, 'unknown', JSON.stringify(outOfStock))
     assert.match((outOfStock as { reason: string }).reason, /422.*nothing was paid/)
 
     sim.failNext('createCart', 403, { afterProcessing: false })
     const forbidden = await gatewayWith(client).createOrder!(chargeRequest(), renewalOrder())
     assert.equal(forbidden.status, 'unknown')
-    assert.match((forbidden as { reason: string }).reason, /store_cart and store_checkout scopes/)
+    assert.match((forbidden as { reason: string }).reason, /store_cart, store_checkout, store_v2_products_read_only or store_inventory_read_only scopes/)
+    sim.failNext('getProducts', 403, { afterProcessing: false })
+    const noCatalog = await gatewayWith(client).createOrder!(chargeRequest(), renewalOrder())
+    assert.equal(noCatalog.status, 'unknown', 'a token without the catalog scope is the store\'s setup: nothing paid, no dunning')
+    assert.match((noCatalog as { reason: string }).reason, /reading how the renewal's products track stock: the platform answered 403/)
 
     const request = chargeRequest()
     request.onOrderRequest = async () => { throw new Error('stalled') }
@@ -494,7 +506,7 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const request = chargeRequest({ onOrderRequest: async () => { seen.push(operations(since).join(', ')) } })
     const made = await gateway.createOrder!(request, renewalOrder())
     assert.equal(made.status, 'created')
-    assert.deepEqual(seen, ['createCart 201, addCheckoutBillingAddress 200'], 'marked once, after pricing and before asking')
+    assert.deepEqual(seen, ['getProducts 200, createCart 201, addCheckoutBillingAddress 200'], 'marked once, after pricing and before asking')
 
     const created = sim.counters.ordersCreated
     const refused = await gateway.createOrder!(chargeRequest({ onOrderRequest: async () => { throw new Error('lease lost') } }), renewalOrder())
@@ -507,7 +519,7 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const made = await gatewayWith(client).createOrder!(chargeRequest({ onCart: async () => { throw new Error('lease lost') } }), renewalOrder())
     assert.equal(made.status, 'unknown')
     assert.match((made as { reason: string }).reason, /the cart was not kept/)
-    assert.deepEqual(operations(since), ['createCart 201'], 'nothing after the cart')
+    assert.deepEqual(operations(since), ['getProducts 200', 'createCart 201'], 'nothing after the cart (the stock is read before it)')
   })
 
   test("an earlier holder's order request that may still be in flight is waited out, then looked for by its cart, never raced", async () => {

@@ -103,10 +103,13 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     // the method holding the card, a PAT, the payment.
     const steps = client.calls.map(({ call }) => `${call.method} ${call.host ?? 'api'} ${call.path.replace(/[0-9a-f-]{36}/, '{cart}').replace(/\/v2\/orders\/\d+/, '/v2/orders/{id}')}`)
     assert.deepEqual(steps, [
-      'POST api /v3/carts', 'POST api /v3/checkouts/{cart}/billing-address', 'POST api /v3/checkouts/{cart}/orders', 'PUT api /v2/orders/{id}',
+      'GET api /v3/catalog/products', 'POST api /v3/carts', 'POST api /v3/checkouts/{cart}/billing-address', 'POST api /v3/checkouts/{cart}/orders', 'PUT api /v2/orders/{id}',
       'GET api /v3/payments/methods', 'POST api /v3/payments/access_tokens', 'POST payments /payments',
     ])
-    const [cart, billing, order, tag, methods, token, payment] = client.calls as [(typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0]]
+    const [stock, cart, billing, order, tag, methods, token, payment] = client.calls as [(typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0], (typeof client.calls)[0]]
+
+    // The stock first (catalog getProducts): the product's tracking, and its name for a message.
+    assert.deepEqual(stock.call.query, { 'id:in': String(PRODUCT_ID), include_fields: 'name,inventory_tracking', limit: '1' })
 
     // The cart (carts.v3): the card's owner, the subscription's line at its price in decimal major units.
     assert.deepEqual(cart.call.body, { customer_id: CUSTOMER_ID, line_items: [{ product_id: PRODUCT_ID, quantity: 2, list_price: 12.5 }] })

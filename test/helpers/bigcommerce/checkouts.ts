@@ -1035,3 +1035,46 @@ export function getProductVariants(ctx: Ctx): Reply {
   )
   return { status: 200, body: { data, meta: pagination(all.length, page, limit) } }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Products (catalog/products getProducts; §13.6)
+// ---------------------------------------------------------------------------------------------
+
+/** The fields of a product the simulator models (a subset of CAT `product_Full`). */
+const PRODUCT_FIELDS = ['id', 'name', 'type', 'sku', 'price', 'calculated_price', 'inventory_level', 'inventory_warning_level', 'inventory_tracking', 'availability', 'is_visible', 'base_variant_id']
+
+function renderProduct(p: SimCatalogProduct): Record<string, unknown> {
+  return {
+    id: p.id,
+    name: p.name,
+    type: p.type,
+    sku: p.sku,
+    price: p.price,
+    calculated_price: p.price,
+    inventory_level: p.inventory_level,
+    inventory_warning_level: 0,
+    inventory_tracking: p.inventory_tracking,
+    availability: 'available',
+    is_visible: true,
+    base_variant_id: p.base_variant_id,
+  }
+}
+
+/**
+ * GET /v3/catalog/products (CAT getProducts; `id:in`, `include_fields`, `exclude_fields`, `page`,
+ * `limit`): 200 {data: product_Full[], meta: metaCollection_Full}. Only the fields listed in
+ * `renderProduct` are simulated; asking for another is refused (422) so a caller relying on one the
+ * simulator does not model finds out.
+ */
+export function getProducts(ctx: Ctx): Reply {
+  const { page, limit } = pageParams(ctx.query, 422)
+  const ids = intList(ctx, 'id:in')
+  const all = [...ctx.store.products.values()].filter((p) => !ids || ids.has(p.id)).sort((a, b) => a.id - b.id).map(renderProduct)
+  const only = fieldList(ctx, 'include_fields')
+  const without = fieldList(ctx, 'exclude_fields')
+  for (const f of [...(only ?? []), ...(without ?? [])]) {
+    if (!PRODUCT_FIELDS.includes(f)) throw new Refusal(422, 'body', `${f} is not a field of a product the simulator models (include_fields / exclude_fields)`, { errors: { include_fields: `unknown field ${f}` } })
+  }
+  const data = pick(all, page, limit).map((p) => Object.fromEntries(Object.entries(p).filter(([k]) => k === 'id' || ((!only || only.includes(k)) && !(without ?? []).includes(k)))))
+  return { status: 200, body: { data, meta: pagination(all.length, page, limit) } }
+}

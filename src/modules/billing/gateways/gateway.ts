@@ -23,6 +23,9 @@ export const FAILURE_CODES = [
   'processing_error',
   // Our side is wrong (no credentials, credentials refused, no order to pay): no retry will help until fixed.
   'gateway_configuration',
+  // The platform said an item of the renewal is out of stock before anything was ordered or paid: the
+  // store's `out_of_stock` policy decides what follows; never dunning.
+  'out_of_stock',
 ] as const
 
 export type FailureCode = (typeof FAILURE_CODES)[number]
@@ -131,6 +134,8 @@ export interface RenewalOrder {
    * `method` is the method to pick among the platform's options (the checkout's), else the cheapest.
    */
   shipping: { amount: number | null; method: string | null }
+  /** Whether the platform's stock is read first (an item short fails the charge `out_of_stock`); false when the store charges anyway. */
+  checkStock: boolean
   /** The charge's amount as the claim priced it, in integer minor units; the platform's checkout prices the order itself. */
   amount: number
   /** One-time add-ons, extra product lines of the same order, each at its own price (never discounted). */

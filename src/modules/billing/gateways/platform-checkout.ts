@@ -3,6 +3,7 @@ import type { ChargeRequest, OrderAddress, OrderOutcome, PlatformPricing, Renewa
 import { MAX_AMOUNT, MAX_CHARGE_AMOUNT } from '../../../lib/money.ts'
 import { storableName } from '../../../lib/printable-text.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal } from './platform-outcomes.ts'
+import { stockShortfall, type StockLine } from './platform-stock.ts'
 import { bodyOf, is2xx, isConfigurationRefusal, platformInt, replyReason, statusOf, type Redact } from './platform-replies.ts'
 
 /**
@@ -10,6 +11,9 @@ import { bodyOf, is2xx, isConfigurationRefusal, platformInt, replyReason, status
  * the storefront would have made: the store's tax, its shipping zones (docs/bigcommerce.md "A renewal,
  * call by call"; docs/platform-api.md §9):
  *
+ *   stock       unless the store charges anyway: the catalog's tracking and the inventory's stock of the
+ *               renewal's items (platform-stock.ts); an item short fails the charge `out_of_stock` before
+ *               any cart, and the store's policy decides what follows;
  *   cart        POST /v3/carts: the customer, the renewal's lines at the subscription's prices, the variant
  *               (the cart id is also the checkout id; the engine keeps it on the charge at once);
  *   checkout    its billing address; one consignment to the shipping address, with the options its zones
@@ -220,10 +224,28 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
   function refusal(what: string, reply: PlatformReply): OrderOutcome {
     const status = statusOf(reply)
     if (status === 401) return failed('gateway_configuration', redact(replyReason(what, reply)))
-    const hint = status === 403 ? " (the store's token may lack the store_cart and store_checkout scopes: authorize the app again)" : ''
+    const hint = status === 403 ? " (the store's token may lack the store_cart, store_checkout, store_v2_products_read_only or store_inventory_read_only scopes: authorize the app again)" : ''
     return { status: 'unknown', reason: redact(`${replyReason(what, reply)}${hint}; nothing was paid`) }
   }
   const dataOf = (body: unknown) => (body as { data?: unknown } | null)?.data as Checkout | undefined
+
+  // 0. Stock, while no order can exist yet: after an order request the order may be there to pay.
+  if (order.checkStock && !charge.orderRequestedAt) {
+    const lines: StockLine[] = [{ productId, variantId: platformInt(order.platformVariantId), quantity: order.quantity }]
+    for (const line of order.addOns ?? []) {
+      const id = platformInt(line.platformProductId)
+      if (id !== undefined) lines.push({ productId: id, variantId: undefined, quantity: line.quantity })
+    }
+    let refused: OrderOutcome | undefined
+    const stock = await stockShortfall(async (what, path, query) => {
+      const reply = await client.call(access, { method: 'GET', path, query })
+      if (is2xx(reply)) return { ok: bodyOf(reply) }
+      refused = refusal(what, reply)
+      return { refused: true }
+    }, lines)
+    if ('refused' in stock) return refused!
+    if (stock.short.length > 0) return { status: 'failed', failureCode: 'out_of_stock', failureMessage: `Out of stock: ${stock.short.join('; ')}.` }
+  }
 
   // 1. The cart: an earlier holder's, or a new one kept on the charge before anything else.
   let cartId = charge.cartId

@@ -13,6 +13,7 @@ const TEMPLATES: [NotificationTemplate, string, string][] = [
   ['past_due', 'Past due', 'When dunning gave up.'],
   ['cancelled', 'Cancelled', 'When a subscription is cancelled.'],
   ['payment_instrument_expiring', 'Card expiring', 'When the card on file expires before the next renewal.'],
+  ['renewal_skipped', 'Renewal skipped (out of stock)', 'When a renewal is skipped because an item is out of stock.'],
 ]
 const TEMPLATE_LABEL = Object.fromEntries(TEMPLATES.map(([code, label]) => [code, label]))
 const NOTIFICATION_TONE: Record<string, string> = { sent: 'good', pending: 'info', failed: 'bad' }
