@@ -84,6 +84,7 @@ export function statusText(subscription: Subscription): string {
 export function nextChargeText(subscription: Subscription, upcoming: UpcomingRenewal | Error | null): string {
   if (subscription.status === 'cancelled' || subscription.status === 'expired') return 'None: it has ended'
   if (subscription.cancel_at_period_end) return 'None: it cancels at the end of this period'
+  if (subscription.out_of_stock_since && subscription.next_charge_at) return `Waiting for an item to come back in stock: tried again on ${formatDate(subscription.next_charge_at)}`
   if (upcoming && !(upcoming instanceof Error)) {
     const when = `${formatMoney(upcoming.amount, upcoming.currency)} on ${formatDate(upcoming.next_charge_at)}`
     // A skipped renewal is not a charge: the service's next one is the renewal after it.
@@ -101,6 +102,7 @@ const FAILURE_WORDS: Record<string, string> = {
   instrument_invalid: 'The saved payment method can no longer be used.',
   processing_error: 'The payment could not be processed because of a temporary problem.',
   gateway_configuration: 'The store could not take payments at the time.',
+  out_of_stock: 'An item was out of stock, so nothing was charged.',
 }
 
 /** Why a charge failed, in words a subscriber understands. */

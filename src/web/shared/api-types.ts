@@ -1745,6 +1745,13 @@ export type components = {
             renewal_shipping_amount: number | null;
             /** @description Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform */
             test_tax_rate_bps: number;
+            /**
+             * @description What a platform renewal does when the platform says an item is out of stock: `skip` (the renewal is skipped with `skip_reason` `out_of_stock` and the subscriber told; the next one goes ahead), `retry` (tried again daily for up to `out_of_stock_retry_days`, then skipped) or `charge_anyway`. Nothing is charged for an out-of-stock item unless the policy says so
+             * @enum {string}
+             */
+            out_of_stock: "skip" | "retry" | "charge_anyway";
+            /** @description Days the `retry` policy tries an out-of-stock renewal again, once a day, before skipping it */
+            out_of_stock_retry_days: number;
             /** @description Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept */
             billing_stopped_at: string | (never | null);
             /** @description Subscriber emails, each on (true) or off (false); all are on for a new store */
@@ -1761,6 +1768,8 @@ export type components = {
                 cancelled: boolean;
                 /** @description Once per card and renewal, when the card on file expires before the next renewal (cards of platform stores, whose expiry is known) */
                 payment_instrument_expiring: boolean;
+                /** @description With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is */
+                renewal_skipped: boolean;
             };
             /** @description Reasons a subscriber may pick when cancelling (at most 20, codes unique), in the order shown; `[]`: only free text */
             cancellation_reasons: {
@@ -2097,6 +2106,17 @@ export type components = {
              */
             next_charge_at: string | null;
             skip_next: boolean;
+            /**
+             * @description Why its latest skip was made: `requested` (`skip_next`, by the subscriber or an admin) or `out_of_stock` (the platform said an item of the renewal was out of stock; store setting `out_of_stock`); null before any. Absent in events recorded before this field existed
+             * @enum {string|null}
+             */
+            skip_reason?: "requested" | "out_of_stock" | null;
+            /**
+             * Format: date-time
+             * @description Set while the renewal of the unpaid period waits for an item to come back in stock (store policy `retry`): when it was first found out of stock. `next_charge_at` is the next try. Absent in events recorded before this field existed
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            out_of_stock_since?: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 UTC time
@@ -2517,7 +2537,7 @@ export type components = {
              * @description Which email
              * @enum {string}
              */
-            template: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring";
+            template: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped";
             /** @description The subscriber's email address */
             recipient: string;
             /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
@@ -2769,6 +2789,17 @@ export type components = {
              */
             next_charge_at: string | null;
             skip_next: boolean;
+            /**
+             * @description Why its latest skip was made: `requested` (`skip_next`, by the subscriber or an admin) or `out_of_stock` (the platform said an item of the renewal was out of stock; store setting `out_of_stock`); null before any. Absent in events recorded before this field existed
+             * @enum {string|null}
+             */
+            skip_reason?: "requested" | "out_of_stock" | null;
+            /**
+             * Format: date-time
+             * @description Set while the renewal of the unpaid period waits for an item to come back in stock (store policy `retry`): when it was first found out of stock. `next_charge_at` is the next try. Absent in events recorded before this field existed
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            out_of_stock_since?: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 UTC time
@@ -7147,6 +7178,13 @@ export interface operations {
                     renewal_shipping_amount?: number | (never | null);
                     /** @description Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform */
                     test_tax_rate_bps?: number;
+                    /**
+                     * @description What a platform renewal does when the platform says an item is out of stock: `skip` (the renewal is skipped with `skip_reason` `out_of_stock` and the subscriber told; the next one goes ahead), `retry` (tried again daily for up to `out_of_stock_retry_days`, then skipped) or `charge_anyway`. Nothing is charged for an out-of-stock item unless the policy says so
+                     * @enum {string}
+                     */
+                    out_of_stock?: "skip" | "retry" | "charge_anyway";
+                    /** @description Days the `retry` policy tries an out-of-stock renewal again, once a day, before skipping it */
+                    out_of_stock_retry_days?: number;
                     /** @description Reasons a subscriber may pick when cancelling (at most 20, codes unique), in the order shown; `[]`: only free text */
                     cancellation_reasons?: {
                         /**
@@ -7189,6 +7227,8 @@ export interface operations {
                         cancelled?: boolean;
                         /** @description Once per card and renewal, when the card on file expires before the next renewal (cards of platform stores, whose expiry is known) */
                         payment_instrument_expiring?: boolean;
+                        /** @description With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is */
+                        renewal_skipped?: boolean;
                     };
                 };
             };
@@ -12823,7 +12863,7 @@ export interface operations {
                 cursor?: string;
                 subscription_id?: string;
                 /** @description Which email */
-                template?: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring";
+                template?: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped";
                 /** @description `pending` while being sent; `sent` once the mail server accepted it; `failed` after a failed attempt (retried with back-off until it is sent or its attempts run out) */
                 status?: "pending" | "sent" | "failed";
             };
@@ -13956,7 +13996,7 @@ export interface operations {
                             /** @description churned_subscriptions / subscriptions active or past_due at `from`, rounded to 4 decimals; null when none were; can exceed 1 when subscriptions created in the window also end in it */
                             churn_rate: number | null;
                             dunning: {
-                                /** @description Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again */
+                                /** @description Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again, nor attempts that failed because an item was out of stock (`failure_code` `out_of_stock`: the card was never asked) */
                                 failed_charges: number;
                                 /** @description Of those, the renewals paid by a later succeeded charge for the same subscription and period, settled before `to` */
                                 recovered: number;
@@ -14076,7 +14116,7 @@ export interface operations {
                                 /** @description churned_subscriptions / subscriptions active or past_due at `from`, rounded to 4 decimals; null when none were; can exceed 1 when subscriptions created in the window also end in it */
                                 churn_rate: number | null;
                                 dunning: {
-                                    /** @description Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again */
+                                    /** @description Renewals (one subscription, one period) whose first failed attempt settled in the window; retries of the same period are not counted again, nor attempts that failed because an item was out of stock (`failure_code` `out_of_stock`: the card was never asked) */
                                     failed_charges: number;
                                     /** @description Of those, the renewals paid by a later succeeded charge for the same subscription and period, settled before `to` */
                                     recovered: number;

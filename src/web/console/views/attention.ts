@@ -32,7 +32,8 @@ export async function renderAttention(app: ConsoleApp, isCurrent: () => boolean,
     return
   }
   if (!isCurrent()) return
-  const dunning = failed.filter((charge) => charge.next_retry_at)
+  // A renewal waiting for stock is retried too, but no card is failing: it is not dunning.
+  const dunning = failed.filter((charge) => charge.next_retry_at && charge.failure_code !== 'out_of_stock')
   withIssue = [...withIssue, ...pastDue.filter((s) => s.billing_issue)]
   const reload = () =>
     renderAttention(app, isCurrent, { focus: false }).then(() => {

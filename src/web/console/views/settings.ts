@@ -1,7 +1,7 @@
 import { all, api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
-import { dateTime } from '../format.ts'
+import { dateTime, minorDigits, toMinor } from '../format.ts'
 import { signedInVia } from '../session.ts'
 import type { ApiKey, Discount, Notification, NotificationTemplate, PlatformConnection, RetentionOffer, Store } from '../types.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
@@ -81,6 +81,8 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     done: reload,
   })
 
+  const renewalsForm = renewalSettingsForm(app, store, reload)
+
   const token = input({ type: 'password', name: 'access_token', autocomplete: 'off' })
   const connectionForm = connection?.connected
     ? actionForm({
@@ -111,7 +113,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     h(
       'div',
       { class: 'detail-grid' },
-      h('div', null, section('Store', storeForm), section('Notifications', notificationsForm(app, store, reload))),
+      h('div', null, section('Store', storeForm), section('Renewals: shipping, stock and tax', renewalsForm), section('Notifications', notificationsForm(app, store, reload))),
       h(
         'div',
         null,
@@ -341,4 +343,59 @@ function keysSection(app: ConsoleApp, keys: ApiKey[], reload: () => Promise<unkn
     keys.length ? table('Admin API keys', ['Name', 'Starts with', 'Created', 'Last used', 'Status', 'Actions'], rows, { captionHidden: true }) : h('p', null, 'No keys.'),
     create,
   )
+}
+
+const SHIPPING_POLICIES: [Store['renewal_shipping'], string][] = [
+  ['checkout_rate', 'The rate the checkout paid'],
+  ['requote', 'Quoted again at each renewal'],
+  ['flat', 'A flat rate'],
+  ['free', 'Free'],
+]
+const STOCK_POLICIES: [Store['out_of_stock'], string][] = [
+  ['skip', 'Skip the renewal and tell the subscriber'],
+  ['retry', 'Try again daily, then skip'],
+  ['charge_anyway', 'Charge anyway'],
+]
+
+/** How renewals ship, what happens when an item is out of stock, and (test mode) the test tax rate. */
+function renewalSettingsForm(app: ConsoleApp, store: Store, reload: () => Promise<void>): HTMLElement {
+  const shipping = select('renewal_shipping', SHIPPING_POLICIES, store.renewal_shipping)
+  const digits = minorDigits(store.currency)
+  const flat = input({ type: 'text', inputmode: 'decimal', name: 'renewal_shipping_amount', value: store.renewal_shipping_amount === null ? '' : (store.renewal_shipping_amount / 10 ** digits).toFixed(digits), autocomplete: 'off' })
+  const stock = select('out_of_stock', STOCK_POLICIES, store.out_of_stock)
+  const retryDays = input({ type: 'number', name: 'out_of_stock_retry_days', value: store.out_of_stock_retry_days, min: 1, max: 30, step: 1 })
+  const taxPercent = input({ type: 'text', inputmode: 'decimal', name: 'test_tax_rate', value: (store.test_tax_rate_bps / 100).toString(), autocomplete: 'off' })
+  const testMode = store.gateway === 'test'
+  return actionForm({
+    label: 'Save renewal settings',
+    fields: [
+      field('Shipping on renewals', shipping, { hint: 'Only subscriptions with a shipping address pay shipping.' }),
+      field(`Flat shipping rate (${store.currency})`, flat, { hint: 'Used when shipping is a flat rate.' }),
+      field('When an item is out of stock', stock, { hint: 'Nothing is charged for an out-of-stock item unless you choose to charge anyway.' }),
+      field('Days to keep trying (out of stock)', retryDays, { hint: 'With "Try again daily": once a day for this many days, then the renewal is skipped.' }),
+      ...(testMode ? [field('Test tax rate (%)', taxPercent, { hint: 'Test mode only: tax on the discounted goods, such as 8.25. Live stores are taxed by BigCommerce.' })] : []),
+    ],
+    confirm: () => {
+      const amount = flat.value.trim() === '' ? null : toMinor(flat.value, store.currency)
+      if (amount !== null && (!Number.isInteger(amount) || amount < 0)) return 'The flat rate is an amount such as 5.99.'
+      if (shipping.value === 'flat' && amount === null) return 'Enter the flat shipping rate.'
+      const days = Number(retryDays.value)
+      if (!Number.isInteger(days) || days < 1 || days > 30) return 'Days to keep trying is a whole number from 1 to 30.'
+      const bps = Math.round(Number(taxPercent.value.trim().replace(',', '.')) * 100)
+      if (testMode && (!Number.isInteger(bps) || bps < 0 || bps > 10_000)) return 'The test tax rate is a percentage from 0 to 100.'
+      return { title: 'Save the renewal settings?', body: [h('p', null, 'They apply from the next renewal.')], confirmLabel: 'Save' }
+    },
+    run: async () => {
+      const updated = await api.updateStore({
+        renewal_shipping: shipping.value as Store['renewal_shipping'],
+        renewal_shipping_amount: flat.value.trim() === '' ? null : toMinor(flat.value, store.currency),
+        out_of_stock: stock.value as Store['out_of_stock'],
+        out_of_stock_retry_days: Number(retryDays.value),
+        ...(testMode ? { test_tax_rate_bps: Math.round(Number(taxPercent.value.trim().replace(',', '.')) * 100) } : {}),
+      })
+      app.useStore(updated)
+      return 'Renewal settings saved.'
+    },
+    done: reload,
+  })
 }

@@ -68,6 +68,8 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
     const reasonLabel = s.cancellation_reason_code ? (app.store?.cancellation_reasons.find((r) => r.code === s.cancellation_reason_code)?.label ?? s.cancellation_reason_code) : null
     facts.push(['Cancelled', `${dateTime(s.cancelled_at)}${[reasonLabel, s.cancellation_reason].filter(Boolean).length ? `: ${[reasonLabel, s.cancellation_reason].filter(Boolean).join('; ')}` : ''}`])
   }
+  // A renewal waiting for stock (store policy `retry`) is no payment problem: it says when it is tried again.
+  if (s.out_of_stock_since) facts.push(['Waiting for stock', `An item is out of stock since ${dateTime(s.out_of_stock_since)}; tried again ${dateTime(s.next_charge_at)}, then skipped if still out`])
   if (s.billing_issue) facts.push(['Billing issue', h('span', { class: 'issue' }, `${s.billing_issue.message} (since ${dateTime(s.billing_issue.since)})`)])
   if (s.shipping_address) facts.push(['Ships to', [s.shipping_address.name, s.shipping_address.line1, s.shipping_address.city, s.shipping_address.postal_code, s.shipping_address.country].filter(Boolean).join(', ')])
 
@@ -159,7 +161,7 @@ function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<
       [
         chargeBreakdown(c),
         c.attempt > 1 ? `Retry ${c.attempt - 1}. ` : '',
-        c.failure_code ? `${c.failure_message ?? c.failure_code}. ` : '',
+        c.failure_code ? `${(c.failure_message ?? c.failure_code).replace(/\.+$/, '')}. ` : '',
         c.next_retry_at ? `Next retry ${dateTime(c.next_retry_at)}. ` : '',
         c.review ? `${c.review.message}` : '',
       ].join('') || '—',

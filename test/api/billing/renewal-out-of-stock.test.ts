@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, test } from 'node:test'
+import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
+import { addDays } from '../../../src/lib/calendar.ts'
+import { createGatewayResolver, type RenewalEngine } from '../../../src/modules/billing/index.ts'
+import { SendNotification } from '../../../src/modules/notifications/notifications.jobs.ts'
+import { createPlatformClient, createPlatformConnections, createTokenVault } from '../../../src/modules/platform/index.ts'
+import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
+import { createPlan, createProduct } from '../../helpers/catalog.ts'
+import { testModules } from '../../helpers/modules.ts'
+import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { OTHER_ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
+
+/**
+ * A platform renewal whose item the platform says is out of stock (docs/contract.md, Renewal pricing,
+ * "Stock"), through the BigCommerce simulator: the stock is read before any cart, nothing is charged,
+ * and the store's `out_of_stock` policy decides: `skip` (the period skipped with reason `out_of_stock`,
+ * the subscriber emailed), `retry` (daily, outside dunning, then skip), `charge_anyway` (no stock read).
+ */
+
+const TOKEN_KEY = randomBytes(32)
+const CUSTOMER_ID = 11
+// Beans sold whole (901) or ground (902), stock tracked per variant; a mug whose stock is the product's.
+const BEANS = 90
+const WHOLE = 901
+const GROUND = 902
+const MUG = 91
+
+describe('a platform renewal with an item out of stock', () => {
+  let sim: BigCommerceSimulator
+  let t: TestApp
+  let closeResolver: () => Promise<void>
+  let engineAt: (at: string) => RenewalEngine
+  let client: ReturnType<typeof createPlatformClient>
+  let seq = 0
+
+  before(async () => {
+    sim = await startBigCommerceSimulator()
+    const env = { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'), PLATFORM_API_TIMEOUT_MS: '2000' }
+    t = await buildTestApp({ env })
+    const config = testConfig(env)
+    const connections = createPlatformConnections({ db: t.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
+    client = createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 2_000 })
+    const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: client })
+    closeResolver = gateways.close
+    engineAt = (at) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways })
+  })
+  after(async () => {
+    await closeResolver?.()
+    await client?.close()
+    await t?.close()
+    await sim?.close()
+  })
+
+  /** A live store of its own on the simulator, with its policy, the beans and the mug, and one customer's card. */
+  async function store(settings: Record<string, unknown>) {
+    const hash = `stock${process.pid}x${++seq}`
+    const token = `stock-store-token-SECRET-${seq}`
+    sim.addStore({ hash, accessToken: token })
+    sim.addProduct(hash, { id: BEANS, name: 'Beans', price: 9.99, type: 'physical', inventory_tracking: 'variant', variants: [{ id: WHOLE, inventory_level: 0 }, { id: GROUND, inventory_level: 50 }] })
+    sim.addProduct(hash, { id: MUG, name: 'Mug', price: 5, type: 'physical', inventory_tracking: 'product', inventory_level: 0 })
+    const [card] = sim.addCustomer(hash, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
+    const shop: StoreWithKey = await createStoreWithKey(t.db, { mode: 'live', storeHash: hash })
+    const connected = await call(t.app, { method: 'PUT', url: '/api/v1/admin/platform-connection', headers: shop.auth, payload: { access_token: token } })
+    assert.equal(connected.statusCode, 200, connected.body)
+    if (Object.keys(settings).length > 0) {
+      const patched = await call(t.app, { method: 'PATCH', url: '/api/v1/admin/store', headers: shop.auth, payload: settings })
+      assert.equal(patched.statusCode, 200, patched.body)
+    }
+    const beans = await createProduct(t.app, shop.auth, { platform_product_id: String(BEANS) })
+    const plan = (await createPlan(t.app, shop.auth, beans.id, { amount: 1250 })).id
+    return { hash, shop, plan, card: card! }
+  }
+
+  async function subscribe(s: Awaited<ReturnType<typeof store>>, variant: number) {
+    const body = checkoutBody(s.plan, {
+      payment_instrument_id: s.card,
+      platform_customer_id: CUSTOMER_ID,
+      // In Virginia: the platform's checkout needs a state to ship to in the US.
+      shipping_address: OTHER_ADDRESS,
+      billing_address: OTHER_ADDRESS,
+      items: [{ plan_id: s.plan, quantity: 2, platform_variant_id: variant }],
+    })
+    const [subscription] = await checkout(t.app, s.shop.auth, body)
+    return subscription as { id: string; next_charge_at: string; current_period_end: string }
+  }
+
+  const chargesOf = (id: string) => t.db.selectFrom('charges').selectAll().where('subscription_id', '=', id).orderBy('created_at').orderBy('attempt').execute()
+  const subscriptionRow = (id: string) => t.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  const eventsOf = async (id: string) =>
+    (await t.db.selectFrom('events').select(['event_type', 'payload']).where('entity_id', '=', id).orderBy('position').execute()).map((row) => ({ event_type: row.event_type, payload: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as { data: Record<string, unknown> } }))
+  const emailsOf = async (id: string) =>
+    (await t.db.selectFrom('jobs').select('payload').where('kind', '=', SendNotification.kind).execute())
+      .map((row) => row.payload as { template: string; subscription_id: string; facts: Record<string, unknown> })
+      .filter((payload) => payload.subscription_id === id)
+  const operations = (hash: string, since: number) => sim.requests.slice(since).filter((r) => r.url.includes(`/stores/${hash}/`)).map((r) => r.operation)
+
+  test('skip (the default): nothing made or charged, the period skipped with reason out_of_stock, the subscriber emailed, no dunning; the next renewal goes ahead', async () => {
+    const s = await store({})
+    const sub = await subscribe(s, WHOLE)
+    const since = sim.requests.length
+    const counts = await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    assert.equal(counts.renewals, 1)
+
+    assert.deepEqual(operations(s.hash, since), ['getProducts', 'getInventoryItems'], 'the stock is read, and nothing is made: no cart, no order, no payment')
+    const [charge] = await chargesOf(sub.id)
+    assert.equal(charge!.status, 'failed')
+    assert.equal(charge!.failure_code, 'out_of_stock')
+    assert.equal(charge!.failure_message, `Out of stock: Beans (variant ${WHOLE}): 0 available, 2 wanted.`)
+    assert.equal(charge!.platform_cart_id, null)
+    assert.equal(charge!.platform_order_id, null)
+    assert.equal(charge!.next_retry_at, null)
+
+    const row = await subscriptionRow(sub.id)
+    assert.equal(row.status, 'active')
+    assert.equal(row.skip_reason, 'out_of_stock')
+    assert.equal(row.dunning_attempts, 0, 'no dunning: the card was never asked')
+    assert.equal(row.unpaid_period_start, null)
+    assert.equal(row.pending_charge_id, null)
+    assert.equal(row.current_period_start!.toISOString(), sub.next_charge_at, 'the skipped period is the current one')
+    assert.equal(row.next_charge_at!.toISOString(), row.current_period_end!.toISOString(), 'the next renewal is the following period')
+    assert.ok(row.next_charge_at! > new Date(sub.next_charge_at))
+
+    const events = await eventsOf(sub.id)
+    const skipped = events.filter((event) => event.event_type === 'subscription.skipped').map((event) => (event.payload as { data: { skip_reason: string } }).data.skip_reason)
+    assert.deepEqual(skipped, ['out_of_stock'], 'subscription.skipped with the reason')
+    const [failed] = (await eventsOf(charge!.id)).filter((event) => event.event_type === 'charge.failed')
+    assert.equal(failed!.payload.data.failure_code, 'out_of_stock')
+
+    const emails = await emailsOf(sub.id)
+    assert.deepEqual(emails.map((email) => email.template).filter((template) => template !== 'subscription_created'), ['renewal_skipped'], 'told of the skip; no payment-failed email')
+    const told = emails.find((email) => email.template === 'renewal_skipped')!
+    assert.equal(told.facts.skipped_period_start, sub.next_charge_at)
+    assert.equal(told.facts.next_charge_at, row.next_charge_at!.toISOString())
+
+    // The next renewal, with the variant back in stock, is charged as usual: a new period, its first attempt.
+    sim.setInventory(s.hash, { productId: BEANS, variantId: WHOLE, level: 10 })
+    await engineAt(row.next_charge_at!.toISOString()).runDue({ storeId: s.shop.store.id })
+    const charges = await chargesOf(sub.id)
+    assert.deepEqual(charges.map((c) => [c.status, c.attempt, c.failure_code]), [['failed', 1, 'out_of_stock'], ['succeeded', 1, null]])
+    assert.equal((await subscriptionRow(sub.id)).skip_reason, 'out_of_stock', 'the reason stays with the latest skip')
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('retry: tried again a day later outside dunning, charged once the stock is back (a new key per attempt); another still short after out_of_stock_retry_days is skipped', async () => {
+    const s = await store({ out_of_stock: 'retry', out_of_stock_retry_days: 2 })
+    const back = await subscribe(s, WHOLE)
+    const never = await subscribe(s, WHOLE)
+    // The engine runs when both are due (their checkouts were moments apart).
+    const day0 = [back.next_charge_at, never.next_charge_at].sort()[1]!
+    const day = (n: number) => addDays(new Date(day0), n, 'UTC').toISOString()
+
+    await engineAt(day0).runDue({ storeId: s.shop.store.id })
+    for (const sub of [back, never]) {
+      const row = await subscriptionRow(sub.id)
+      assert.equal(row.stock_attempts, 1)
+      assert.equal(row.out_of_stock_since!.toISOString(), day0)
+      assert.equal(row.next_charge_at!.toISOString(), day(1), 'tried again in a day')
+      assert.equal(row.unpaid_period_start!.toISOString(), sub.next_charge_at, 'the period that waits')
+      assert.equal(row.dunning_attempts, 0)
+      assert.equal(row.skip_reason, null)
+      const [charge] = await chargesOf(sub.id)
+      assert.equal(charge!.failure_code, 'out_of_stock')
+      assert.equal(charge!.next_retry_at!.toISOString(), day(1))
+      const view = await call(t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${sub.id}`, headers: s.shop.auth })
+      assert.equal(JSON.parse(view.body).out_of_stock_since, day0)
+    }
+    // Neither is due before its day, and nobody was told to pay.
+    const hourBefore = new Date(new Date(day(1)).getTime() - 3_600_000).toISOString()
+    assert.equal((await engineAt(hourBefore).runDue({ storeId: s.shop.store.id })).claimed, 0)
+    assert.deepEqual((await emailsOf(never.id)).map((email) => email.template), ['subscription_created'])
+
+    // Day 1: still short for both; "back" is restocked just after, only for the quantity of one subscription.
+    await engineAt(day(1)).runDue({ storeId: s.shop.store.id })
+    assert.equal((await subscriptionRow(never.id)).stock_attempts, 2)
+    assert.equal((await subscriptionRow(never.id)).next_charge_at!.toISOString(), day(2))
+    sim.setInventory(s.hash, { productId: BEANS, variantId: WHOLE, level: 2 })
+    await engineAt(day(2)).runDue({ storeId: s.shop.store.id, id: back.id })
+    const paid = await chargesOf(back.id)
+    assert.deepEqual(paid.map((c) => [c.status, c.attempt, c.failure_code]), [['failed', 1, 'out_of_stock'], ['failed', 2, 'out_of_stock'], ['succeeded', 3, null]])
+    assert.deepEqual(new Set(paid.map((c) => c.idempotency_key)).size, 3, 'one key per attempt')
+    assert.equal(paid[2]!.period_start.toISOString(), back.next_charge_at, 'the period that waited is the one paid')
+    const backRow = await subscriptionRow(back.id)
+    assert.deepEqual([backRow.stock_attempts, backRow.out_of_stock_since, backRow.unpaid_period_start, backRow.dunning_attempts], [0, null, null, 0])
+
+    // Day 2 for the other: sold out again; past the two days it is skipped.
+    sim.setInventory(s.hash, { productId: BEANS, variantId: WHOLE, level: 0 })
+    await engineAt(day(2)).runDue({ storeId: s.shop.store.id })
+    const neverRow = await subscriptionRow(never.id)
+    assert.equal(neverRow.skip_reason, 'out_of_stock')
+    assert.equal(neverRow.stock_attempts, 0)
+    assert.equal(neverRow.out_of_stock_since, null)
+    assert.equal(neverRow.current_period_start!.toISOString(), never.next_charge_at, 'the skipped period is the one that waited')
+    assert.ok(neverRow.next_charge_at! > new Date(day(2)))
+    assert.deepEqual((await chargesOf(never.id)).map((c) => [c.status, c.attempt, c.failure_code]), [['failed', 1, 'out_of_stock'], ['failed', 2, 'out_of_stock'], ['failed', 3, 'out_of_stock']])
+    assert.deepEqual((await emailsOf(never.id)).map((email) => email.template), ['subscription_created', 'renewal_skipped'])
+
+    // No dunning figure: the card was never asked.
+    const from = encodeURIComponent(day(-1))
+    const to = encodeURIComponent(day(3))
+    const summary = await call(t.app, { method: 'GET', url: `/api/v1/admin/analytics/summary?from=${from}&to=${to}`, headers: s.shop.auth })
+    assert.equal(summary.statusCode, 200, summary.body)
+    assert.equal(summary.json.currencies.find((row: { currency: string }) => row.currency === 'USD').dunning.failed_charges, 0)
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('charge_anyway: the stock is not read and the renewal is ordered and paid', async () => {
+    const s = await store({ out_of_stock: 'charge_anyway' })
+    const sub = await subscribe(s, GROUND)
+    const since = sim.requests.length
+    await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    const ops = operations(s.hash, since)
+    assert.ok(!ops.includes('getProducts') && !ops.includes('getInventoryItems'), ops.join(', '))
+    const [charge] = await chargesOf(sub.id)
+    assert.equal(charge!.status, 'succeeded', JSON.stringify([sim.violations, sim.requests.slice(since).map((r) => `${r.operation} ${r.outcome}`)]))
+  })
+
+  test('a variant in stock is ordered and paid after the stock is read', async () => {
+    const s = await store({})
+    const sub = await subscribe(s, GROUND)
+    const since = sim.requests.length
+    await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    assert.deepEqual(operations(s.hash, since).slice(0, 3), ['getProducts', 'getInventoryItems', 'createCart'])
+    assert.deepEqual((await chargesOf(sub.id)).map((c) => c.status), ['succeeded'])
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('an admin cannot order now or reschedule a renewal that waits for stock', async () => {
+    const s = await store({ out_of_stock: 'retry' })
+    const sub = await subscribe(s, WHOLE)
+    await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    const refused = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${sub.id}/charge-now`, headers: s.shop.auth })
+    assert.equal(refused.statusCode, 409, refused.body)
+    assert.match(JSON.parse(refused.body).detail, /waiting for an item to come back in stock/)
+  })
+})
