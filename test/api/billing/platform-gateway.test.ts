@@ -211,10 +211,11 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const home = { name: 'Grace Hopper', line1: '1 Harbor Road', city: 'Arlington', state: 'VA', postal_code: '22201', country: 'US' }
     // Every step happens: a physical line shipped, a discount, the store's own rate (so the order is set to it).
     const order = () => renewalOrder({ unitAmount: 1400, subtotal: 2800, discountAmount: 280, shipping: { amount: 450, method: 'Ground' }, amount: 2970, shippingAddress: home })
-    const STEPS = ['createCart', 'addCheckoutBillingAddress', 'addCheckoutConsignment', 'updateCheckoutConsignment', 'addCheckoutDiscount', 'createCheckoutOrder', 'updateOrder', 'getPaymentMethods', 'createPaymentAccessToken', 'PaymentsPost']
+    // The stock is read first (the product's stock is tracked), then the checkout.
+    const STEPS = ['getProducts', 'getInventoryItems', 'createCart', 'addCheckoutBillingAddress', 'addCheckoutConsignment', 'updateCheckoutConsignment', 'addCheckoutDiscount', 'createCheckoutOrder', 'updateOrder', 'getPaymentMethods', 'createPaymentAccessToken', 'PaymentsPost']
     before(() => {
       sim.addStore({ hash, accessToken: token })
-      sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical' })
+      sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical', inventory_tracking: 'product', inventory_level: 1000 })
       card = sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{ brand: 'VISA', last_4: '4242' }] }).instruments[0]!.token
       gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
     })
@@ -238,7 +239,7 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
       })
     }
 
-    for (const step of STEPS.slice(0, 7)) {
+    for (const step of STEPS.slice(0, 9)) {
       test(`a 503 at ${step} leaves the renewal unknown with nothing paid; asked again, it reuses the cart and pays once`, async () => {
         const carts = sim.counters.cartsCreated
         const orders = sim.counters.checkoutOrdersCreated
