@@ -13,7 +13,8 @@ function send(message: SimChildMessage): void {
 
 function setUp(setup: SimStoreSetup): string {
   sim.addStore({ hash: setup.hash, accessToken: setup.accessToken })
-  sim.addProduct(setup.hash, { id: setup.productId, name: 'Coffee beans', price: setup.price, type: 'physical' })
+  // Stock tracked, as a physical-goods store's is: each renewal reads the catalog's tracking and the inventory first.
+  sim.addProduct(setup.hash, { id: setup.productId, name: 'Coffee beans', price: setup.price, type: 'physical', inventory_tracking: 'product', inventory_level: 10_000_000 })
   // The default shipping zone (one `Ground` at 5.99 everywhere), said out loud.
   sim.setShippingOptions(setup.hash, [{ description: 'Ground', cost: 5.99 }])
   sim.setTaxRates(setup.hash, [{ country: setup.taxCountry, rate_bps: setup.taxRateBps }])

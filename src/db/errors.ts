@@ -10,6 +10,12 @@ export function isUniqueViolation(error: unknown): boolean {
   return sqlState(error) === UNIQUE_VIOLATION
 }
 
+/** A CHECK constraint refused the row: `constraint` names it (PostgreSQL's `constraint` field), when asked. */
+export function isCheckViolation(error: unknown, constraint?: string): boolean {
+  if (sqlState(error) !== '23514') return false
+  return constraint === undefined || (error as { constraint?: unknown }).constraint === constraint
+}
+
 /** A row could not be deleted (or pointed at) because of a foreign key. */
 export function isStillReferenced(error: unknown): boolean {
   const state = sqlState(error)

@@ -1,6 +1,6 @@
 import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { isUniqueViolation } from '../../db/errors.ts'
+import { isCheckViolation, isUniqueViolation } from '../../db/errors.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { isCurrency } from '../../lib/money.ts'
@@ -90,12 +90,18 @@ export async function updateStoreSettings(db: Db, store: StoreRow, input: Update
   const storeId = store.id
   input = { ...input, ...retentionSettingsUpdate(input) } as UpdateStoreInput
   const { notifications, ...settings } = input
-  const updated = await repo.updateStore(db, storeId, {
-    ...settings,
-    // Switches not named keep their setting.
-    ...(notifications ? { notifications: JSON.stringify({ ...store.notifications, ...notifications }) } : {}),
-    updated_at: now,
-  })
+  const updated = await repo
+    .updateStore(db, storeId, {
+      ...settings,
+      // Switches not named keep their setting.
+      ...(notifications ? { notifications: JSON.stringify({ ...store.notifications, ...notifications }) } : {}),
+      updated_at: now,
+    })
+    .catch((error: unknown) => {
+      // Checked above against the store as it was read; another update may have cleared the rate since.
+      if (isCheckViolation(error, 'stores_flat_shipping_check')) throw invalidField('/body/renewal_shipping_amount', "is required when renewal_shipping is 'flat'")
+      throw error
+    })
   if (!updated) throw new AppError('not_found', `store ${storeId} was not found`)
   return presentStore(updated)
 }

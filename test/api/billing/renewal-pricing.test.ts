@@ -4,6 +4,7 @@ import { createPlan, createProduct } from '../../helpers/catalog.ts'
 import { assertProblem } from '../../helpers/problem.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { checkout, checkoutBody, postCheckout } from '../subscriptions/fixtures.ts'
+import { updateStoreSettings } from '../../../src/modules/stores/index.ts'
 
 /**
  * Renewals priced as the store prices them, on the test gateway (docs/contract.md, Renewal pricing):
@@ -131,6 +132,20 @@ describe('renewal pricing on the test gateway: tax, shipping policy, the breakdo
     const back = await patchStore(auth, { renewal_shipping: 'free', renewal_shipping_amount: null })
     assert.equal(back.statusCode, 200, back.body)
     assert.deepEqual([back.json.renewal_shipping, back.json.renewal_shipping_amount], ['free', null])
+  })
+
+  test('two admins at once: one sets flat while the other cleared the rate; the database refuses the pair and the loser hears 400, not 500', async () => {
+    const { auth, store } = await shop({ renewal_shipping: 'free', renewal_shipping_amount: 500 })
+    // The first admin's update was checked against the store as read, with its rate of 500 ...
+    const stale = await t.db.selectFrom('stores').selectAll().where('id', '=', store.id).executeTakeFirstOrThrow()
+    // ... while the second cleared the rate (allowed: the policy was free).
+    assert.equal((await patchStore(auth, { renewal_shipping_amount: null })).statusCode, 200)
+    await assert.rejects(updateStoreSettings(t.db, stale, { renewal_shipping: 'flat' }, new Date()), (error: { code?: string; details?: unknown }) => {
+      assert.equal(error.code, 'validation_failed', JSON.stringify(error))
+      return true
+    })
+    const now = await get(auth, '/api/v1/admin/store')
+    assert.deepEqual([now.renewal_shipping, now.renewal_shipping_amount], ['free', null], 'nothing changed')
   })
 
   test('a checkout\'s shipping is checked: a method and a non-negative whole amount', async () => {
