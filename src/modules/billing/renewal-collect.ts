@@ -97,12 +97,16 @@ export function createCollector(ctx: BillingContext) {
   }
 
   async function send(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<ChargeOutcome> {
-    // Nothing to collect (a discount took the whole charge): paid without asking the gateway.
-    if (charge.amount === 0) return { status: 'succeeded', gatewayChargeId: `nothing_to_collect:${charge.id}` }
     if (gateway.createOrder && !charge.platform_order_id) {
       const order = await raiseOrder(gateway, charge, request, token)
       if (order.status !== 'created') return order
       request.orderId = order.orderId
+    }
+    // Nothing to collect (a discount took the whole charge, as the platform priced it too): nothing is
+    // paid, but a platform renewal's order still has to be shipped, so it is released for fulfilment.
+    if (charge.amount === 0) {
+      if (gateway.releaseUnpaidOrder) return gateway.releaseUnpaidOrder(request).catch(unknownOf)
+      return { status: 'succeeded', gatewayChargeId: `nothing_to_collect:${charge.id}` }
     }
     const first = await gateway.charge(request).catch(unknownOf)
     if (first.status !== 'unknown') return first
@@ -126,7 +130,6 @@ export function createCollector(ctx: BillingContext) {
     collect(charge: ChargeRow, token: string): Promise<ChargeOutcome> {
       const gateway = gateways.byName(charge.gateway)
       const request = requestOf(charge, gateway, token)
-      if (charge.amount === 0) return Promise.resolve({ status: 'succeeded', gatewayChargeId: `nothing_to_collect:${charge.id}` })
       const mayMoveMoneyAgain = charge.submitted_at !== null && !gateway.honoursIdempotencyKeys
       return mayMoveMoneyAgain ? lookUp(gateway, request) : send(gateway, charge, request, token)
     },

@@ -40,6 +40,7 @@ function recordingClient(inner: PlatformClient): PlatformClient & { calls: Array
 
 const VARIANT_PRODUCT_ID = 78
 const SHIPPED_PRODUCT_ID = 79
+const FREE_BOX_PRODUCT_ID = 80
 
 describe('renewals of a live store through the platform gateway (BigCommerce simulator)', () => {
   let sim: BigCommerceSimulator
@@ -58,6 +59,7 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     sim.addProduct(STORE_HASH, { id: PRODUCT_ID, name: 'Beans', price: 9.99 })
     // Beans sold whole (801) or ground (802): a variant swap changes what the next order carries.
     sim.addProduct(STORE_HASH, { id: SHIPPED_PRODUCT_ID, name: 'Beans in a box', price: 9.99, type: 'physical' })
+    sim.addProduct(STORE_HASH, { id: FREE_BOX_PRODUCT_ID, name: 'A box on the house', price: 9.99, type: 'physical' })
     sim.addProduct(STORE_HASH, { id: VARIANT_PRODUCT_ID, name: 'Beans by grind', price: 9.99, variants: [{ id: 801, sku: 'WHOLE' }, { id: 802, sku: 'GROUND' }] })
     cards = sim.addCustomer(STORE_HASH, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}, {}] }).instruments.map((instrument) => instrument.token)
 
@@ -182,6 +184,31 @@ describe('renewals of a live store through the platform gateway (BigCommerce sim
     assert.equal(charge.status, 'succeeded', charge.failure_message ?? '')
     const order = sim.order(STORE_HASH, Number(charge.platform_order_id))!
     assert.deepEqual(order.products.map((line) => [line.product_id, line.variant_id, line.quantity]), [[VARIANT_PRODUCT_ID, 802, 1]])
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('a renewal discounted to nothing still makes its order through the checkout and releases it for fulfilment without a payment: the box ships', async () => {
+    const product = await createProduct(t.app, shop.auth, { platform_product_id: String(FREE_BOX_PRODUCT_ID), name: 'A box on the house' })
+    const plan = await createPlan(t.app, shop.auth, product.id, { amount: 900 })
+    const code = `FREEBOX${process.pid}`
+    const created = await call(t.app, { method: 'POST', url: '/api/v1/admin/discounts', headers: shop.auth, payload: { code, type: 'percentage', value: 100, duration: 'forever' } })
+    assert.equal(created.statusCode, 201, created.body)
+    const [subscription] = await checkout(t.app, shop.auth, platformCheckout(cards[0]!, {
+      items: [{ plan_id: plan.id, quantity: 1, discount_code: code }],
+      shipping_address: { name: 'Grace Hopper', line1: '1 Harbor Road', city: 'Arlington', state: 'VA', postal_code: '22201', country: 'US' },
+      shipping: { method: 'Ground', amount: 0 },
+    }))
+    const payments = sim.counters.paymentRequests
+    await engineAt(subscription.next_charge_at).runDue({ storeId: shop.store.id })
+    const charge = await t.db.selectFrom('charges').selectAll().where('subscription_id', '=', subscription.id).executeTakeFirstOrThrow()
+    assert.equal(charge.status, 'succeeded', `${charge.failure_message ?? ''} ${JSON.stringify(sim.violations)}`)
+    assert.deepEqual([charge.subtotal, charge.discount_amount, charge.shipping_amount, charge.tax_amount, charge.amount], [900, 900, 0, 0, 0])
+    const order = sim.order(STORE_HASH, Number(charge.platform_order_id))
+    assert.ok(order, 'an order to ship')
+    assert.equal(charge.gateway_charge_id, String(order.id))
+    assert.deepEqual([order.status_id, order.cart_id, order.external_order_id, order.total_inc_tax], [11, charge.platform_cart_id, charge.idempotency_key, 0], 'made from the kept cart, tagged, Awaiting Fulfillment, for nothing')
+    assert.equal(sim.counters.paymentRequests, payments, 'no payment asked for')
+    assert.equal((await t.db.selectFrom('subscriptions').select('current_period_start').where('id', '=', subscription.id).executeTakeFirstOrThrow()).current_period_start!.toISOString(), subscription.next_charge_at, 'the period is paid')
     assert.deepEqual(sim.violations, [])
   })
 

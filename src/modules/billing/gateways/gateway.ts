@@ -186,6 +186,12 @@ export interface PaymentGateway {
    * the order id on the charge, so a retry after a crash asks again with the same key.
    */
   createOrder?(request: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome>
+  /**
+   * For an order with nothing to pay (a renewal discounted to nothing, as its checkout priced it): moves
+   * the order on to fulfilment without a payment, so it ships. Repeating it is harmless. Gateways
+   * without orders have nothing to release: the engine settles such a charge as paid without asking.
+   */
+  releaseUnpaidOrder?(request: ChargeRequest): Promise<ChargeOutcome>
   /** Charges once per idempotency key; never throws for a payment outcome (see the promises above). */
   charge(request: ChargeRequest): Promise<ChargeOutcome>
   /**

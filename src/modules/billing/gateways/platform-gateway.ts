@@ -79,6 +79,9 @@ export function orderFitsCharge(answered: unknown, order: RenewalOrder): OrderOu
 export const ORDER_REQUEST_MARGIN_MS = 5 * 60_000
 export const orderRequestWindowMs = (client: Pick<PlatformClient, 'longestCallMs'>): number => client.longestCallMs + ORDER_REQUEST_MARGIN_MS
 
+/** The order status a paid order moves to (orders.v2 `status_id` 11, Awaiting Fulfillment). */
+const AWAITING_FULFILLMENT = 11
+
 export function createPlatformGateway(options: PlatformGatewayOptions): PlatformGateway {
   const { client } = options
 
@@ -164,6 +167,21 @@ export function createPlatformGateway(options: PlatformGatewayOptions): Platform
         }
       }
       return checkoutOrder({ client, access, redact, orderRequestWindowMs: orderRequestWindowMs(client), fits: orderFitsCharge }, charge, order)
+    },
+
+    async releaseUnpaidOrder(charge: ChargeRequest): Promise<ChargeOutcome> {
+      const access = await options.accessOf(charge.storeId)
+      if (!access) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: NOT_CONNECTED }
+      const orderId = platformInt(charge.orderId)
+      if (orderId === undefined) return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: 'a platform renewal needs its order' }
+      const redact = redactor([access.accessToken])
+      // Awaiting Fulfillment (11), where a paid order goes (orders.v2 order statuses): what the merchant ships.
+      const moved = await client.call(access, { method: 'PUT', path: `/v2/orders/${orderId}`, body: { status_id: AWAITING_FULFILLMENT } })
+      if (is2xx(moved)) return { status: 'succeeded', gatewayChargeId: String(orderId) }
+      if (isConfigurationRefusal(statusOf(moved)) || statusOf(moved) === 404) {
+        return { status: 'failed', failureCode: 'gateway_configuration', failureMessage: redact(replyReason('releasing the renewal order, which has nothing to pay, for fulfilment', moved)) }
+      }
+      return { status: 'unknown', reason: redact(replyReason('releasing the renewal order, which has nothing to pay, for fulfilment', moved)) }
     },
 
     async charge(charge: ChargeRequest): Promise<ChargeOutcome> {
