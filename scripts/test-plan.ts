@@ -70,6 +70,7 @@ export const POSTGRES = [
   'test/api/billing/renewal-pricing.test.ts',
   'test/api/billing/platform-renewals.test.ts',
   'test/api/billing/renewal-out-of-stock.test.ts',
+  'test/api/portal/portal-variants.test.ts',
   'test/api/platform/bigcommerce-e2e.test.ts',
   'test/api/subscriptions/variants.test.ts',
   'test/process/platform-crash.test.ts',

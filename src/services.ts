@@ -84,6 +84,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     clock,
     events: events.service.log,
     instruments: platform.service.instruments,
+    variants: platform.service.variants,
     // Order now runs the engine for that one subscription; a failure is logged and the worker charges it.
     renewNow: (storeId, id) => billing.service.renewals.runDue({ storeId, id, limit: 1 }).catch((error: unknown) => log.error({ err: error, subscriptionId: id }, 'order now: the renewal could not be run; the worker will charge it')),
     redeemDiscount: async (trx, store, code, target, now) => discountColumns(await redeemDiscount(trx, store, code, target, now)),

@@ -16,9 +16,10 @@ import { newDataDir } from '../helpers/data-dir.ts'
  * The portal's payment method change on a store that charges through BigCommerce, in Chromium
  * against the real service process and the BigCommerce simulator: the subscriber picks one of the
  * stored cards the platform lists for their customer (brand, last 4, expiry), the detail shows the
- * card's brand and last 4, and not one browser request leaves the service's origin.
- * UPDATE_SCREENSHOTS=1 writes docs/screenshots/portal-stored-cards-1280.png; every run writes
- * test-results/portal/portal-stored-cards-{1440,390}.png.
+ * card's brand and last 4, and not one browser request leaves the service's origin. Then another
+ * variant of the product (a grind the store sells; not one it stopped selling) through the page.
+ * UPDATE_SCREENSHOTS=1 writes docs/screenshots/portal-stored-cards-1280.png and portal-variant-1280.png;
+ * every run writes test-results/portal/portal-stored-cards-{1440,390}.png and portal-variant-1280.png.
  */
 
 const STORE_HASH = 'northwindcards'
@@ -29,6 +30,11 @@ const ADA = 'ada@example.com'
 const CUSTOMER_ID = 41
 const VISA = 'tokvisa'.padEnd(64, 'v')
 const MASTERCARD = 'tokmastercard'.padEnd(64, 'm')
+// The beans by grind; espresso is no longer sold.
+const PRODUCT_ID = 77
+const WHOLE = 7701
+const GROUND = 7702
+const ESPRESSO = 7703
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const ARTEFACTS = new URL('../../test-results/portal/', import.meta.url)
@@ -59,6 +65,18 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
         { token: MASTERCARD, brand: 'MASTERCARD', last_4: '4444', expiry_month: 11, expiry_year: 2029, is_default: false },
       ],
     })
+    const grind = (id: number, label: string) => [{ id, label, option_id: 1, option_display_name: 'Grind' }, { id: 10, label: '1 kg', option_id: 2, option_display_name: 'Size' }]
+    sim.addProduct(STORE_HASH, {
+      id: PRODUCT_ID,
+      name: 'House Blend Coffee Beans',
+      price: 18,
+      type: 'physical',
+      variants: [
+        { id: WHOLE, option_values: grind(1, 'Whole') },
+        { id: GROUND, option_values: grind(2, 'Ground') },
+        { id: ESPRESSO, option_values: grind(3, 'Espresso'), purchasing_disabled: true },
+      ],
+    })
     web = await buildWebForTest()
     sink = await startSmtpSink()
     let databaseEnv: Record<string, string>
@@ -86,7 +104,7 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
     await admin('PATCH', '/store', { name: STORE_NAME })
     await admin('PUT', '/platform-connection', { access_token: ACCESS_TOKEN })
     await admin('PATCH', '/store', { gateway: 'platform' })
-    const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: '77', name: 'House Blend Coffee Beans' })
+    const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: String(PRODUCT_ID), name: 'House Blend Coffee Beans' })
     const plan = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, currency: 'USD', name: 'Monthly bag', amount: 1800, interval: 'month' })
     const checkout = await admin<{ data: { id: string }[] }>('POST', '/checkouts', {
       platform_order_id: '5001',
@@ -96,7 +114,7 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
       billing_address: ADDRESS,
       platform_customer_id: CUSTOMER_ID,
       payment_instrument_id: MASTERCARD,
-      items: [{ plan_id: plan.id, quantity: 1 }],
+      items: [{ plan_id: plan.id, quantity: 1, platform_variant_id: WHOLE }],
     })
     subscriptionId = checkout.data[0]!.id
 
@@ -174,6 +192,37 @@ describe('portal: choosing a stored card on a BigCommerce store (real browser)',
     const stored = await admin<{ payment_instrument_id: string; payment_instrument: unknown }>('GET', `/subscriptions/${subscriptionId}`)
     assert.equal(stored.payment_instrument_id, VISA)
     assert.deepEqual(stored.payment_instrument, { brand: 'VISA', last_4: '4242' })
+  })
+
+  test('the variant changes through the page to another the store sells, confirmed first', async (t) => {
+    await page.goto(`${server.origin}/portal/subscriptions/${subscriptionId}`)
+    await heading().filter({ hasText: 'House Blend Coffee Beans' }).waitFor()
+    await page.locator('.loading').waitFor({ state: 'detached' })
+    const panel = page.locator('details', { has: page.locator('summary', { hasText: 'Change variant' }) })
+    await panel.locator('summary').click()
+    const select = panel.getByLabel('Variant', { exact: true })
+    assert.deepEqual(await select.locator('option').allInnerTexts(), ['Grind: Whole, Size: 1 kg (current)', 'Grind: Ground, Size: 1 kg'], 'the current one and those the store sells')
+    assert.equal(await select.inputValue(), String(WHOLE), 'the current one is chosen to begin with')
+    await select.selectOption(String(GROUND))
+    await page.mouse.move(0, 0)
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      mkdirSync(SCREENSHOTS, { recursive: true })
+      await page.screenshot({ path: new URL('portal-variant-1280.png', SCREENSHOTS).pathname, fullPage: true })
+      t.diagnostic('wrote docs/screenshots/portal-variant-1280.png')
+    }
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: join(process.env.SCREENSHOT_DIR, 'portal-variant-1280.png'), fullPage: true })
+    mkdirSync(ARTEFACTS, { recursive: true })
+    await page.screenshot({ path: new URL('portal-variant-1280.png', ARTEFACTS).pathname, fullPage: true })
+
+    await panel.getByRole('button', { name: 'Change variant' }).click()
+    assert.match(await dialog().innerText(), /From your next renewal: Grind: Ground, Size: 1 kg\. The price stays the same\./)
+    await dialog().getByRole('button', { name: 'Change variant' }).click()
+    await page.locator('#notice').filter({ hasText: 'Changed to Grind: Ground, Size: 1 kg from your next renewal' }).waitFor()
+
+    const stored = await admin<{ platform_variant_id: string; amount: number }>('GET', `/subscriptions/${subscriptionId}`)
+    assert.deepEqual([stored.platform_variant_id, stored.amount], [String(GROUND), 1800], 'another grind, the same price')
+    await page.locator('summary', { hasText: 'Change variant' }).click()
+    assert.equal(await page.getByLabel('Variant', { exact: true }).inputValue(), String(GROUND), 'the page shows the new one as current')
   })
 
   test('no request left the service origin; no script errors or CSP refusals; the platform saw only valid requests', () => {

@@ -9,6 +9,7 @@ import type { PlatformAppSettings } from './platform-app.ts'
 import { createPlatformClient, type PlatformClient } from './platform-client.ts'
 import { platformConnectionRoutes } from './platform-connection.routes.ts'
 import { PaymentInstrument, PlatformConnection } from './platform.schemas.ts'
+import { createProductVariants, type ProductVariants } from './product-variants.ts'
 import { createStoredInstruments, type StoredInstruments } from './stored-instruments.ts'
 import { createTokenVault, resolveTokenKey, type TokenVault } from './token-vault.ts'
 
@@ -40,6 +41,8 @@ export interface PlatformService {
   vault: TokenVault
   /** Customers' stored instruments, read live. */
   instruments: StoredInstruments
+  /** Catalogue products' variants, read live. */
+  variants: ProductVariants
   app: PlatformAppService
 }
 
@@ -50,8 +53,9 @@ export function createPlatformModule({ db, clock, keyStore, settings, issueConso
   const connections = createPlatformConnections({ db, vault, clock, ...(onStoreChanged ? { onStoreChanged } : {}) })
   const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs })
   const instruments = createStoredInstruments({ client, accessOf: connections.accessOf })
+  const variants = createProductVariants({ client, accessOf: connections.accessOf })
   const app = createPlatformAppService({ db, clock, settings: { ...settings.app, timeoutMs: settings.timeoutMs }, connections, issueConsoleSession })
-  const service: PlatformService = { client, connections, vault, instruments, app }
+  const service: PlatformService = { client, connections, vault, instruments, variants, app }
   return {
     name: 'platform',
     service,
@@ -71,4 +75,5 @@ export type { PlatformAppSettings } from './platform-app.ts'
 export { createTokenVault, type TokenVault } from './token-vault.ts'
 export { createPlatformClient, problemText, rateLimitWaitMs, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformReply } from './platform-client.ts'
 export { RENEWAL_ORDER_SOURCE } from './order-source.ts'
+export { createProductVariants, parseVariant, type PlatformVariant, type ProductVariants } from './product-variants.ts'
 export { createStoredInstruments, parseInstrument, presentInstrument, type PaymentInstrumentView, type PlatformInstrument, type StoredCard, type StoredInstruments } from './stored-instruments.ts'

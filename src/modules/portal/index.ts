@@ -5,6 +5,7 @@ import type { Module } from '../module.ts'
 import type { StoredInstruments } from '../platform/index.ts'
 import type { ChangeRequestService, SubscriptionService } from '../subscriptions/index.ts'
 import { portalRoutes } from './portal.routes.ts'
+import { SubscriptionVariant } from './portal.schemas.ts'
 import { createPortalService, type PortalService } from './portal.service.ts'
 
 export interface PortalModuleDeps {
@@ -28,5 +29,6 @@ export function createPortalModule({ clock, subscriptions, changeRequests, charg
     name: 'portal',
     service,
     routes: { portal: (app) => portalRoutes(app, { portal: service, upcoming, subscriptions, changeRequests }) },
+    schemas: [SubscriptionVariant],
   }
 }

@@ -14,7 +14,7 @@ import {
   type ChangeRequestService,
   type SubscriptionService,
 } from '../subscriptions/index.ts'
-import { PageOnlyQuery, PortalStore, PortalSubscriptionListQuery, ProfileUpdateBody } from './portal.schemas.ts'
+import { PageOnlyQuery, PortalStore, PortalSubscriptionListQuery, ProfileUpdateBody, SubscriptionVariantList } from './portal.schemas.ts'
 import type { PortalService } from './portal.service.ts'
 
 export interface PortalRouteDeps {
@@ -117,7 +117,15 @@ export async function portalRoutes(app: App, { portal, upcoming, subscriptions, 
     audience: 'portal',
     tags: ['Portal'],
     actorOf: portalActor,
-    summaries: { swap: 'Move to another plan (see swap-options) from the next period' },
+    summaries: { swap: 'Move to another plan (see swap-options), or change the variant on the current plan (see variants), from the next period' },
+    descriptions: {
+      swap:
+        'From the next period. With another `plan_id` (one of swap-options) the subscription takes that plan\'s price, cadence and variant. ' +
+        'A subscriber names `platform_variant_id` only with the current `plan_id`, to change the variant alone: it must be one the platform lists for the product right now as `purchasable` (see `GET /subscriptions/{id}/variants`), ' +
+        'checked live before anything changes; the price stays the subscription\'s own, since renewals are ordered at it whatever the variant. ' +
+        'Else 400 `validation_failed` at `/body/platform_variant_id` (not a variant of this product, not for sale, or not the current plan). 503 `platform_unavailable` when BigCommerce cannot be asked; nothing changes then.',
+    },
+    problems: { swap: [503] },
   })
 
   app.get('/subscriptions/:id/charges', {
@@ -161,6 +169,24 @@ export async function portalRoutes(app: App, { portal, upcoming, subscriptions, 
   }, async (request) => {
     const { store, actor } = portalActor(request)
     return portal.listSwapOptions(store, actor, request.params.id, request.query)
+  })
+
+  app.get('/subscriptions/:id/variants', {
+    schema: {
+      operationId: 'listPortalSubscriptionVariants',
+      summary: "The variants of the subscription's product (size, grind...) it may change to",
+      description:
+        "Read live from the store's BigCommerce catalogue (`GET /v3/catalog/products/{id}/variants`): each variant's id, sku, options as words (`label`, e.g. \"Grind: Whole, Size: 1 kg\"; the sku when it has none), " +
+        'whether the store sells it now (`purchasable`) and whether the subscription renews with it (`current`). Change to a purchasable one with `swap` and the current `plan_id`; the price stays the same. ' +
+        '`data` is empty when there is nothing to choose: a store on the test gateway or not connected to BigCommerce, a product without a platform product id, or one that has only its base variant. ' +
+        "503 `platform_unavailable` when BigCommerce cannot be asked (unreachable, refuses the store's token, answers 5xx or rate limits past a few seconds). Another subscriber's subscription is 404, like every portal route.",
+      tags: ['Portal'],
+      params: Params,
+      response: { 200: SubscriptionVariantList, ...problemResponses(404, 503) },
+    },
+  }, async (request) => {
+    const { store, actor } = portalActor(request)
+    return portal.listVariants(store, actor, request.params.id)
   })
 
   app.post('/subscriptions/:id/change-requests', {

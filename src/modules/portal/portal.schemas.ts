@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Nullable, PageQuery, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Nullable, PageQuery, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { CancellationReasons } from '../stores/index.ts'
 import { ShippingAddress, SUBSCRIPTION_STATUSES } from '../subscriptions/index.ts'
 
@@ -43,3 +43,21 @@ export const PortalStore = Type.Object(
   { additionalProperties: false, description: 'The store as the portal sees it' },
 )
 export type PortalStoreView = Static<typeof PortalStore>
+
+/** A variant of the subscription's product, as the platform's catalogue lists it now. */
+export const SubscriptionVariant = Type.Object(
+  {
+    platform_variant_id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'The catalog variant: send it as `platform_variant_id` to swap with the current plan' }),
+    sku: Type.String(),
+    label: Type.String({ description: 'Its options, e.g. "Grind: Whole, Size: 1 kg"; the sku when it has none', example: 'Grind: Whole, Size: 1 kg' }),
+    purchasable: Type.Boolean({ description: 'The store sells it now (not `purchasing_disabled`): only these can be changed to' }),
+    current: Type.Boolean({ description: 'The variant the subscription renews with' }),
+  },
+  { $id: 'SubscriptionVariant', title: 'SubscriptionVariant', additionalProperties: false, description: "A variant of the subscription's product on the platform" },
+)
+
+export const SubscriptionVariantList = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(Ref(SubscriptionVariant)) },
+  { additionalProperties: false, description: "The variants of the subscription's product, in the platform's order; empty when there is nothing to choose" },
+)
+export type SubscriptionVariantListView = Static<typeof SubscriptionVariantList>

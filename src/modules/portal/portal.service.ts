@@ -8,7 +8,7 @@ import type { CatalogService, PlanView } from '../catalog/index.ts'
 import { presentInstrument, type PaymentInstrumentListView, type StoredCard, type StoredInstruments } from '../platform/index.ts'
 import { storeNow } from '../stores/index.ts'
 import type { SubscriberView, SubscriptionService } from '../subscriptions/index.ts'
-import type { PortalStoreView, ProfileUpdateInput } from './portal.schemas.ts'
+import type { PortalStoreView, ProfileUpdateInput, SubscriptionVariantListView } from './portal.schemas.ts'
 
 export type PortalService = ReturnType<typeof createPortalService>
 
@@ -54,6 +54,14 @@ export function createPortalService({ clock, subscriptions, charges, catalog, in
     async listCharges(store: StoreRow, actor: SubscriberActor, subscriptionId: string, page: PageRequest): Promise<Page<ChargeView>> {
       await subscriptions.get(store, subscriptionId, actor)
       return charges.listOfSubscription(store, subscriptionId, page)
+    },
+
+    /**
+     * The variants of the subscription's product a swap on the current plan may change to, read live
+     * from the platform (see SubscriptionService.variantChoices); 503 when the platform cannot say.
+     */
+    async listVariants(store: StoreRow, actor: SubscriberActor, subscriptionId: string): Promise<SubscriptionVariantListView> {
+      return { object: 'list', data: await subscriptions.variantChoices(store, subscriptionId, actor) }
     },
 
     /**

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { EventLog } from '../events/index.ts'
 import type { Module } from '../module.ts'
-import type { StoredInstruments } from '../platform/index.ts'
+import type { ProductVariants, StoredInstruments } from '../platform/index.ts'
 import { createChangeRequestService, type ChangeRequestService } from './change-requests.service.ts'
 import { createCheckoutService, type CheckoutService, type RedeemCheckoutDiscount } from './checkout.service.ts'
 import { dueWorkJob } from './due-work.jobs.ts'
@@ -20,6 +20,8 @@ export interface SubscriptionsModuleDeps {
   events: EventLog
   /** The platform's stored instruments: a platform store's instruments are checked against the customer's. */
   instruments?: StoredInstruments | undefined
+  /** The platform catalogue's variants: what a subscriber may change their subscription's variant to. */
+  variants?: ProductVariants | undefined
   /** Order now runs the renewal engine for one subscription (the billing module, given by the composition root). */
   renewNow?: RenewNow | undefined
   /** Items' discount codes, redeemed in the checkout's transaction (the discounts module, given by the composition root). */
@@ -38,10 +40,10 @@ export interface SubscriptionsModuleService {
 }
 
 /** Subscribers and their subscriptions: checkouts start them, actions change them, due work moves them on the store's clock. */
-export function createSubscriptionsModule({ db, clock, events, instruments, renewNow, redeemDiscount, log }: SubscriptionsModuleDeps): Module<SubscriptionsModuleService> {
+export function createSubscriptionsModule({ db, clock, events, instruments, variants, renewNow, redeemDiscount, log }: SubscriptionsModuleDeps): Module<SubscriptionsModuleService> {
   const writes = createSubscriptionWrites(events)
   const service: SubscriptionsModuleService = {
-    subscriptions: createSubscriptionService({ db, clock, writes, instruments, renewNow }),
+    subscriptions: createSubscriptionService({ db, clock, writes, instruments, variants, renewNow }),
     checkouts: createCheckoutService({ db, clock, events, instruments, redeemDiscount }),
     changeRequests: createChangeRequestService({ db, clock, events, writes }),
     writes,
@@ -70,7 +72,7 @@ export {
   type SubscriberView,
   type SubscriptionView,
 } from './subscription.schemas.ts'
-export type { SubscriptionService } from './subscriptions.service.ts'
+export type { SubscriptionService, VariantChoice } from './subscriptions.service.ts'
 export type { CheckoutService } from './checkout.service.ts'
 export type { ChangeRequestService } from './change-requests.service.ts'
 export type { SubscriptionWrites } from './subscription-writes.ts'

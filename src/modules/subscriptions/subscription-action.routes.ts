@@ -99,24 +99,29 @@ export interface ActionRouteOptions {
   /** Who acts, and in which store, as the scope's authentication established it. */
   actorOf: ActorOf
   summaries?: Partial<Record<string, string>>
+  /** Descriptions in this scope's terms, by action path (replacing the action's own). */
+  descriptions?: Partial<Record<string, string>>
+  /** Problem statuses this scope adds to an action's, by action path. */
+  problems?: Partial<Record<string, number[]>>
 }
 
 /** Registers `POST /subscriptions/:id/<action>` for every action, in one scope's terms. */
-export function registerSubscriptionActions(app: App, { subscriptions, audience, tags, actorOf, summaries = {} }: ActionRouteOptions): void {
+export function registerSubscriptionActions(app: App, { subscriptions, audience, tags, actorOf, summaries = {}, descriptions = {}, problems = {} }: ActionRouteOptions): void {
   const Params = IdParams('sub')
   for (const action of ACTIONS) {
+    const description = descriptions[action.path] ?? action.description
     app.post(`/subscriptions/:id/${action.path}`, {
       schema: {
         operationId: audience === 'portal' ? action.operationId.replace(/^[a-z]+/, (verb) => `${verb}Portal`) : action.operationId,
         summary: summaries[action.path] ?? action.summary,
-        ...(action.description ? { description: action.description } : {}),
+        ...(description ? { description } : {}),
         tags,
         params: Params,
         ...(action.body ? { body: action.body } : {}),
         response: {
           200: Ref(Subscription),
           ...Object.fromEntries((action.alsoAnswers ?? []).map((status) => [status, Ref(Subscription)])),
-          ...problemResponses(404, 409, ...(action.problems ?? [])),
+          ...problemResponses(404, 409, ...(action.problems ?? []), ...(problems[action.path] ?? [])),
         },
       },
     }, async (request, reply) => {

@@ -262,7 +262,7 @@ export const SwapBody = Type.Object(
     plan_id: Id('plan'),
     platform_variant_id: Type.Optional(
       Type.Union([...PlatformId('').anyOf, Type.Null()], {
-        description: "The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant",
+        description: "The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant. In the portal only with the current plan, to a variant the platform sells now (`GET /api/v1/portal/subscriptions/{id}/variants`)",
       }),
     ),
   },

@@ -13,10 +13,21 @@ import { presentSubscriber, presentSubscription } from './subscription.presenter
 import { reanchorAtNextCharge, scheduleAtResume, scheduleFrom } from './subscription-schedule.ts'
 import type { SubscriberView, SubscriptionView } from './subscription.schemas.ts'
 import { findSubscriber, findSubscription, listSubscriptions, updateSubscriber as updateSubscriberRow } from './subscriptions.repository.ts'
-import { findPlanRow, isBusinessPlan } from '../catalog/index.ts'
-import type { StoredCard, StoredInstruments } from '../platform/index.ts'
+import { findPlanRow, isBusinessPlan, platformProductIdOf } from '../catalog/index.ts'
+import type { PlatformVariant, ProductVariants, StoredCard, StoredInstruments } from '../platform/index.ts'
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>
+
+/** A variant of the subscription's product, as the portal offers it (GET .../variants). */
+export interface VariantChoice {
+  platform_variant_id: string
+  sku: string
+  label: string
+  purchasable: boolean
+  current: boolean
+}
+
+const VARIANT_PATH = '/body/platform_variant_id'
 
 /** The plan a subscription may move to: same store, still sold, same currency. */
 export async function requireSwapTarget(trx: Executor, store: StoreRow, subscription: SubscriptionRow, planId: string, path: string) {
@@ -69,12 +80,14 @@ async function payingCustomerOf(executor: Executor, subscription: Pick<Subscript
   return subscriber?.platform_customer_id ?? subscription.platform_customer_id
 }
 
-export function createSubscriptionService({ db, clock, writes, instruments, renewNow, renewNowWaitMs }: {
+export function createSubscriptionService({ db, clock, writes, instruments, variants, renewNow, renewNowWaitMs }: {
   db: Db
   clock: Clock
   writes: SubscriptionWrites
   /** With it, a platform store's instrument changes are checked against the customer's stored instruments (see checkout.service.ts). */
   instruments?: StoredInstruments | undefined
+  /** With it, a subscriber on a platform store may change among the variants the catalogue sells of their product. */
+  variants?: ProductVariants | undefined
   /** Runs the renewal engine for one subscription whose renewal is due (order now); without it the worker charges it. */
   renewNow?: RenewNow | undefined
   /** How long order now waits for the charge's outcome before answering 202 (docs/contract.md, Order now and reschedule). */
@@ -100,6 +113,46 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
       })
     }
     return { card: await instruments.requireInstrument(store, customerId, token), customerId }
+  }
+
+  /**
+   * The platform catalogue's variants of the subscription's product, read before any transaction
+   * opens: [] on a store that does not sell through the platform; undefined when it is not connected.
+   */
+  async function productVariants(store: StoreRow, subscription: SubscriptionRow): Promise<PlatformVariant[] | undefined> {
+    if (!variants || store.gateway !== 'platform') return []
+    return variants.list(store, await platformProductIdOf(db, subscription.product_id))
+  }
+
+  /** The subscription when the actor may see it, else 404 (another subscriber's is not found). */
+  async function visibleSubscription(store: StoreRow, id: string, actor: Actor): Promise<SubscriptionRow> {
+    const subscription = await findSubscription(db, store.id, id)
+    if (!subscription || (actor.kind === 'subscriber' && subscription.subscriber_id !== actor.subscriberId)) throw notFound('subscription', id)
+    return subscription
+  }
+
+  /**
+   * A subscriber's variant change, checked before any transaction opens: only on the current plan (the
+   * price stays the subscription's), and only to a variant the platform lists for the product right
+   * now as purchasable. Answers the product it was checked for (checked again under the lock).
+   */
+  async function checkSubscriberVariant(store: StoreRow, id: string, actor: Actor, input: { plan_id: string; platform_variant_id?: number | string | null | undefined }): Promise<{ productId: string }> {
+    const subscription = await visibleSubscription(store, id, actor)
+    // Refused for its state or its business plan without asking the platform (checked again under the lock).
+    assertChangeAllowed(subscription.status, 'swap')
+    await assertDirectChangeAllowed(db, subscription, actor)
+    if (input.plan_id !== subscription.plan_id) throw invalidField(VARIANT_PATH, 'can only be changed on the current plan: change the plan first, then the variant')
+    const wanted = swapVariant(input)
+    if (wanted === null || wanted === undefined) throw invalidField(VARIANT_PATH, "must name one of the product's variants")
+    // The same variant again: refused under the lock (409), nothing to ask the platform.
+    if (wanted === subscription.platform_variant_id) return { productId: subscription.product_id }
+    if (!variants || store.gateway !== 'platform') throw invalidField(VARIANT_PATH, 'is not offered: this store has no variants to choose from')
+    const listed = await productVariants(store, subscription)
+    if (listed === undefined) throw new AppError('platform_unavailable', "the store is not connected to BigCommerce, so the product's variants cannot be checked; nothing was changed, retry later")
+    const variant = listed.find((candidate) => candidate.id === wanted)
+    if (!variant) throw invalidField(VARIANT_PATH, "is not one of this product's variants")
+    if (!variant.purchasable) throw invalidField(VARIANT_PATH, 'is not for sale: the store has stopped selling this variant')
+    return { productId: subscription.product_id }
   }
 
   function change(store: StoreRow, id: string, actor: Actor, action: ChangeAction, decide: Parameters<typeof mutate>[3]) {
@@ -255,13 +308,33 @@ export function createSubscriptionService({ db, clock, writes, instruments, rene
       })
     },
 
-    swap(store: StoreRow, id: string, actor: Actor, input: { plan_id: string; platform_variant_id?: number | string | null | undefined }) {
+    /**
+     * The variants a subscriber may change to: those the platform's catalogue lists for the
+     * subscription's product right now (live, before any transaction). [] on a store that does not
+     * sell through the platform or is not connected, for a product without a platform product id, and
+     * for a product that has only its base variant: nothing to choose.
+     */
+    async variantChoices(store: StoreRow, id: string, actor: Actor): Promise<VariantChoice[]> {
+      const subscription = await visibleSubscription(store, id, actor)
+      const listed = (await productVariants(store, subscription)) ?? []
+      return listed.map((variant) => ({
+        platform_variant_id: variant.id,
+        sku: variant.sku,
+        label: variant.label,
+        purchasable: variant.purchasable,
+        current: variant.id === subscription.platform_variant_id,
+      }))
+    },
+
+    async swap(store: StoreRow, id: string, actor: Actor, input: { plan_id: string; platform_variant_id?: number | string | null | undefined }) {
+      // A subscriber changes only the variant, on the current plan, to one the platform sells now: the
+      // renewal is still ordered at the subscription's own price (cart list_price), whatever the variant.
+      // HTTP to the platform happens here, never inside the transaction below.
+      const checked = actor.kind === 'subscriber' && input.platform_variant_id !== undefined ? await checkSubscriberVariant(store, id, actor, input) : undefined
       return change(store, id, actor, 'swap', async ({ trx, subscription }) => {
         await assertDirectChangeAllowed(trx, subscription, actor)
-        // A variant is priced by the platform's catalogue, not by the plan: which ones a subscriber may
-        // pick is the merchant's to offer (through a plan), never any id the portal sends.
-        if (actor.kind === 'subscriber' && input.platform_variant_id !== undefined) {
-          throw invalidField('/body/platform_variant_id', "cannot be chosen in the portal: swap to a plan that sells the variant, or ask the merchant")
+        if (checked && (subscription.plan_id !== input.plan_id || subscription.product_id !== checked.productId)) {
+          throw new AppError('conflict', 'the subscription changed while its variant was checked; retry')
         }
         const variant = swapVariant(input)
         if (input.plan_id === subscription.plan_id) {

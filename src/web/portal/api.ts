@@ -15,6 +15,7 @@ import type {
   StorefrontStore,
   Subscriber,
   Subscription,
+  SubscriptionVariantList,
   UpcomingRenewal,
 } from './types.ts'
 
@@ -45,6 +46,8 @@ export const api = {
   charges: (id: string, cursor?: string | null) => call<Page<Charge>>('GET', `/portal/subscriptions/${enc(id)}/charges${query({ limit: 10, cursor })}`),
   paymentInstruments: () => call<PaymentInstrumentList>('GET', '/portal/payment-instruments'),
   swapOptions: (id: string) => call<Page<Plan>>('GET', `/portal/subscriptions/${enc(id)}/swap-options${query({ limit: 100 })}`),
+  /** The variants of the subscription's product, read live from the store's catalogue (empty: nothing to choose). */
+  variants: (id: string) => call<SubscriptionVariantList>('GET', `/portal/subscriptions/${enc(id)}/variants`),
   action: (id: string, action: string, body?: unknown) =>
     call<Subscription>('POST', `/portal/subscriptions/${enc(id)}/${action}`, { body: body ?? undefined, idempotent: true }),
 

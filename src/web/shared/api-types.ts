@@ -356,7 +356,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Move to another plan (see swap-options) from the next period */
+        /**
+         * Move to another plan (see swap-options), or change the variant on the current plan (see variants), from the next period
+         * @description From the next period. With another `plan_id` (one of swap-options) the subscription takes that plan's price, cadence and variant. A subscriber names `platform_variant_id` only with the current `plan_id`, to change the variant alone: it must be one the platform lists for the product right now as `purchasable` (see `GET /subscriptions/{id}/variants`), checked live before anything changes; the price stays the subscription's own, since renewals are ordered at it whatever the variant. Else 400 `validation_failed` at `/body/platform_variant_id` (not a variant of this product, not for sale, or not the current plan). 503 `platform_unavailable` when BigCommerce cannot be asked; nothing changes then.
+         */
         post: operations["swapPortalSubscriptionPlan"];
         delete?: never;
         options?: never;
@@ -524,6 +527,26 @@ export type paths = {
          * @description Active plans of the store in the subscription's currency, other than its current plan; newest first.
          */
         get: operations["listPortalSwapOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/portal/subscriptions/{id}/variants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The variants of the subscription's product (size, grind...) it may change to
+         * @description Read live from the store's BigCommerce catalogue (`GET /v3/catalog/products/{id}/variants`): each variant's id, sku, options as words (`label`, e.g. "Grind: Whole, Size: 1 kg"; the sku when it has none), whether the store sells it now (`purchasable`) and whether the subscription renews with it (`current`). Change to a purchasable one with `swap` and the current `plan_id`; the price stays the same. `data` is empty when there is nothing to choose: a store on the test gateway or not connected to BigCommerce, a product without a platform product id, or one that has only its base variant. 503 `platform_unavailable` when BigCommerce cannot be asked (unreachable, refuses the store's token, answers 5xx or rate limits past a few seconds). Another subscriber's subscription is 404, like every portal route.
+         */
+        get: operations["listPortalSubscriptionVariants"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2688,6 +2711,24 @@ export type components = {
             /** @enum {string} */
             object: "webhook_replay";
             redelivered: number;
+        };
+        /**
+         * SubscriptionVariant
+         * @description A variant of the subscription's product on the platform
+         */
+        SubscriptionVariant: {
+            /** @description The catalog variant: send it as `platform_variant_id` to swap with the current plan */
+            platform_variant_id: string;
+            sku: string;
+            /**
+             * @description Its options, e.g. "Grind: Whole, Size: 1 kg"; the sku when it has none
+             * @example Grind: Whole, Size: 1 kg
+             */
+            label: string;
+            /** @description The store sells it now (not `purchasing_disabled`): only these can be changed to */
+            purchasable: boolean;
+            /** @description The variant the subscription renews with */
+            current: boolean;
         };
         /** Subscription */
         Subscription: {
@@ -5200,7 +5241,7 @@ export interface operations {
                 "application/json": {
                     /** @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
                     plan_id: string;
-                    /** @description The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant */
+                    /** @description The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant. In the portal only with the current plan, to a variant the platform sells now (`GET /api/v1/portal/subscriptions/{id}/variants`) */
                     platform_variant_id?: number | string | (never | null);
                 };
             };
@@ -5289,6 +5330,15 @@ export interface operations {
             };
             /** @description `internal_error`: Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `service_unavailable`: Service unavailable; `platform_unavailable`: The commerce platform could not be asked */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6274,6 +6324,98 @@ export interface operations {
             };
             /** @description `internal_error`: Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPortalSubscriptionVariants: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variants of the subscription's product, in the platform's order; empty when there is nothing to choose */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["SubscriptionVariant"][];
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `service_unavailable`: Service unavailable; `platform_unavailable`: The commerce platform could not be asked */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9953,7 +10095,7 @@ export interface operations {
                 "application/json": {
                     /** @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
                     plan_id: string;
-                    /** @description The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant */
+                    /** @description The catalog variant from the next renewal (null for none): by default the new plan's variant, else the current one when the product stays the same; the same plan with another variant changes only the variant. In the portal only with the current plan, to a variant the platform sells now (`GET /api/v1/portal/subscriptions/{id}/variants`) */
                     platform_variant_id?: number | string | (never | null);
                 };
             };

@@ -11,7 +11,8 @@ import { act, checkout, checkoutBody } from './fixtures.ts'
  * takes the variant the shopper bought, else the plan's; a swap moves to the new plan's variant (or
  * keeps the current one while the product stays the same), or to the variant it names, and a swap to
  * the same plan with another variant changes only the variant. What the platform's renewal order then
- * carries: test/api/billing/platform-renewals.test.ts.
+ * carries: test/api/billing/platform-renewals.test.ts; what a subscriber may change to in the portal:
+ * test/api/portal/portal-variants.test.ts.
  */
 describe('variants of plans and subscriptions', () => {
   let t: TestApp
@@ -68,14 +69,19 @@ describe('variants of plans and subscriptions', () => {
     assertProblem(await swap(sub.id, { plan_id: sameProduct.id, platform_variant_id: -3 }), 400, 'validation_failed')
   })
 
-  test("a subscriber cannot name a variant in the portal (the platform prices variants, not the plan); a swap to a plan that sells one moves them to it", async () => {
+  test("in the portal a variant is named only on the current plan and only from the platform's catalogue (none on a test-gateway store); a swap to a plan that sells one moves them to it", async () => {
     const small = await createPlan(t.app, shop.auth, productId, { platform_variant_id: 501, name: '250 g' })
     const large = await createPlan(t.app, shop.auth, productId, { platform_variant_id: 502, name: '1 kg', amount: 4000 })
     const [sub] = await checkout(t.app, shop.auth, checkoutBody(small.id))
     const portal = await signInSubscriber(t.app, t.db, shop.store.id, sub.subscriber_id)
     const portalSwap = (body: Record<string, unknown>) => call(t.app, { method: 'POST', url: `/api/v1/portal/subscriptions/${sub.id}/swap`, headers: portal.auth, payload: body })
-    assertProblem(await portalSwap({ plan_id: small.id, platform_variant_id: 502 }), 400, 'validation_failed', { path: '/body/platform_variant_id' })
-    assertProblem(await portalSwap({ plan_id: large.id, platform_variant_id: 501 }), 400, 'validation_failed', { path: '/body/platform_variant_id' })
+    // The platform's catalogue is what offers variants (test/api/portal/portal-variants.test.ts): a test-gateway store has none to offer.
+    const notOffered = await portalSwap({ plan_id: small.id, platform_variant_id: 502 })
+    assertProblem(notOffered, 400, 'validation_failed', { path: '/body/platform_variant_id' })
+    assert.match(notOffered.json.errors[0].message, /is not offered/)
+    const otherPlan = await portalSwap({ plan_id: large.id, platform_variant_id: 501 })
+    assertProblem(otherPlan, 400, 'validation_failed', { path: '/body/platform_variant_id' })
+    assert.match(otherPlan.json.errors[0].message, /can only be changed on the current plan/)
     const moved = await portalSwap({ plan_id: large.id })
     assert.equal(moved.statusCode, 200, moved.body)
     assert.deepEqual([moved.json.platform_variant_id, moved.json.amount], ['502', 4000], "the plan's variant at the plan's price")

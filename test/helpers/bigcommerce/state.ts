@@ -88,6 +88,8 @@ export interface SimVariant {
   /** Stock at the one simulated location; counts when the product is tracked by `variant`. */
   inventory_level: number
   option_values: { id: number; label: string; option_id: number; option_display_name: string }[]
+  /** The merchant stopped selling it (VAR `purchasing_disabled`); the simulator's carts still take it. */
+  purchasing_disabled: boolean
 }
 
 export type InventoryTracking = 'none' | 'product' | 'variant'
@@ -374,6 +376,8 @@ export interface VariantSeed {
   price?: number
   inventory_level?: number
   option_values?: { id: number; label: string; option_id: number; option_display_name: string }[]
+  /** Default false. */
+  purchasing_disabled?: boolean
 }
 
 export interface ProductSeed {
@@ -483,6 +487,7 @@ export function newProduct(store: SimStore, seed: ProductSeed): SimCatalogProduc
       price: v.price ?? null,
       inventory_level: v.inventory_level ?? 0,
       option_values: v.option_values ?? [],
+      purchasing_disabled: v.purchasing_disabled ?? false,
     }),
   )
   // Variant ids are unique in a store (the platform's are global ids).

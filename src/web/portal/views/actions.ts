@@ -4,7 +4,7 @@ import { confirmAction, type Confirmation } from '../../shared/confirm.ts'
 import { checkboxField, field, h, uid, type Child } from '../../shared/dom.ts'
 import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText } from '../format.ts'
 import { shiftDay, zonedDay, zonedInstant, zonedTime } from '../zoned.ts'
-import type { Address, ChangeRequest, Interval, Onetime, PaymentInstrumentList, Plan, PortalStore, Product, RetentionOffer, Subscription, UpcomingRenewal } from '../types.ts'
+import type { Address, ChangeRequest, Interval, Onetime, PaymentInstrumentList, Plan, PortalStore, Product, RetentionOffer, Subscription, SubscriptionVariant, UpcomingRenewal } from '../types.ts'
 
 export interface ActionContext {
   app: PortalApp
@@ -12,6 +12,8 @@ export interface ActionContext {
   plan: Plan | null
   /** Plans it may move to, each with its product (null when they could not be read). */
   swapOptions: { plan: Plan; product: Product | null }[] | null
+  /** The variants of the product the store's catalogue lists now (GET .../variants); null when not read or unreadable. */
+  variants: SubscriptionVariant[] | null
   /**
    * The subscriber's stored instruments (GET /portal/payment-instruments); an Error when they could
    * not be read, null when not asked (nothing left to change).
@@ -232,8 +234,14 @@ export function actionsSection(ctx: ActionContext): HTMLElement {
   if (s.status === 'active' && !s.cancel_at_period_end && s.next_charge_at) section.appendChild(reschedulePanel(ctx))
   if (s.status === 'active' || s.status === 'paused' || s.status === 'past_due') section.append(discountPanel(ctx), addOnPanel(ctx))
   if (s.status === 'active') section.appendChild(pausePanel(ctx))
-  if (!b2b) section.append(swapPanel(ctx), quantityPanel(ctx), intervalPanel(ctx))
-  else section.appendChild(changeRequestPanel(ctx))
+  if (!b2b) {
+    section.appendChild(swapPanel(ctx))
+    const variant = variantPanel(ctx)
+    if (variant) section.appendChild(variant)
+    section.append(quantityPanel(ctx), intervalPanel(ctx))
+  } else {
+    section.appendChild(changeRequestPanel(ctx))
+  }
   section.append(addressPanel(ctx), paymentPanel(ctx), cancelPanel(ctx))
   return section
 }
@@ -325,6 +333,45 @@ function swapPanel(ctx: ActionContext): HTMLDetailsElement {
       perform: () => api.action(s.id, 'swap', { plan_id: chosen()!.plan.id }),
       success: () => `Your plan changes to ${chosen()?.plan.name ?? 'the new plan'} from ${from() ?? 'the next renewal'}.`,
       fieldNames: { plan_id: 'The plan' },
+    },
+  })
+}
+
+/**
+ * Another variant of the same product (size, grind...) on the same plan and price: a select of the
+ * variants the store sells now, the current one selected. Nothing when there are fewer than two.
+ */
+function variantPanel(ctx: ActionContext): HTMLDetailsElement | null {
+  const { subscription: s } = ctx
+  const variants = ctx.variants ?? []
+  if (variants.length < 2) return null
+  const choices = variants.filter((variant) => variant.purchasable || variant.current)
+  const select = h('select', { name: 'platform_variant_id' }) as HTMLSelectElement
+  if (!choices.some((variant) => variant.current)) select.appendChild(h('option', { value: '' }, 'Choose one'))
+  for (const variant of choices) {
+    select.appendChild(h('option', { value: variant.platform_variant_id, selected: variant.current }, variant.current ? `${variant.label} (current)` : variant.label))
+  }
+  const chosen = () => choices.find((variant) => variant.platform_variant_id === select.value)
+  return panel({
+    reload: ctx.reload,
+    summary: 'Change variant',
+    intro: 'Same plan, same price. The new choice ships from your next renewal.',
+    fields: [field('Variant', select, { hint: 'Size, grind or other option.' })],
+    submitLabel: 'Change variant',
+    validate: () => {
+      const variant = chosen()
+      if (!variant) return 'Choose a variant first.'
+      return variant.current ? 'This is already your choice. Pick another one.' : null
+    },
+    action: {
+      confirm: () => ({
+        title: 'Change the variant?',
+        body: [h('p', null, `From your next renewal: ${chosen()!.label}. The price stays the same.`)],
+        confirmLabel: 'Change variant',
+      }),
+      perform: () => api.action(s.id, 'swap', { plan_id: s.plan_id, platform_variant_id: chosen()!.platform_variant_id }),
+      success: () => `Changed to ${chosen()?.label ?? 'the new variant'} from your next renewal.`,
+      fieldNames: { platform_variant_id: 'Your choice', plan_id: 'The plan' },
     },
   })
 }

@@ -44,7 +44,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
   const { subscription: s, plan } = named
   const live = ['pending', 'active', 'paused', 'past_due'].includes(s.status)
   const canAddOns = ['active', 'paused', 'past_due'].includes(s.status)
-  const [charges, swapOptions, changeRequests, instruments, store, onetimes, addOnProducts, upcoming] = await Promise.all([
+  const [charges, swapOptions, changeRequests, instruments, store, onetimes, addOnProducts, upcoming, variants] = await Promise.all([
     api.charges(s.id).catch((failure: unknown) => failure),
     live ? loadSwapOptions(s.id) : Promise.resolve(null),
     plan?.b2b ? api.changeRequests(s.id).catch((failure: unknown) => failure) : Promise.resolve(null),
@@ -55,6 +55,8 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     canAddOns ? loadAddOnProducts(s) : Promise.resolve(null),
     // The next charge as the service prices it; an ended subscription has none to ask for.
     live ? api.upcoming(s.id).catch((failure: unknown) => asError(failure)) : Promise.resolve(asError(null)),
+    // Other sizes or grinds of the product (a business plan changes by request); none offered when they cannot be read.
+    live && !plan?.b2b ? api.variants(s.id).then((list) => list.data, () => null) : Promise.resolve(null),
   ])
   const productNames = await namesOf(upcoming, named.product)
   if (!isCurrent()) return
@@ -111,7 +113,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     h(
       'div',
       { class: plan?.b2b ? 'detail-grid with-requests' : 'detail-grid' },
-      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, instruments, store, onetimes, addOnProducts, upcoming, productNames, reload })),
+      h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, variants, instruments, store, onetimes, addOnProducts, upcoming, productNames, reload })),
       summary,
       chargesSection(app, s, charges),
       plan?.b2b ? changeRequestsSection(changeRequests, swapOptions ?? []) : null,
