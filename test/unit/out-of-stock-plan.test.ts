@@ -82,13 +82,18 @@ describe('afterOutOfStock: the store policy skip', () => {
     assert.equal(decision.nextRetryAt, null)
   })
 
-  test('a skip that comes late (after the following boundary) renews at the first boundary after it, never in the past', () => {
+  test('a skip that comes late (after the following boundary) skips every period up to the next renewal, at the first boundary after it: the current period ends when it is due, so no prepaid cycle is walked through unpaid', () => {
     const at = '2026-03-15T09:00:00.000Z'
     const decision = afterOutOfStock(subscription({ next_charge_at: d(at) }), skip, 1, d(FEB_10), d(at))
     assert.equal(iso(decision.set.next_charge_at), APR_10)
-    assert.equal(iso(decision.set.current_period_start), FEB_10, 'the skipped period is still the one that was due')
-    assert.equal(iso(decision.set.current_period_end), MAR_10)
-    assert.deepEqual(dated(decision.set), skipped(APR_10))
+    assert.deepEqual(dated(decision.set), { ...skipped(APR_10), period_index: 2, current_period_start: MAR_10, current_period_end: APR_10 })
+  })
+
+  test('a prepaid block skipped late: the current period ends at the next renewal', () => {
+    const at = '2026-03-15T09:00:00.000Z'
+    const prepaid = subscription({ prepaid_cycles_total: 3, prepaid_cycles_remaining: 0, next_charge_at: d(at) })
+    const decision = afterOutOfStock(prepaid, skip, 1, d(FEB_10), d(at))
+    assert.equal(iso(decision.set.current_period_end), iso(decision.set.next_charge_at))
   })
 
   test('a skip exactly at the following boundary moves past it', () => {
@@ -97,7 +102,26 @@ describe('afterOutOfStock: the store policy skip', () => {
   })
 })
 
+describe('planRenewal: a skip asked for while the renewal waits for stock', () => {
+  test('skips the period that waits (no card failed), and ends the wait', () => {
+    const row = waitingForStock(2, { skip_next: true })
+    const renewal = planRenewal(row, store())
+    assert.equal(renewal.kind, 'skip')
+    const set = (renewal as { set: Record<string, unknown> }).set
+    assert.deepEqual([iso(set.current_period_start as Date), iso(set.next_charge_at as Date), set.stock_attempts, set.unpaid_period_start, set.out_of_stock_since, set.skip_next], [FEB_10, MAR_10, 0, null, null, false])
+  })
+})
+
 describe('afterOutOfStock: the store policy retry (daily for out_of_stock_retry_days, then skip)', () => {
+  test('tries are counted from when each was due, not when it settled: slow answers never cost the window its last try', () => {
+    const late = (iso: string) => new Date(new Date(iso).getTime() + 2_000)
+    // Each try settles 2 s after it was due; with 3 days, the tries are days 0, 1, 2 and 3, then the skip.
+    const day2 = afterOutOfStock(waitingForStock(2), retry, 1, d(FEB_10), late(plus(2)), d(plus(2)))
+    assert.equal(iso(day2.nextRetryAt), plus(3), 'day 3 is still tried')
+    const first = afterOutOfStock(subscription(), retry, 1, d(FEB_10), late(FEB_10), d(FEB_10))
+    assert.equal(iso(first.nextRetryAt), plus(1), 'a day after it was due')
+  })
+
   test('the first time: tried again a day later, the period is held unpaid, no event', () => {
     const decision = afterOutOfStock(subscription(), retry, 1, d(FEB_10), d(FEB_10))
     assert.deepEqual(dated(decision.set), { pending_charge_id: null, stock_attempts: 1, out_of_stock_since: FEB_10, unpaid_period_start: FEB_10, next_charge_at: plus(1) })
@@ -224,7 +248,7 @@ describe('planRenewal: a subscription waiting for stock', () => {
     assert.deepEqual({ attempt: renewal.attempt, start: iso(renewal.period.start), end: iso(renewal.period.end), periodIndex: renewal.periodIndex, amount: renewal.amount }, { attempt: 4, start: FEB_10, end: MAR_10, periodIndex: 1, amount: 1500 })
   })
 
-  test('skip_next does not skip the waiting period: it is still charged', () => {
+  test('skip_next does not skip a period whose card failed (dunning): it is still charged', () => {
     const renewal = planRenewal(row({ skip_next: true }), store())
     assert.equal(renewal.kind, 'charge')
     if (renewal.kind !== 'charge') return

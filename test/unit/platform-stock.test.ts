@@ -2,6 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { availableToSell, stockShortfall, type StockLine, type StockRead } from '../../src/modules/billing/gateways/platform-stock.ts'
 
+/** The shortfall's words, as the failure message will say them (the lines and levels are asserted apart). */
+function texts(result: Awaited<ReturnType<typeof stockShortfall>>) {
+  return 'short' in result ? { short: result.short.map((item) => item.text) } : result
+}
+
 /** A catalog product as `GET /v3/catalog/products?include_fields=name,inventory_tracking` returns it. */
 interface Product {
   id: number
@@ -81,7 +86,7 @@ describe('stockShortfall: which renewal lines the platform cannot supply', () =>
 
   test('a product tracked by product with nothing to sell is short', async () => {
     const { read, paths } = platform([MUG], [[item(1, 10, [at(0)])]])
-    assert.deepEqual(await stockShortfall(read, [line(1, 1)]), { short: ['Mug: 0 available, 1 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(1, 1)])), { short: ['Mug: 0 available, 1 wanted'] })
     assert.deepEqual(paths(), [CATALOG, INVENTORY])
   })
 
@@ -92,7 +97,7 @@ describe('stockShortfall: which renewal lines the platform cannot supply', () =>
 
   test("tracked by variant: the line's variant is short even when another variant of the product has plenty", async () => {
     const { read } = platform([COFFEE], [[item(2, 77, [at(0)]), item(2, 78, [at(50)])]])
-    assert.deepEqual(await stockShortfall(read, [line(2, 2, 77)]), { short: ['Coffee (variant 77): 0 available, 2 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(2, 2, 77)])), { short: ['Coffee (variant 77): 0 available, 2 wanted'] })
   })
 
   test("tracked by variant: the line's variant in stock is not short while another variant has none", async () => {
@@ -102,18 +107,18 @@ describe('stockShortfall: which renewal lines the platform cannot supply', () =>
 
   test('the lines of one product-tracked item are wanted together: 3 available, 2 + 2 wanted is short', async () => {
     const { read } = platform([MUG], [[item(1, 10, [at(3)])]])
-    assert.deepEqual(await stockShortfall(read, [line(1, 2), line(1, 2)]), { short: ['Mug: 3 available, 4 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(1, 2), line(1, 2)])), { short: ['Mug: 3 available, 4 wanted'] })
   })
 
   test('the lines of one variant are wanted together', async () => {
     const { read } = platform([COFFEE], [[item(2, 77, [at(3)])]])
-    assert.deepEqual(await stockShortfall(read, [line(2, 2, 77), line(2, 2, 77)]), { short: ['Coffee (variant 77): 3 available, 4 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(2, 2, 77), line(2, 2, 77)])), { short: ['Coffee (variant 77): 3 available, 4 wanted'] })
   })
 
   test('available_to_sell is summed over the enabled locations that sell the item; a disabled or not-in-stock location does not count', async () => {
     const locations = [at(5), at(10, { location_enabled: false }), at(10, { settings: { is_in_stock: false } }), at(2)]
     const { read } = platform([MUG], [[item(1, 10, locations)]])
-    assert.deepEqual(await stockShortfall(read, [line(1, 8)]), { short: ['Mug: 7 available, 8 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(1, 8)])), { short: ['Mug: 7 available, 8 wanted'] })
     const enough = platform([MUG], [[item(1, 10, locations)]])
     assert.deepEqual(await stockShortfall(enough.read, [line(1, 7)]), { short: [] })
   })
@@ -148,7 +153,7 @@ describe('stockShortfall: which renewal lines the platform cannot supply', () =>
     const pageOne = Array.from({ length: 1000 }, (_, index) => item(2, 1000 + index, [at(50)]))
     const pageTwo = [item(2, 5000, [at(1)])]
     const { read, calls } = platform([COFFEE], [pageOne, pageTwo])
-    assert.deepEqual(await stockShortfall(read, [line(2, 2, 5000)]), { short: ['Coffee (variant 5000): 1 available, 2 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(2, 2, 5000)])), { short: ['Coffee (variant 5000): 1 available, 2 wanted'] })
     const inventory = calls.filter((call) => call.path === INVENTORY)
     assert.deepEqual(inventory.map((call) => call.query.page), ['1', '2'])
     assert.deepEqual(inventory.map((call) => call.query.limit), ['1000', '1000'])
@@ -174,7 +179,26 @@ describe('stockShortfall: which renewal lines the platform cannot supply', () =>
 
   test('several short lines are all reported, each with its own text', async () => {
     const { read } = platform([MUG, COFFEE], [[item(1, 10, [at(0)]), item(2, 77, [at(1)])]])
-    assert.deepEqual(await stockShortfall(read, [line(1, 1), line(2, 3, 77)]), { short: ['Mug: 0 available, 1 wanted', 'Coffee (variant 77): 1 available, 3 wanted'] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(1, 1), line(2, 3, 77)])), { short: ['Mug: 0 available, 1 wanted', 'Coffee (variant 77): 1 available, 3 wanted'] })
+  })
+})
+
+describe('stockShortfall: the lines behind each short item', () => {
+  test('each short item names the lines that want it and what it has: the collector tells the own line from add-ons', async () => {
+    const { read } = platform([MUG, COFFEE], [[item(1, 10, [at(1)]), item(2, 77, [at(0)])]])
+    const result = await stockShortfall(read, [line(2, 1, 77), line(1, 1), line(1, 1)])
+    assert.deepEqual(result, { short: [{ text: 'Coffee (variant 77): 0 available, 1 wanted', lines: [0], available: 0 }, { text: 'Mug: 1 available, 2 wanted', lines: [1, 2], available: 1 }] })
+  })
+
+  test('a product tracked by product whose inventory lists one item per variant is read at the line\'s variant', async () => {
+    const { read } = platform([MUG], [[item(1, 10, [at(0)]), item(1, 11, [at(9)])]])
+    assert.deepEqual(await stockShortfall(read, [line(1, 2, 11)]), { short: [] })
+    assert.deepEqual(texts(await stockShortfall(read, [line(1, 2, 10)])), { short: ['Mug: 0 available, 2 wanted'] })
+  })
+
+  test('an item whose levels cannot be read is not called short: the cart decides', async () => {
+    const { read } = platform([MUG], [[{ identity: { product_id: 1, variant_id: 10, sku: 'MUG' }, locations: [{ available_to_sell: '0' }] } as never]])
+    assert.deepEqual(await stockShortfall(read, [line(1, 1)]), { short: [] })
   })
 })
 
@@ -187,9 +211,9 @@ describe('availableToSell: what an item has to sell', () => {
     assert.equal(availableToSell(item(1, 10, [at(5), at(10, { location_enabled: false }), at(10, { settings: { is_in_stock: false } })])), 5)
   })
 
-  test('no locations: nothing to sell', () => {
-    assert.equal(availableToSell({}), 0)
-    assert.equal(availableToSell({ locations: [] }), 0)
+  test('no locations: no level to go by', () => {
+    assert.equal(availableToSell({}), undefined, 'no level to go by: not called out of stock')
+    assert.equal(availableToSell({ locations: [] }), undefined)
   })
 
   test('negative, fractional or non-numeric levels: negatives count as nothing, fractions are floored', () => {

@@ -37,7 +37,7 @@ export const Charge = Type.Object(
     }),
     amount_refunded: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units refunded so far (refunds whose answer is still awaited are not counted)' }),
     review: Nullable(BillingIssue, { description: 'Why the charge requires review; null otherwise' }),
-    attempt: Type.Integer({ minimum: 1, description: '1 for the renewal, 2.. for dunning retries of the same period' }),
+    attempt: Type.Integer({ minimum: 1, description: '1 for the renewal, 2.. for retries of the same period: dunning retries, and tries again after an item was out of stock' }),
     payment_instrument_id: Type.String(),
     platform_order_id: Nullable(Type.String({ description: 'The renewal order on the commerce platform this charge pays (live stores)' })),
     failure_code: Nullable(Type.String({ example: 'card_declined' })),

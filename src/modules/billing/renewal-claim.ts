@@ -41,8 +41,9 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
       else counts.expirations++
       continue
     }
-    if (renewal.attempt === 1) counts.renewals++
-    else counts.retries++
+    // A dunning retry retries a payment; a try again after an item was out of stock is the renewal still.
+    if (subscription.dunning_attempts > 0) counts.retries++
+    else counts.renewals++
     const charge: ChargeRow = {
       id: newId('ch'),
       store_id: store.id,

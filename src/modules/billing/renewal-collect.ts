@@ -1,8 +1,8 @@
-import type { ChargeRow } from '../../db/database.ts'
+import type { ChargeRow, StoreRow } from '../../db/database.ts'
 import { platformProductIdOf } from '../catalog/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
 import { renewalOrderDetails } from '../subscriptions/index.ts'
-import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder } from './gateways/index.ts'
+import type { ChargeOutcome, ChargeRequest, OrderOutcome, PaymentGateway, RenewalOrder, RenewalOrderLine, StockOutcome } from './gateways/index.ts'
 import { markCartKept, markOrderRequested, markSubmitted, setOnOrderlessCharge, unmarkSubmitted, type BillingContext } from './renewal-context.ts'
 
 /**
@@ -39,19 +39,15 @@ export function createCollector(ctx: BillingContext) {
     }
   }
 
-  /**
-   * The renewal's order on the platform, raised before any payment and kept on the charge, so a
-   * retry pays the same order. When the platform priced it (its checkout: the store's tax, the
-   * shipping it quoted), the charge takes those figures in the same write, before anything pays it.
-   */
-  async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<OrderOutcome> {
+  /** What the platform needs to raise the renewal's order, from the charge's lines and the subscription. */
+  async function renewalOrderOf(charge: ChargeRow): Promise<{ order: RenewalOrder; store: StoreRow | undefined }> {
     const details = await renewalOrderDetails(db, charge.subscription_id)
     const [store] = (await findStoresByIds(db, [charge.store_id])).values()
-    const addOns = []
+    const addOns: RenewalOrderLine[] = []
     let ownLine = charge.line_items?.find((line) => line.type === 'subscription')
     for (const line of charge.line_items ?? []) {
       if (line.type !== 'onetime') continue
-      addOns.push({ platformProductId: await platformProductIdOf(db, line.product_id), quantity: line.quantity, unitAmount: line.unit_amount, amount: line.amount })
+      addOns.push({ platformProductId: await platformProductIdOf(db, line.product_id), quantity: line.quantity, unitAmount: line.unit_amount, amount: line.amount, onetimeId: line.onetime_id })
     }
     // A charge recorded before its lines were (older rows): the subscription's line is the whole subtotal.
     ownLine ??= { type: 'subscription', product_id: details.productId, onetime_id: null, quantity: details.quantity, unit_amount: Math.round(charge.subtotal / details.quantity), amount: charge.subtotal, discount_amount: charge.discount_amount }
@@ -66,8 +62,6 @@ export function createCollector(ctx: BillingContext) {
       // checkout named no rate (older ones, API checkouts without `shipping`): never a silent free
       // shipping. Every other case ships for what the claim priced.
       shipping: { amount: takesQuote(store?.renewal_shipping, details.keptShippingAmount) ? null : charge.shipping_amount, method: charge.shipping_method },
-      // Stock is the store's concern unless it sells regardless (`charge_anyway`).
-      checkStock: store?.out_of_stock !== 'charge_anyway',
       amount: charge.amount,
       addOns,
       currency: charge.currency.trim(),
@@ -76,7 +70,65 @@ export function createCollector(ctx: BillingContext) {
       billingAddress: details.billingAddress,
       shippingAddress: details.shippingAddress,
     }
+    return { order, store }
+  }
+
+  /**
+   * The platform's stock of the renewal's lines, read while no order can exist for the charge. The
+   * subscription's own line short fails the charge `out_of_stock` (the store's policy decides what
+   * follows); add-ons short are left off this charge and wait for the next one, so one out-of-stock
+   * extra never holds the subscription back. Answers the outcome to end on, or undefined to go on.
+   */
+  async function settleStock(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, order: RenewalOrder, token: string): Promise<OrderOutcome | undefined> {
+    const stock = await gateway.checkStock!(request, order).catch((error: unknown): StockOutcome => unknownOf(error))
+    if (stock.status !== 'checked') return stock
+    if (stock.unchecked) ctx.log?.warn({ chargeId: charge.id, storeId: charge.store_id, reason: stock.unchecked }, 'the stock of a renewal could not be read; it goes on unchecked')
+    const own = stock.short.filter((item) => item.lines.includes(0) && order.quantity > item.available)
+    if (own.length > 0) return { status: 'failed', failureCode: 'out_of_stock', failureMessage: `Out of stock: ${own.map((item) => item.text).join('; ')}.` }
+    const dropped = new Set(stock.short.flatMap((item) => item.lines.filter((line) => line > 0)).map((line) => order.addOns![line - 1]!.onetimeId))
+    if (dropped.size === 0) return undefined
+    const lineItems = (charge.line_items ?? []).filter((line) => !(line.type === 'onetime' && dropped.has(line.onetime_id)))
+    const removed = (charge.line_items ?? []).reduce((sum, line) => sum + (line.type === 'onetime' && dropped.has(line.onetime_id) ? line.amount : 0), 0)
+    // A cart an earlier holder made holds those lines: a new one is made (no order can exist from it yet).
+    const kept = await setOnOrderlessCharge(db, charge.id, token, { line_items: JSON.stringify(lineItems), subtotal: charge.subtotal - removed, amount: charge.amount - removed, platform_cart_id: null })
+    if (!kept) return { status: 'unknown', reason: 'the charge was taken over while its out-of-stock add-ons were left off; nothing was paid' }
+    ctx.log?.warn({ chargeId: charge.id, onetimeIds: [...dropped] }, 'add-ons out of stock are left off this renewal; they wait for the next')
+    charge.line_items = lineItems
+    charge.subtotal -= removed
+    charge.amount -= removed
+    charge.platform_cart_id = null
+    request.amount = charge.amount
+    request.cartId = undefined
+    order.addOns = (order.addOns ?? []).filter((line) => !dropped.has(line.onetimeId))
+    order.subtotal = charge.subtotal
+    order.amount = charge.amount
+    return undefined
+  }
+
+  /**
+   * The renewal's order on the platform, raised before any payment and kept on the charge, so a
+   * retry pays the same order. When the platform priced it (its checkout: the store's tax, the
+   * shipping it quoted), the charge takes those figures in the same write, before anything pays it.
+   * Unless the store charges anyway, the stock is read first while no order can exist, and again when
+   * the platform refuses to make the cart or the order (stock may have run out since).
+   */
+  async function raiseOrder(gateway: PaymentGateway, charge: ChargeRow, request: ChargeRequest, token: string): Promise<OrderOutcome> {
+    const { order, store } = await renewalOrderOf(charge)
+    const readsStock = gateway.checkStock !== undefined && store?.out_of_stock !== 'charge_anyway'
+    if (readsStock && !charge.order_requested_at) {
+      const stock = await settleStock(gateway, charge, request, order, token)
+      if (stock) return stock
+    }
     const made = await gateway.createOrder!(request, order).catch((error: unknown): OrderOutcome => unknownOf(error))
+    if (made.status === 'unknown' && made.refused && readsStock) {
+      // Refused (422): nothing was made. Out of stock since it was read? Its own line short ends the
+      // charge; add-ons short are left off (only before any order was asked for) and it is tried again.
+      if (made.refused === 'cart' && !charge.order_requested_at) return (await settleStock(gateway, charge, request, order, token)) ?? made
+      const again = await gateway.checkStock!(request, order).catch((error: unknown): StockOutcome => unknownOf(error))
+      const own = again.status === 'checked' ? again.short.filter((item) => item.lines.includes(0) && order.quantity > item.available) : []
+      if (own.length > 0) return { status: 'failed', failureCode: 'out_of_stock', failureMessage: `Out of stock: ${own.map((item) => item.text).join('; ')}.` }
+      return made
+    }
     if (made.status !== 'created') return made
     const priced = made.priced
     // Kept only while the lease is ours: a worker that stalled here must not name its order on a

@@ -171,11 +171,21 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
   const start = inDunning ? subscription.unpaid_period_start! : subscription.next_charge_at!
   const index = periodIndexStartingAt(subscription, start, timeZone)
 
-  if (!inDunning && subscription.skip_next) {
+  // A skip asked for while the renewal waits for stock skips the period that waits (no card failed).
+  const waitsForStock = inDunning && subscription.dunning_attempts === 0
+  if (subscription.skip_next && (!inDunning || waitsForStock)) {
     const period = { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + 1, timeZone) }
     return {
       kind: 'skip',
-      set: { skip_next: false, period_index: index, current_period_start: period.start, current_period_end: period.end, next_charge_at: period.end, reminded_for: null },
+      set: {
+        skip_next: false,
+        period_index: index,
+        current_period_start: period.start,
+        current_period_end: period.end,
+        next_charge_at: period.end,
+        reminded_for: null,
+        ...(waitsForStock ? { unpaid_period_start: null, stock_attempts: 0, out_of_stock_since: null } : {}),
+      },
       events: ['subscription.updated'],
     }
   }
@@ -298,10 +308,13 @@ export function afterOutOfStock(
   periodIndex: number,
   periodStart: Date,
   at: Date,
+  dueAt: Date = at,
 ): FailureDecision {
   const timeZone = store.timezone
-  const since = subscription.out_of_stock_since ?? at
-  const nextTry = addDays(at, 1, timeZone)
+  // Counted from when each try was due, not when it settled: the platform's answers take time, and a
+  // day later than the settlement would push every try later until the window lost its last one.
+  const since = subscription.out_of_stock_since ?? dueAt
+  const nextTry = addDays(dueAt, 1, timeZone)
   if (store.out_of_stock === 'retry' && subscription.status === 'active' && nextTry <= addDays(since, store.out_of_stock_retry_days, timeZone)) {
     return {
       set: { pending_charge_id: null, stock_attempts: subscription.stock_attempts + 1, out_of_stock_since: since, unpaid_period_start: periodStart, next_charge_at: nextTry },
@@ -311,6 +324,10 @@ export function afterOutOfStock(
   }
   let next = periodIndex + 1
   for (let guard = 0; guard < MAX_CATCH_UP_PERIODS && boundary(subscription, next, timeZone) <= at; guard++) next++
+  // Late (after a long wait, or a worker that was down), every period up to the next renewal is
+  // skipped: the current period ends when the next renewal is due, so no prepaid cycle is walked
+  // through as if it had been paid.
+  const current = next - 1
   const events: EventType[] = ['subscription.skipped']
   let status = subscription.status
   // A past_due subscription whose unpaid period could not have been shipped owes nothing any more.
@@ -323,9 +340,9 @@ export function afterOutOfStock(
       status,
       pending_charge_id: null,
       skip_reason: 'out_of_stock',
-      period_index: periodIndex,
-      current_period_start: boundary(subscription, periodIndex, timeZone),
-      current_period_end: boundary(subscription, periodIndex + 1, timeZone),
+      period_index: current,
+      current_period_start: boundary(subscription, current, timeZone),
+      current_period_end: boundary(subscription, next, timeZone),
       next_charge_at: boundary(subscription, next, timeZone),
       // A prepaid block that could not be sent is not paid: its cycles are not counted down.
       dunning_attempts: 0,
@@ -391,7 +408,7 @@ export interface ChargeSettlement {
 export function settleCharge(
   subscription: SubscriptionRow,
   store: Pick<StoreRow, 'timezone' | 'dunning_retry_days' | 'out_of_stock' | 'out_of_stock_retry_days'>,
-  charge: { id: string; attempt: number; period_start: Date; discount_id?: string | null },
+  charge: { id: string; attempt: number; period_start: Date; discount_id?: string | null; created_at?: Date },
   outcome: DefiniteOutcome,
   periodIndex: number,
   at: Date,
@@ -406,7 +423,7 @@ export function settleCharge(
       change = { set: { ...change.set, ...discountCycleUsed(subscription, charge.discount_id ?? null) }, events: [...change.events] }
       if (change.set.discount_id === null) change.events.push('subscription.discount_removed')
     } else if (outcome.status === 'failed' && outcome.failureCode === 'out_of_stock' && ['active', 'past_due'].includes(subscription.status)) {
-      const held = afterOutOfStock(subscription, store, periodIndex, charge.period_start, at)
+      const held = afterOutOfStock(subscription, store, periodIndex, charge.period_start, at, charge.created_at)
       change = { set: held.set, events: held.events }
       nextRetryAt = held.nextRetryAt
     } else if (!succeeded && ['active', 'past_due'].includes(subscription.status)) {

@@ -2396,7 +2396,7 @@ export type components = {
                  */
                 since: string;
             } | null;
-            /** @description 1 for the renewal, 2.. for dunning retries of the same period */
+            /** @description 1 for the renewal, 2.. for retries of the same period: dunning retries, and tries again after an item was out of stock */
             attempt: number;
             payment_instrument_id: string;
             /** @description The renewal order on the commerce platform this charge pays (live stores) */

@@ -63,7 +63,6 @@ function renewalOrder(overrides: Partial<RenewalOrder> = {}): RenewalOrder {
     subtotal: 2500,
     discountAmount: 0,
     shipping: { amount: 0, method: null },
-    checkStock: true,
     amount: 2500,
     currency: 'USD',
     email: 'jane@example.com',
@@ -109,9 +108,8 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const since = sim.requests.length
     const { outcome, orderId, request, made } = await renew()
     assert.deepEqual(outcome, { status: 'succeeded', gatewayChargeId: String(orderId) })
-    // The product tracks no stock (the simulator's default): the catalog says so, the inventory is not read.
     assert.deepEqual(operations(since), [
-      'getProducts 200', 'createCart 201', 'addCheckoutBillingAddress 200', 'createCheckoutOrder 200', 'updateOrder 200', 'getPaymentMethods 200', 'createPaymentAccessToken 201', 'PaymentsPost 201',
+      'createCart 201', 'addCheckoutBillingAddress 200', 'createCheckoutOrder 200', 'updateOrder 200', 'getPaymentMethods 200', 'createPaymentAccessToken 201', 'PaymentsPost 201',
     ])
     assert.deepEqual((made as { priced: unknown }).priced, { shippingAmount: 0, shippingMethod: null, taxAmount: 0, amount: 2500 })
     const order = sim.order(HASH, orderId)!
@@ -219,7 +217,11 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
       card = sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{ brand: 'VISA', last_4: '4242' }] }).instruments[0]!.token
       gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
     })
+    /** As the engine does: the stock, the order, the payment. */
     async function renewHere(request: ChargeRequest) {
+      const stock = await gateway.checkStock!(request, order())
+      if (stock.status !== 'checked') return { made: stock, outcome: undefined }
+      assert.deepEqual(stock.short, [])
       const made = await gateway.createOrder!(request, order())
       if (made.status !== 'created') return { made, outcome: undefined }
       request.orderId = made.orderId
@@ -297,31 +299,36 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     assert.match((other as { reason: string }).reason, /cart holds 77 x 2 at 1250, not the renewal's 77 x 2 at 1300: nothing was paid/)
   })
 
-  test('the store\'s setup or stock refusing a step is not the subscriber\'s failure: a token without the checkout or catalog scopes, an item out of stock for a store that charges anyway, a cart the platform dropped leave the renewal unknown with nothing paid', async () => {
+  test('the store\'s setup or stock refusing a step is not the subscriber\'s failure: the stock read first; a token without the checkout scopes, an item the cart refuses, a cart the platform dropped leave the renewal unknown with nothing paid; a token without the catalog scopes goes on unchecked', async () => {
     const hash = 'setupstore'
     const token = 'setup-store-token-SECRET-4410'
     sim.addStore({ hash, accessToken: token })
     sim.addProduct(hash, { id: 77, name: 'Coffee', price: 99, type: 'physical', inventory_level: 0, inventory_tracking: 'product' })
     sim.addCustomer(hash, { id: 11, email: 'jane@example.com', instruments: [{}] })
     const gateway = createPlatformGateway({ client, accessOf: async () => ({ storeHash: hash, accessToken: token }) })
-    // Checked first, the stock fails the charge before any cart (the store's policy decides what follows).
+    // The stock, read before any cart: the item and the lines that want it (0: the subscription's own).
     const before = sim.requests.length
-    const checked = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address }))
-    assert.deepEqual(checked, { status: 'failed', failureCode: 'out_of_stock', failureMessage: 'Out of stock: Coffee: 0 available, 2 wanted.' })
+    const checked = await gateway.checkStock!(chargeRequest(), renewalOrder({ shippingAddress: address }))
+    assert.deepEqual(checked, { status: 'checked', short: [{ text: 'Coffee: 0 available, 2 wanted', lines: [0], available: 0 }] })
     assert.deepEqual(operations(before), ['getProducts 200', 'getInventoryItems 200'], 'nothing made')
-    // A store that charges anyway does not ask; the platform's cart refuses the item all the same.
-    const outOfStock = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address, checkStock: false }))
+    // Not read (a store that charges anyway, or stock gone since): the platform's cart refuses the item, nothing made.
+    const outOfStock = await gateway.createOrder!(chargeRequest(), renewalOrder({ shippingAddress: address }))
     assert.equal(outOfStock.status, 'unknown', JSON.stringify(outOfStock))
     assert.match((outOfStock as { reason: string }).reason, /422.*nothing was paid/)
+    assert.equal((outOfStock as { refused?: string }).refused, 'cart', 'flagged so the engine reads the stock again')
 
     sim.failNext('createCart', 403, { afterProcessing: false })
     const forbidden = await gatewayWith(client).createOrder!(chargeRequest(), renewalOrder())
     assert.equal(forbidden.status, 'unknown')
-    assert.match((forbidden as { reason: string }).reason, /store_cart, store_checkout, store_v2_products_read_only or store_inventory_read_only scopes/)
+    assert.match((forbidden as { reason: string }).reason, /store_cart and store_checkout scopes/)
+    // A token without the catalog scope (granted before stock was read): the renewal goes on unchecked, said why.
     sim.failNext('getProducts', 403, { afterProcessing: false })
-    const noCatalog = await gatewayWith(client).createOrder!(chargeRequest(), renewalOrder())
-    assert.equal(noCatalog.status, 'unknown', 'a token without the catalog scope is the store\'s setup: nothing paid, no dunning')
-    assert.match((noCatalog as { reason: string }).reason, /reading how the renewal's products track stock: the platform answered 403/)
+    const noCatalog = await gatewayWith(client).checkStock!(chargeRequest(), renewalOrder())
+    assert.deepEqual([noCatalog.status, (noCatalog as { short: unknown[] }).short], ['checked', []])
+    assert.match((noCatalog as { unchecked: string }).unchecked, /reading how the renewal's products track stock: the platform answered 403.*store_v2_products_read_only and store_inventory_read_only/)
+    sim.failNext('getInventoryItems', 503, { afterProcessing: false })
+    const down = await gateway.checkStock!(chargeRequest(), renewalOrder())
+    assert.equal(down.status, 'unknown', 'anything else is asked again later')
 
     const request = chargeRequest()
     request.onOrderRequest = async () => { throw new Error('stalled') }
@@ -507,7 +514,7 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const request = chargeRequest({ onOrderRequest: async () => { seen.push(operations(since).join(', ')) } })
     const made = await gateway.createOrder!(request, renewalOrder())
     assert.equal(made.status, 'created')
-    assert.deepEqual(seen, ['getProducts 200, createCart 201, addCheckoutBillingAddress 200'], 'marked once, after pricing and before asking')
+    assert.deepEqual(seen, ['createCart 201, addCheckoutBillingAddress 200'], 'marked once, after pricing and before asking')
 
     const created = sim.counters.ordersCreated
     const refused = await gateway.createOrder!(chargeRequest({ onOrderRequest: async () => { throw new Error('lease lost') } }), renewalOrder())
@@ -520,7 +527,7 @@ describe('the BigCommerce renewal gateway, against the simulator', () => {
     const made = await gatewayWith(client).createOrder!(chargeRequest({ onCart: async () => { throw new Error('lease lost') } }), renewalOrder())
     assert.equal(made.status, 'unknown')
     assert.match((made as { reason: string }).reason, /the cart was not kept/)
-    assert.deepEqual(operations(since), ['getProducts 200', 'createCart 201'], 'nothing after the cart (the stock is read before it)')
+    assert.deepEqual(operations(since), ['createCart 201'], 'nothing after the cart')
   })
 
   test("an earlier holder's order request that may still be in flight is waited out, then looked for by its cart, never raced", async () => {

@@ -41,7 +41,7 @@ describe('a renewal order is priced in the platform store\'s currency, whatever 
       amount: 1200, currency: 'JPY', paymentInstrumentId: card, description: 'renewal',
     }
     const order: RenewalOrder = {
-      platformProductId: '77', platformVariantId: null, quantity: 1, unitAmount: 1200, subtotal: 1200, discountAmount: 0, shipping: { amount: 0, method: null }, checkStock: true, amount: 1200, currency: 'JPY', email: 'jane@example.com',
+      platformProductId: '77', platformVariantId: null, quantity: 1, unitAmount: 1200, subtotal: 1200, discountAmount: 0, shipping: { amount: 0, method: null }, amount: 1200, currency: 'JPY', email: 'jane@example.com',
       platformCustomerId: '11', billingAddress: { name: 'Jane Doe', line1: '1 Main Street', city: 'Austin', postal_code: '78751', country: 'US' }, shippingAddress: null,
     }
     const made = await gateway.createOrder!(charge, order)

@@ -33,6 +33,8 @@ describe('a platform renewal with an item out of stock', () => {
   let closeResolver: () => Promise<void>
   let engineAt: (at: string) => RenewalEngine
   let client: ReturnType<typeof createPlatformClient>
+  /** Runs just before the platform client sends a call: lets a case change the platform between two calls. */
+  let beforeCall: ((path: string, method: string) => void) | undefined
   let seq = 0
 
   before(async () => {
@@ -42,7 +44,14 @@ describe('a platform renewal with an item out of stock', () => {
     const config = testConfig(env)
     const connections = createPlatformConnections({ db: t.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
     client = createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 2_000 })
-    const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: client })
+    const hooked: typeof client = {
+      ...client,
+      call: (access, request) => {
+        beforeCall?.(request.path, request.method)
+        return client.call(access, request)
+      },
+    }
+    const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: hooked })
     closeResolver = gateways.close
     engineAt = (at) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways })
   })
@@ -54,10 +63,10 @@ describe('a platform renewal with an item out of stock', () => {
   })
 
   /** A live store of its own on the simulator, with its policy, the beans and the mug, and one customer's card. */
-  async function store(settings: Record<string, unknown>) {
+  async function store(settings: Record<string, unknown>, scopes?: string[]) {
     const hash = `stock${process.pid}x${++seq}`
     const token = `stock-store-token-SECRET-${seq}`
-    sim.addStore({ hash, accessToken: token })
+    sim.addStore({ hash, accessToken: token, ...(scopes ? { scopes } : {}) })
     sim.addProduct(hash, { id: BEANS, name: 'Beans', price: 9.99, type: 'physical', inventory_tracking: 'variant', variants: [{ id: WHOLE, inventory_level: 0 }, { id: GROUND, inventory_level: 50 }] })
     sim.addProduct(hash, { id: MUG, name: 'Mug', price: 5, type: 'physical', inventory_tracking: 'product', inventory_level: 0 })
     const [card] = sim.addCustomer(hash, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
@@ -70,7 +79,8 @@ describe('a platform renewal with an item out of stock', () => {
     }
     const beans = await createProduct(t.app, shop.auth, { platform_product_id: String(BEANS) })
     const plan = (await createPlan(t.app, shop.auth, beans.id, { amount: 1250 })).id
-    return { hash, shop, plan, card: card! }
+    const mug = (await createProduct(t.app, shop.auth, { platform_product_id: String(MUG), name: 'Mug', one_time_price: { amount: 300, currency: 'USD' } })).id
+    return { hash, shop, plan, mug, card: card! }
   }
 
   async function subscribe(s: Awaited<ReturnType<typeof store>>, variant: number) {
@@ -154,27 +164,28 @@ describe('a platform renewal with an item out of stock', () => {
     await engineAt(day0).runDue({ storeId: s.shop.store.id })
     for (const sub of [back, never]) {
       const row = await subscriptionRow(sub.id)
+      const dayAfter = addDays(new Date(sub.next_charge_at), 1, 'UTC').toISOString()
       assert.equal(row.stock_attempts, 1)
-      assert.equal(row.out_of_stock_since!.toISOString(), day0)
-      assert.equal(row.next_charge_at!.toISOString(), day(1), 'tried again in a day')
+      assert.equal(row.out_of_stock_since!.toISOString(), sub.next_charge_at, 'since it was due')
+      assert.equal(row.next_charge_at!.toISOString(), dayAfter, 'tried again a day after it was due')
       assert.equal(row.unpaid_period_start!.toISOString(), sub.next_charge_at, 'the period that waits')
       assert.equal(row.dunning_attempts, 0)
       assert.equal(row.skip_reason, null)
       const [charge] = await chargesOf(sub.id)
       assert.equal(charge!.failure_code, 'out_of_stock')
-      assert.equal(charge!.next_retry_at!.toISOString(), day(1))
+      assert.equal(charge!.next_retry_at!.toISOString(), dayAfter)
       const view = await call(t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${sub.id}`, headers: s.shop.auth })
-      assert.equal(JSON.parse(view.body).out_of_stock_since, day0)
+      assert.equal(JSON.parse(view.body).out_of_stock_since, sub.next_charge_at)
     }
     // Neither is due before its day, and nobody was told to pay.
-    const hourBefore = new Date(new Date(day(1)).getTime() - 3_600_000).toISOString()
+    const hourBefore = new Date(new Date(day(1)).getTime() - 3_600_000 - 60_000).toISOString()
     assert.equal((await engineAt(hourBefore).runDue({ storeId: s.shop.store.id })).claimed, 0)
     assert.deepEqual((await emailsOf(never.id)).map((email) => email.template), ['subscription_created'])
 
     // Day 1: still short for both; "back" is restocked just after, only for the quantity of one subscription.
     await engineAt(day(1)).runDue({ storeId: s.shop.store.id })
     assert.equal((await subscriptionRow(never.id)).stock_attempts, 2)
-    assert.equal((await subscriptionRow(never.id)).next_charge_at!.toISOString(), day(2))
+    assert.equal((await subscriptionRow(never.id)).next_charge_at!.toISOString(), addDays(new Date(never.next_charge_at), 2, 'UTC').toISOString())
     sim.setInventory(s.hash, { productId: BEANS, variantId: WHOLE, level: 2 })
     await engineAt(day(2)).runDue({ storeId: s.shop.store.id, id: back.id })
     const paid = await chargesOf(back.id)
@@ -233,5 +244,61 @@ describe('a platform renewal with an item out of stock', () => {
     const refused = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${sub.id}/charge-now`, headers: s.shop.auth })
     assert.equal(refused.statusCode, 409, refused.body)
     assert.match(JSON.parse(refused.body).detail, /waiting for an item to come back in stock/)
+  })
+
+  test('an add-on out of stock is left off the renewal and waits for the next; the subscription\'s own line is ordered and paid', async () => {
+    const s = await store({})
+    const sub = await subscribe(s, GROUND)
+    const added = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${sub.id}/onetimes`, headers: s.shop.auth, payload: { product_id: s.mug, quantity: 1 } })
+    assert.equal(added.statusCode, 201, added.body)
+    await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    const [charge] = await chargesOf(sub.id)
+    assert.equal(charge!.status, 'succeeded', charge!.failure_message ?? '')
+    assert.deepEqual(charge!.line_items!.map((line) => line.type), ['subscription'], 'the mug is not on this charge')
+    assert.equal(charge!.subtotal, 2500)
+    const order = sim.order(s.hash, Number(charge!.platform_order_id))!
+    assert.deepEqual(order.products.map((line) => line.product_id), [BEANS])
+    const waiting = JSON.parse((await call(t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${sub.id}/onetimes`, headers: s.shop.auth })).body).data
+    assert.deepEqual(waiting.map((onetime: { status: string }) => onetime.status), ['pending'], 'the add-on waits for the next renewal')
+
+    // Back in stock: the next renewal carries it.
+    sim.setInventory(s.hash, { productId: MUG, level: 5 })
+    const next = (await subscriptionRow(sub.id)).next_charge_at!.toISOString()
+    await engineAt(next).runDue({ storeId: s.shop.store.id })
+    const second = (await chargesOf(sub.id))[1]!
+    assert.equal(second.status, 'succeeded')
+    assert.deepEqual(second.line_items!.map((line) => line.type), ['subscription', 'onetime'])
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('stock that runs out between the read and the cart: the cart refuses it, the stock is read again, and the store\'s policy decides (skip): nothing made, nothing paid', async () => {
+    const s = await store({})
+    const sub = await subscribe(s, GROUND)
+    const since = sim.requests.length
+    beforeCall = (path, method) => {
+      if (method === 'POST' && path === '/v3/carts') sim.setInventory(s.hash, { productId: BEANS, variantId: GROUND, level: 0 })
+    }
+    try {
+      await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    } finally {
+      beforeCall = undefined
+    }
+    const [charge] = await chargesOf(sub.id)
+    assert.deepEqual([charge!.status, charge!.failure_code, charge!.platform_order_id], ['failed', 'out_of_stock', null])
+    assert.equal((await subscriptionRow(sub.id)).skip_reason, 'out_of_stock')
+    assert.deepEqual(operations(s.hash, since), ['getProducts', 'getInventoryItems', 'createCart', 'getProducts', 'getInventoryItems'], 'read, refused by the cart, read again')
+    assert.equal(sim.requests.filter((r) => r.url.includes(`/stores/${s.hash}/`) && r.operation === 'createCart')[0]!.outcome, 422)
+    assert.deepEqual(sim.violations, [])
+  })
+
+  test('a store whose token predates the stock scopes keeps renewing: the stock goes unchecked (said in the log), the cart decides', async () => {
+    const OLD_SCOPES = ['store_v2_orders', 'store_v2_transactions_read_only', 'store_payments_access_token_create', 'store_payments_methods_read', 'store_v2_customers_read_only', 'store_stored_payment_instruments_read_only', 'store_cart', 'store_checkout']
+    const s = await store({}, OLD_SCOPES)
+    const sub = await subscribe(s, GROUND)
+    await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
+    const [charge] = await chargesOf(sub.id)
+    assert.equal(charge!.status, 'succeeded', charge!.failure_message ?? '')
+    assert.deepEqual(sim.violations.map((v) => [v.operation, v.status]), [['getProducts', 403]], 'asked once, refused for the scope')
+    sim.violations.length = 0
   })
 })

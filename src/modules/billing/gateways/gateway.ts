@@ -134,8 +134,6 @@ export interface RenewalOrder {
    * `method` is the method to pick among the platform's options (the checkout's), else the cheapest.
    */
   shipping: { amount: number | null; method: string | null }
-  /** Whether the platform's stock is read first (an item short fails the charge `out_of_stock`); false when the store charges anyway. */
-  checkStock: boolean
   /** The charge's amount as the claim priced it, in integer minor units; the platform's checkout prices the order itself. */
   amount: number
   /** One-time add-ons, extra product lines of the same order, each at its own price (never discounted). */
@@ -157,7 +155,22 @@ export interface RenewalOrderLine {
   unitAmount: number
   /** unit price x quantity, in integer minor units. */
   amount: number
+  /** The one-time add-on this line is (module onetimes). */
+  onetimeId?: string | null
 }
+
+/** An item the platform has less of than the renewal wants; `lines`: 0 is the subscription's own, n the n-th add-on. */
+export interface ShortItem {
+  text: string
+  lines: number[]
+  available: number
+}
+
+export type StockOutcome =
+  /** `unchecked`: why the stock could not be read (a token without the scopes): the cart is left to refuse what is not sold. */
+  | { status: 'checked'; short: ShortItem[]; unchecked?: string }
+  | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
+  | { status: 'unknown'; reason: string }
 
 /** What the platform priced a renewal at: the charge's shipping and tax, and the whole it pays. */
 export interface PlatformPricing {
@@ -171,7 +184,8 @@ export type OrderOutcome =
   /** `priced`: the order's figures, when the platform priced it (its checkout); the charge takes them before it is paid. */
   | { status: 'created'; orderId: string; priced?: PlatformPricing }
   | { status: 'failed'; failureCode: FailureCode; failureMessage: string }
-  | { status: 'unknown'; reason: string }
+  /** `refused`: the platform refused (422) making the cart or the order: nothing was made, possibly for stock. */
+  | { status: 'unknown'; reason: string; refused?: 'cart' | 'order' }
 
 export interface PaymentGateway {
   readonly name: GatewayName
@@ -186,6 +200,11 @@ export interface PaymentGateway {
    * the order id on the charge, so a retry after a crash asks again with the same key.
    */
   createOrder?(request: ChargeRequest, order: RenewalOrder): Promise<OrderOutcome>
+  /**
+   * What the platform has in stock of the order's lines (gateways with a catalogue): the items it has
+   * less of than the order wants. Moves nothing; asked before the order while none can exist yet.
+   */
+  checkStock?(request: ChargeRequest, order: RenewalOrder): Promise<StockOutcome>
   /**
    * For an order with nothing to pay (a renewal discounted to nothing, as its checkout priced it): moves
    * the order on to fulfilment without a payment, so it ships. Repeating it is harmless. Gateways

@@ -3,7 +3,6 @@ import type { ChargeRequest, OrderAddress, OrderOutcome, PlatformPricing, Renewa
 import { MAX_AMOUNT, MAX_CHARGE_AMOUNT } from '../../../lib/money.ts'
 import { storableName } from '../../../lib/printable-text.ts'
 import { currencyExponent, decimalToMinor, minorToDecimal } from './platform-outcomes.ts'
-import { stockShortfall, type StockLine } from './platform-stock.ts'
 import { bodyOf, is2xx, isConfigurationRefusal, platformInt, replyReason, statusOf, type Redact } from './platform-replies.ts'
 
 /**
@@ -11,9 +10,6 @@ import { bodyOf, is2xx, isConfigurationRefusal, platformInt, replyReason, status
  * the storefront would have made: the store's tax, its shipping zones (docs/bigcommerce.md "A renewal,
  * call by call"; docs/platform-api.md §9):
  *
- *   stock       unless the store charges anyway: the catalog's tracking and the inventory's stock of the
- *               renewal's items (platform-stock.ts); an item short fails the charge `out_of_stock` before
- *               any cart, and the store's policy decides what follows;
  *   cart        POST /v3/carts: the customer, the renewal's lines at the subscription's prices, the variant
  *               (the cart id is also the checkout id; the engine keeps it on the charge at once);
  *   checkout    its billing address; one consignment to the shipping address, with the options its zones
@@ -209,10 +205,10 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
   const decimal = (value: number) => Number(minorToDecimal(value, exponent))
 
   /** One call of a step: its body when it answered 2xx, else the outcome its failure means (nothing was paid). */
-  async function step(what: string, call: Parameters<PlatformClient['call']>[1]): Promise<Step<unknown>> {
+  async function step(what: string, call: Parameters<PlatformClient['call']>[1], refused?: 'cart'): Promise<Step<unknown>> {
     const reply = await client.call(access, call)
     if (is2xx(reply)) return { ok: bodyOf(reply) }
-    return { outcome: refusal(what, reply) }
+    return { outcome: refusal(what, reply, refused) }
   }
   /**
    * A step refused. Our credentials refused (401) fail the charge like every other step. Anything else
@@ -221,31 +217,16 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
    * pending with nothing paid, is tried again, and past the grace period waits for a person
    * (requires_review) instead of sending the subscriber into dunning.
    */
-  function refusal(what: string, reply: PlatformReply): OrderOutcome {
+  function refusal(what: string, reply: PlatformReply, refused?: 'cart' | 'order'): OrderOutcome {
     const status = statusOf(reply)
     if (status === 401) return failed('gateway_configuration', redact(replyReason(what, reply)))
-    const hint = status === 403 ? " (the store's token may lack the store_cart, store_checkout, store_v2_products_read_only or store_inventory_read_only scopes: authorize the app again)" : ''
-    return { status: 'unknown', reason: redact(`${replyReason(what, reply)}${hint}; nothing was paid`) }
+    const hint = status === 403 ? " (the store's token may lack the store_cart and store_checkout scopes: authorize the app again)" : ''
+    const outcome: OrderOutcome = { status: 'unknown', reason: redact(`${replyReason(what, reply)}${hint}; nothing was paid`) }
+    // Making the cart or the order refused: nothing was made, and stock that ran out since it was read
+    // is one reason; the engine reads it again.
+    return status === 422 && refused ? { ...outcome, refused } : outcome
   }
   const dataOf = (body: unknown) => (body as { data?: unknown } | null)?.data as Checkout | undefined
-
-  // 0. Stock, while no order can exist yet: after an order request the order may be there to pay.
-  if (order.checkStock && !charge.orderRequestedAt) {
-    const lines: StockLine[] = [{ productId, variantId: platformInt(order.platformVariantId), quantity: order.quantity }]
-    for (const line of order.addOns ?? []) {
-      const id = platformInt(line.platformProductId)
-      if (id !== undefined) lines.push({ productId: id, variantId: undefined, quantity: line.quantity })
-    }
-    let refused: OrderOutcome | undefined
-    const stock = await stockShortfall(async (what, path, query) => {
-      const reply = await client.call(access, { method: 'GET', path, query })
-      if (is2xx(reply)) return { ok: bodyOf(reply) }
-      refused = refusal(what, reply)
-      return { refused: true }
-    }, lines)
-    if ('refused' in stock) return refused!
-    if (stock.short.length > 0) return { status: 'failed', failureCode: 'out_of_stock', failureMessage: `Out of stock: ${stock.short.join('; ')}.` }
-  }
 
   // 1. The cart: an earlier holder's, or a new one kept on the charge before anything else.
   let cartId = charge.cartId
@@ -265,7 +246,7 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
         customer_id: customerId,
         line_items: [{ product_id: productId, ...(variantId === undefined ? {} : { variant_id: variantId }), quantity: order.quantity, list_price: decimal(order.unitAmount) }, ...addOnLines],
       },
-    })
+    }, 'cart')
     if ('outcome' in made) return made.outcome
     const id = (dataOf(made.ok) as { id?: unknown } | undefined)?.id
     if (typeof id !== 'string' || id === '') return { status: 'unknown', reason: 'the platform answered the new cart without an id; nothing was paid' }
@@ -359,7 +340,7 @@ export async function checkoutOrder(deps: CheckoutOrderDeps, charge: ChargeReque
     const made = await client.call(access, { method: 'POST', path: `${path}/orders` })
     const id = is2xx(made) ? (bodyOf(made) as { data?: { id?: unknown } } | null)?.data?.id : undefined
     if (Number.isInteger(id)) orderId = id as number
-    else if (statusOf(made) >= 400 && statusOf(made) < 500 && statusOf(made) !== 429) return refusal('creating the order from the checkout', made)
+    else if (statusOf(made) >= 400 && statusOf(made) < 500 && statusOf(made) !== 429) return refusal('creating the order from the checkout', made, 'order')
     else if (!made.sent && made.neverSent) return { status: 'unknown', reason: redact(replyReason('creating the order from the checkout (nothing was sent)', made)) }
     else {
       // Lost, 5xx, or a 2xx without an id: the order may exist. Look again, never ask again blindly.

@@ -1,4 +1,5 @@
 import { storableName } from '../../../lib/printable-text.ts'
+import type { ShortItem } from './gateway.ts'
 
 /**
  * Whether the platform has the renewal's items in stock, asked before its cart is made (docs/bigcommerce.md,
@@ -12,10 +13,12 @@ import { storableName } from '../../../lib/printable-text.ts'
  *              tracked products: each item's `available_to_sell` per location (on hand less safety stock),
  *              and `settings.is_in_stock` ("available for purchase independent of quantity").
  *
- * A line is short when what its item has to sell, over the enabled locations that sell it, is below what
- * the renewal's lines of that item want together. A product tracked by variant is read at the line's
- * variant; a line naming no variant of such a product cannot be checked and is left to the cart.
- * Nothing here decides what happens then: the store's `out_of_stock` policy does (renewal-plan.ts).
+ * An item is short when what it has to sell, over the enabled locations that sell it, is below what the
+ * renewal's lines of that item want together. A product tracked by variant is read at the line's
+ * variant; a line naming no variant of such a product cannot be checked and is left to the cart, and so
+ * is an item the inventory does not list or lists without a readable level (the cart refuses what the
+ * platform will not sell). Nothing here decides what happens then: the collector leaves short add-ons
+ * off the charge, and the store's `out_of_stock` policy decides for the subscription's own line.
  */
 
 export interface StockLine {
@@ -48,22 +51,30 @@ const dataOf = (body: unknown): unknown[] => {
   return Array.isArray(data) ? data : []
 }
 
-/** What an item has to sell: the enabled locations' `available_to_sell` where it is sold at all. */
-export function availableToSell(item: InventoryItem): number {
+/**
+ * What an item has to sell: the enabled locations' `available_to_sell` where it is sold at all; undefined
+ * when no location gives a readable level (nothing to go by: not called out of stock on a guess).
+ */
+export function availableToSell(item: InventoryItem): number | undefined {
   let total = 0
-  for (const location of item.locations ?? []) {
-    if (location.location_enabled === false || location.settings?.is_in_stock === false) continue
-    const available = location.available_to_sell
-    if (typeof available === 'number' && Number.isFinite(available) && available > 0) total += Math.floor(available)
+  let read = false
+  for (const location of Array.isArray(item.locations) ? item.locations : []) {
+    if (location?.location_enabled === false) continue
+    const available = location?.available_to_sell
+    if (typeof available !== 'number' || !Number.isFinite(available)) continue
+    read = true
+    if (location.settings?.is_in_stock === false) continue
+    if (available > 0) total += Math.floor(available)
   }
-  return total
+  return read ? total : undefined
 }
 
 /**
- * The lines the platform cannot supply, as text for the charge's failure message ("Coffee (variant 77):
- * 0 available, 2 wanted"); empty when everything is in stock. `refused` when a read was not answered.
+ * The items the platform cannot supply, each with words for the charge's failure message ("Coffee
+ * (variant 77): 0 available, 2 wanted") and the lines that want it; empty when everything is in stock.
+ * `refused` when a read was not answered.
  */
-export async function stockShortfall(read: StockRead, lines: readonly StockLine[]): Promise<{ short: string[] } | { refused: true }> {
+export async function stockShortfall(read: StockRead, lines: readonly StockLine[]): Promise<{ short: ShortItem[] } | { refused: true }> {
   const productIds = [...new Set(lines.map((line) => line.productId))]
   if (productIds.length === 0) return { short: [] }
   const catalog = await read("reading how the renewal's products track stock", '/v3/catalog/products', {
@@ -78,15 +89,16 @@ export async function stockShortfall(read: StockRead, lines: readonly StockLine[
     products.set(raw.id, { name: typeof raw.name === 'string' ? storableName(raw.name, 120) : `Product ${raw.id}`, tracking: typeof raw.inventory_tracking === 'string' ? raw.inventory_tracking : 'none' })
   }
   // What each tracked item is wanted for, all lines of it together.
-  const wanted = new Map<string, { product: number; variant: number | undefined; quantity: number }>()
-  for (const line of lines) {
+  const wanted = new Map<string, { product: number; variant: number | undefined; byVariant: boolean; quantity: number; lines: number[] }>()
+  for (const [index, line] of lines.entries()) {
     const tracking = products.get(line.productId)?.tracking
-    if (tracking === 'product') add(`p${line.productId}`, line.productId, undefined, line.quantity)
-    else if (tracking === 'variant' && line.variantId !== undefined) add(`v${line.variantId}`, line.productId, line.variantId, line.quantity)
+    if (tracking === 'product') add(`p${line.productId}`, line.productId, line.variantId, false, line.quantity, index)
+    else if (tracking === 'variant' && line.variantId !== undefined) add(`v${line.variantId}`, line.productId, line.variantId, true, line.quantity, index)
   }
-  function add(key: string, product: number, variant: number | undefined, quantity: number) {
-    const entry = wanted.get(key) ?? { product, variant, quantity: 0 }
+  function add(key: string, product: number, variant: number | undefined, byVariant: boolean, quantity: number, index: number) {
+    const entry = wanted.get(key) ?? { product, variant, byVariant, quantity: 0, lines: [] }
     entry.quantity += quantity
+    entry.lines.push(index)
     wanted.set(key, entry)
   }
   if (wanted.size === 0) return { short: [] }
@@ -102,17 +114,19 @@ export async function stockShortfall(read: StockRead, lines: readonly StockLine[
     if (batch.length < PAGE_LIMIT || typeof pages !== 'number' || page >= pages) break
   }
 
-  const short: string[] = []
+  const short: ShortItem[] = []
   for (const entry of wanted.values()) {
     const ofProduct = items.filter((item) => item.identity?.product_id === entry.product)
-    // By product: the product's one item (its base variant's); by variant: the line's variant.
-    const item = entry.variant === undefined ? ofProduct[0] : ofProduct.find((candidate) => candidate.identity?.variant_id === entry.variant)
+    const atVariant = ofProduct.find((candidate) => candidate.identity?.variant_id === entry.variant)
+    // By variant: the line's variant. By product: the product's one item; should the inventory list one
+    // per variant, the line's variant's (its stock is the product's), else the first.
+    const item = entry.byVariant ? atVariant : (atVariant ?? ofProduct[0])
     // A tracked item the inventory does not list is not called out of stock on a guess: the cart decides.
     if (!item) continue
     const available = availableToSell(item)
-    if (available < entry.quantity) {
+    if (available !== undefined && available < entry.quantity) {
       const name = products.get(entry.product)?.name ?? `Product ${entry.product}`
-      short.push(`${name}${entry.variant === undefined ? '' : ` (variant ${entry.variant})`}: ${available} available, ${entry.quantity} wanted`)
+      short.push({ text: `${name}${entry.byVariant ? ` (variant ${entry.variant})` : ''}: ${available} available, ${entry.quantity} wanted`, lines: entry.lines, available })
     }
   }
   return { short }

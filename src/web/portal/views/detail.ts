@@ -140,6 +140,16 @@ function paymentCallout(s: Subscription, charges: Page<Charge> | unknown, store:
     )
   }
   const latest = charges && typeof charges === 'object' && 'data' in charges ? (charges as Page<Charge>).data[0] : undefined
+  // An item out of stock is not a payment problem: the card was never asked, and changing it helps nothing.
+  if (s.status === 'active' && latest?.status === 'failed' && latest.failure_code === 'out_of_stock') {
+    if (!s.out_of_stock_since) return null
+    return h(
+      'p',
+      { class: 'alert info callout' },
+      'An item of your next order is out of stock, so nothing was charged. ',
+      s.next_charge_at ? `We'll try again on ${formatDate(s.next_charge_at)}; if it is still out of stock, this order is skipped.` : '',
+    )
+  }
   if (s.status === 'active' && latest?.status === 'failed') {
     return h(
       'p',
