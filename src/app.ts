@@ -160,7 +160,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   }, {
     looksLikeSession: looksLikeJwt,
     verify: (token) => consoleAuth.service.verify(token),
-    findStore: (storeId) => stores.service.auth.store(storeId),
+    findStore: (storeId, jti) => stores.service.auth.consoleStore(storeId, jti),
   })
   await app.register(async (admin) => {
     requireSecurityScheme(admin, 'adminApiKey')

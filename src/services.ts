@@ -61,7 +61,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
   const forgetStore = stores.service.auth.forgetStore
   const events = createEventsModule({ db })
   const catalog = createCatalogModule({ db, clock, storefrontCacheTtlMs: config.storefrontCacheTtlMs })
-  const consoleAuth = createConsoleAuthModule({ db, clock, issuer: config.jwtIssuer, keyStore })
+  const consoleAuth = createConsoleAuthModule({ db, clock, issuer: config.jwtIssuer, keyStore, forgetStore })
   const platform = createPlatformModule({
     db,
     // Connection times are real times, whatever a store's test clock says.
@@ -74,7 +74,9 @@ export function createServices({ database, config, clock = systemClock, log, mai
       tokenKey: config.platform.tokenKey,
       app: { loginUrl: config.platform.loginUrl, app: config.platform.app, publicUrl: config.publicUrl },
     },
-    issueConsoleSession: (storeId) => consoleAuth.service.issue(storeId),
+    issueConsoleSession: (storeId, loadKey) => consoleAuth.service.issue(storeId, loadKey),
+    // Uninstalling the app or removing the connection ends the store's console sessions with it.
+    onDisconnect: (trx, storeId, at) => consoleAuth.service.endForStore(trx, storeId, at),
     onStoreChanged: forgetStore,
   })
   // Subscriptions ask two later modules through functions given here, so neither module imports the

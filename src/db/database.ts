@@ -15,6 +15,7 @@ import type { RetentionSavesTable } from '../modules/retention/retention.tables.
 import type { NotificationsTable } from '../modules/notifications/notifications.tables.ts'
 import type { DiscountsTable } from '../modules/discounts/discounts.tables.ts'
 import type { OnetimesTable } from '../modules/onetimes/onetimes.tables.ts'
+import type { ConsoleSessionsTable } from '../modules/console-auth/console-auth.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
 export type { PlanInterval, ProductsTable, PlansTable } from '../modules/catalog/catalog.tables.ts'
@@ -58,6 +59,7 @@ export interface Database {
   notifications: NotificationsTable
   discounts: DiscountsTable
   onetimes: OnetimesTable
+  console_sessions: ConsoleSessionsTable
 }
 
 export type Db = Kysely<Database>

@@ -9,6 +9,8 @@ export interface AdminContext {
   store: StoreRow
   /** How the request signed in: an admin API key, or a console session from the platform's load callback. */
   via: 'api_key' | 'console_session'
+  /** The console session's id (its `jti`), for a console session. */
+  sessionId?: string
 }
 
 declare module 'fastify' {
@@ -29,7 +31,8 @@ export interface AdminKeyLookup {
 export interface ConsoleSessionLookup {
   looksLikeSession(token: string): boolean
   verify(token: string): Promise<{ sub: string; jti: string }>
-  findStore(storeId: string): Promise<StoreRow | undefined>
+  /** The session's store while the session is still good (not signed out, its store not disconnected since). */
+  findStore(storeId: string, jti: string): Promise<StoreRow | undefined>
 }
 
 // Recording last use on every request would turn each read into a write; once a minute per key tells enough.
@@ -52,9 +55,9 @@ export function createAdminAuthenticator(keys: AdminKeyLookup, consoleSessions?:
     if (!token) throw new AppError('unauthenticated', 'this route needs an admin API key: Authorization: Bearer <key>')
     if (consoleSessions?.looksLikeSession(token)) {
       const claims = await consoleSessions.verify(token)
-      const store = await consoleSessions.findStore(claims.sub)
-      if (!store) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
-      request.admin = { keyId: `console_session:${claims.jti}`, store, via: 'console_session' }
+      const store = await consoleSessions.findStore(claims.sub, claims.jti)
+      if (!store) throw new AppError('invalid_token', 'the console session is not valid, has ended or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
+      request.admin = { keyId: `console_session:${claims.jti}`, store, via: 'console_session', sessionId: claims.jti }
       return
     }
     const found = await keys.findActiveKey(sha256Hex(token))

@@ -596,6 +596,8 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     const now = Math.floor(Date.parse((await admin<{ now: string }>('GET', '/test-clock')).now) / 1000)
     const payload = await new SignJWT({ user: { id: 1, email: 'owner@example.com' }, owner: { id: 1, email: 'owner@example.com' }, url: '/' })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      // The platform names each payload (jti): a payload opens one console session.
+      .setJti(crypto.randomUUID())
       .setAudience(CLIENT_ID)
       .setIssuer('bc')
       .setSubject(`stores/${STORE_HASH}`)
@@ -621,6 +623,16 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
       const consolePage = await fetch(`${server.origin}/console`)
       assert.match(consolePage.headers.get('content-security-policy') ?? '', /frame-ancestors https:\/\/\*\.bigcommerce\.com https:\/\/\*\.mybigcommerce\.com/)
       assert.equal(consolePage.headers.get('x-frame-options'), null)
+      // A session from the control panel cannot make a key that would outlive it: no form to.
+      await tab.goto(`${server.origin}/console/settings`)
+      await tab.getByRole('heading', { level: 1 }).filter({ hasText: 'Settings' }).waitFor()
+      await tab.getByText('keys are created with an admin API key').waitFor()
+      assert.equal(await tab.getByRole('button', { name: 'Create key' }).count(), 0)
+      // Signing out ends the session on the server: the token is refused from then on.
+      await tab.getByRole('button', { name: 'Sign out' }).click()
+      await tab.getByText('You have signed out.').waitFor()
+      const refused = await fetch(`${server.origin}/api/v1/admin/store`, { headers: { authorization: `Bearer ${token}` } })
+      assert.equal(refused.status, 401, 'the copied token no longer works')
     } finally {
       await fresh.close()
     }

@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { AppError } from '../../src/lib/errors.ts'
-import { createConsoleSessions } from '../../src/modules/console-auth/console-sessions.ts'
+import { createConsoleSessionTokens } from '../../src/modules/console-auth/console-sessions.ts'
 import { createPortalSessions } from '../../src/modules/portal-auth/portal-sessions.ts'
 
 const SECRET = new TextEncoder().encode('a-test-secret-of-reasonable-length-1234')
@@ -18,7 +18,7 @@ const ISSUER = 'https://billing.example'
 const NOW = 1_800_000_000
 const clock = fixedClock(new Date(NOW * 1000))
 const portal = createPortalSessions({ secret: async () => SECRET, issuer: ISSUER, clock })
-const consoleSessions = createConsoleSessions({ secret: async () => SECRET, issuer: ISSUER, clock })
+const consoleSessions = createConsoleSessionTokens({ secret: async () => SECRET, issuer: ISSUER, clock })
 
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
 const signRaw = (header: unknown, payload: unknown, secret: Uint8Array = SECRET) => {
@@ -99,7 +99,7 @@ describe('portal session tokens', () => {
 
 describe('console session tokens', () => {
   test('a token the console sessions issue is accepted; a portal session is not', async () => {
-    const issued = await consoleSessions.issue('st_1')
+    const issued = await consoleSessions.sign('st_1')
     assert.deepEqual(await consoleSessions.verify(issued.token), issued.claims)
     assert.equal(await accepted(consoleSessions.verify, (await portal.issue('sub_1', 'st_1')).token), false)
     assert.equal(await accepted(portal.verify, issued.token), false, 'and the portal refuses a console session')

@@ -21,6 +21,7 @@ import * as orderRequested from './0019-order-requested.ts'
 import * as renewalPricing from './0020-renewal-pricing.ts'
 import * as planVariants from './0021-plan-variants.ts'
 import * as outOfStock from './0022-out-of-stock.ts'
+import * as consoleSessions from './0023-console-sessions.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0020-renewal-pricing': renewalPricing,
   '0021-plan-variants': planVariants,
   '0022-out-of-stock': outOfStock,
+  '0023-console-sessions': consoleSessions,
 }

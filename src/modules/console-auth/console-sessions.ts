@@ -1,12 +1,13 @@
 import { decodeJwt, errors, jwtVerify, SignJWT } from 'jose'
 import { randomUUID } from 'node:crypto'
 import type { Engine } from '../../db/connect.ts'
-import type { Db } from '../../db/database.ts'
+import type { Db, Executor } from '../../db/database.ts'
 import { keptSecret } from '../../db/kept-secrets.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError } from '../../lib/errors.ts'
 import { lazySecretKey } from '../../lib/secret-key.ts'
 import { randomToken } from '../../lib/secrets.ts'
+import { endConsoleSession, endStoreConsoleSessions, insertConsoleSession } from './console-auth.repository.ts'
 
 /**
  * Console sessions: what the platform's load callback (GET /platform/load, a verified
@@ -14,6 +15,12 @@ import { randomToken } from '../../lib/secrets.ts'
  * short-lived: HS256 with a key of their own (never the portal's), `aud: console`, `sub` = the store
  * id, one hour. The admin authenticator accepts them beside admin keys; the portal's verifier never
  * does (another key and another audience), and the console's verifier never accepts a portal token.
+ *
+ * Each session is also a row (console_sessions): the token proves who signed it, the row that it is
+ * still good. Signing out, uninstalling the app and disconnecting the store end the row, and the
+ * authenticator asks the row (through the authentication cache, so every process sees an end within
+ * its bound). A load payload opens one session: its `jti` is kept with the session, and a replay of
+ * the same payload is refused.
  */
 export const CONSOLE_SESSION_ALGORITHM = 'HS256'
 export const CONSOLE_SESSION_AUDIENCE = 'console'
@@ -31,6 +38,7 @@ export interface ConsoleSessionClaims {
 }
 
 export type ConsoleSessions = ReturnType<typeof createConsoleSessions>
+export type ConsoleSessionTokens = ReturnType<typeof createConsoleSessionTokens>
 
 /** The signing key, generated once and kept beside the portal's (a file in DATA_DIR, or a row of service_secrets). */
 export async function resolveConsoleSessionSecret(source: { engine: Engine; dataDir: string; db: Db }): Promise<Uint8Array> {
@@ -42,13 +50,14 @@ export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token)
 }
 
-export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONSOLE_SESSION_TTL_SECONDS }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock; ttlSeconds?: number }) {
+/** The tokens alone: signed and verified, nothing recorded (the sessions below keep a row of each). */
+export function createConsoleSessionTokens({ secret, issuer, clock, ttlSeconds = CONSOLE_SESSION_TTL_SECONDS }: { secret: () => Promise<Uint8Array>; issuer: string; clock: Clock; ttlSeconds?: number }) {
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
   // Made once: handing jose the raw bytes would import the key again on every sign.
   const key = lazySecretKey(secret)
 
   return {
-    async issue(storeId: string): Promise<{ token: string; claims: ConsoleSessionClaims }> {
+    async sign(storeId: string): Promise<{ token: string; claims: ConsoleSessionClaims }> {
       const iat = nowSeconds()
       const claims: ConsoleSessionClaims = { sub: storeId, jti: randomUUID(), iat, exp: iat + ttlSeconds }
       const token = await new SignJWT({})
@@ -87,6 +96,33 @@ export function createConsoleSessions({ secret, issuer, clock, ttlSeconds = CONS
         if (error instanceof errors.JOSEError) throw new AppError('invalid_token', 'the console session is not valid or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
         throw error
       }
+    },
+  }
+}
+
+/** Console sessions: a signed token and a row each (see the module comment). */
+export function createConsoleSessions({ db, clock, tokens }: { db: Db; clock: Clock; tokens: ConsoleSessionTokens }) {
+  return {
+    /** A new session for the store, opened by the load payload `loadKey` names; 401 when that payload already opened one. */
+    async issue(storeId: string, loadKey: string): Promise<{ token: string; claims: ConsoleSessionClaims }> {
+      const issued = await tokens.sign(storeId)
+      const { jti, iat, exp } = issued.claims
+      const recorded = await insertConsoleSession(db, { jti, store_id: storeId, load_key: loadKey, created_at: new Date(iat * 1000), expires_at: new Date(exp * 1000) })
+      if (!recorded) throw new AppError('invalid_token', 'this sign-in from the BigCommerce control panel was already used: open the app again from the control panel')
+      return issued
+    },
+
+    /** The token's signature and claims; whether its session is still good is the authenticator's next question (its row). */
+    verify: tokens.verify,
+
+    /** Signs the session out; false when it had ended already. */
+    signOut(storeId: string, jti: string): Promise<boolean> {
+      return endConsoleSession(db, storeId, jti, clock.now(), 'signed_out')
+    },
+
+    /** Ends every open session of the store, in the caller's transaction (its app uninstalled or its connection removed). */
+    endForStore(trx: Executor, storeId: string, at: Date): Promise<number> {
+      return endStoreConsoleSessions(trx, storeId, at, 'disconnected')
     },
   }
 }

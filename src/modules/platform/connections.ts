@@ -18,6 +18,8 @@ export interface PlatformAccess {
  * inside the transaction that records the connection; registered by the module that does it.
  */
 export type ConnectReaction = (trx: Executor, storeId: string) => Promise<void>
+/** Run in the transaction that removes a store's connection (its console sessions end with it). */
+export type DisconnectReaction = (trx: Executor, storeId: string, at: Date) => Promise<unknown>
 
 export interface PlatformConnections {
   /**
@@ -39,10 +41,12 @@ export interface PlatformConnections {
   markHooksRegistered(storeId: string, at: Date): Promise<void>
 }
 
-export function createPlatformConnections({ db, vault, clock, onStoreChanged }: {
+export function createPlatformConnections({ db, vault, clock, onStoreChanged, onDisconnect }: {
   db: Db
   vault: TokenVault
   clock: Clock
+  /** Runs in the disconnecting transaction: what must end with the connection does, or nothing does. */
+  onDisconnect?: DisconnectReaction | undefined
   /** Told once a change to the store's row (its billing stopped or resumed) has committed, so caches of it forget it. */
   onStoreChanged?: (storeId: string) => void
 }): PlatformConnections {
@@ -93,6 +97,7 @@ export function createPlatformConnections({ db, vault, clock, onStoreChanged }: 
       const disconnected = await db.transaction().execute(async (trx) => {
         await clearToken(trx, storeId, now)
         await stopStoreBilling(trx, storeId, now)
+        await onDisconnect?.(trx, storeId, now)
         return status(storeId, trx)
       })
       onStoreChanged?.(storeId)

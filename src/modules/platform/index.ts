@@ -2,7 +2,7 @@ import type { Engine } from '../../db/connect.ts'
 import type { Db } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Module } from '../module.ts'
-import { createPlatformConnections, type PlatformConnections } from './connections.ts'
+import { createPlatformConnections, type DisconnectReaction, type PlatformConnections } from './connections.ts'
 import { createPlatformAppService, type IssueConsoleSession, type PlatformAppService } from './platform-app.service.ts'
 import { platformAppRoutes } from './platform-app.routes.ts'
 import type { PlatformAppSettings } from './platform-app.ts'
@@ -31,6 +31,8 @@ export interface PlatformModuleDeps {
   issueConsoleSession?: IssueConsoleSession
   /** Told once a connection change to a store's row (its billing stopped or resumed) has committed. */
   onStoreChanged?: (storeId: string) => void
+  /** Runs in the transaction that removes a store's connection (an uninstall or a disconnect). */
+  onDisconnect?: DisconnectReaction
 }
 
 export interface PlatformService {
@@ -47,10 +49,10 @@ export interface PlatformService {
 }
 
 /** The connection to BigCommerce: each store's token, the HTTP client, customers' stored instruments and the app's callbacks. */
-export function createPlatformModule({ db, clock, keyStore, settings, issueConsoleSession, onStoreChanged }: PlatformModuleDeps): Module<PlatformService> {
+export function createPlatformModule({ db, clock, keyStore, settings, issueConsoleSession, onStoreChanged, onDisconnect }: PlatformModuleDeps): Module<PlatformService> {
   const vault = createTokenVault(() => resolveTokenKey({ configured: settings.tokenKey, ...keyStore, db }))
   // Connection times are real times, whatever a store's test clock says.
-  const connections = createPlatformConnections({ db, vault, clock, ...(onStoreChanged ? { onStoreChanged } : {}) })
+  const connections = createPlatformConnections({ db, vault, clock, onDisconnect, ...(onStoreChanged ? { onStoreChanged } : {}) })
   const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs })
   const instruments = createStoredInstruments({ client, accessOf: connections.accessOf })
   const variants = createProductVariants({ client, accessOf: connections.accessOf })

@@ -22,7 +22,7 @@ export const REQUIRED_SCOPES = [
 ] as const
 
 /** Signs the merchant into the console from the load callback (src/modules/console-auth). */
-export type IssueConsoleSession = (storeId: string) => Promise<{ token: string }>
+export type IssueConsoleSession = (storeId: string, loadKey: string) => Promise<{ token: string }>
 
 export type PlatformAppService = ReturnType<typeof createPlatformAppService>
 
@@ -50,11 +50,11 @@ export function createPlatformAppService({ db, clock, settings, connections, iss
 
     /** The load callback: a console session for a connected store, or why there is none. */
     async load(signedPayload: string): Promise<{ storeHash: string; storeId?: string; connected: boolean; consoleSession?: string }> {
-      const { storeHash } = await verifySignedPayload(settings, signedPayload, clock.now())
+      const { storeHash, loadKey } = await verifySignedPayload(settings, signedPayload, clock.now())
       const store = await findStoreByHash(db, storeHash)
       const connected = store ? (await connections.status(store.id)).connected : false
       if (!store || !connected || !issueConsoleSession) return { storeHash, connected }
-      const { token } = await issueConsoleSession(store.id)
+      const { token } = await issueConsoleSession(store.id, loadKey)
       return { storeHash, storeId: store.id, connected, consoleSession: token }
     },
 

@@ -1,6 +1,7 @@
 import { errors as joseErrors, jwtVerify } from 'jose'
 import { request, type Dispatcher } from 'undici'
 import { AppError } from '../../lib/errors.ts'
+import { sha256Hex } from '../../lib/secrets.ts'
 
 /**
  * The BigCommerce app's side of the install (docs/platform-api.md section 1): trading the auth
@@ -108,9 +109,10 @@ export async function exchangeCode(settings: PlatformAppSettings, callback: { co
  * checked (a minute's leeway), sub = stores/{hash}. A bad signature, a malformed or expired token is
  * 401 invalid_token; a valid token for another app, issuer or no store is 403 forbidden.
  */
-export async function verifySignedPayload(settings: PlatformAppSettings, token: string, now: Date): Promise<{ storeHash: string }> {
+export async function verifySignedPayload(settings: PlatformAppSettings, token: string, now: Date): Promise<{ storeHash: string; loadKey: string }> {
   const app = requireApp(settings, false)
   let sub: unknown
+  let jti: unknown
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(app.clientSecret), {
       algorithms: ['HS256'],
@@ -121,6 +123,7 @@ export async function verifySignedPayload(settings: PlatformAppSettings, token: 
       requiredClaims: ['exp', 'sub'],
     })
     sub = payload.sub
+    jti = payload.jti
   } catch (error) {
     if (error instanceof joseErrors.JWTClaimValidationFailed && !(error instanceof joseErrors.JWTExpired) && (error.claim === 'aud' || error.claim === 'iss')) {
       throw new AppError('forbidden', `the signed payload is not for this app (${error.claim})`)
@@ -129,5 +132,7 @@ export async function verifySignedPayload(settings: PlatformAppSettings, token: 
   }
   const storeHash = typeof sub === 'string' ? storeHashOfContext(sub) : undefined
   if (!storeHash) throw new AppError('forbidden', 'the signed payload names no store (sub must be stores/{store_hash})')
-  return { storeHash }
+  // What makes this payload one of a kind: its `jti` (the platform sends one, a UUID), else the payload itself.
+  const loadKey = `${storeHash}:${typeof jti === 'string' && jti !== '' ? `jti:${jti.slice(0, 200)}` : `sha256:${sha256Hex(token)}`}`
+  return { storeHash, loadKey }
 }

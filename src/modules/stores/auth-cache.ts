@@ -96,6 +96,17 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
       return store
     },
 
+    /**
+     * The console session's store while the session is good: its row (console_sessions) not ended
+     * (signed out, store disconnected or uninstalled); its lifetime is the token's, checked against the
+     * service's clock before this is asked. Never answered from memory: console
+     * requests are few (a merchant's clicks), and one query makes an end count at once on every process.
+     */
+    async consoleStore(storeId: string, jti: string): Promise<StoreRow | undefined> {
+      const row = await findStoreByIdUnless(db, storeId, sql<boolean>`NOT EXISTS (SELECT 1 FROM console_sessions WHERE jti = ${jti} AND store_id = ${storeId} AND ended_at IS NULL)`)
+      return row ? deepFreeze(row) : undefined
+    },
+
     /** The active admin key with this hash, and its store. */
     async adminKey(keyHash: string): Promise<{ keyId: string; store: StoreRow } | undefined> {
       const key = keys.get(keyHash)

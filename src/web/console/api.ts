@@ -100,6 +100,8 @@ export const api = {
 
   apiKeys: () => call<{ data: ApiKey[] }>('GET', '/api-keys'),
   createApiKey: (name: string) => call<CreatedApiKey>('POST', '/api-keys', { body: { name } }),
+  /** Ends the session on the server; given the token, since the tab forgets it at once. */
+  signOutConsoleSession: (token: string) => call<null>('DELETE', '/console-session', { credential: token }),
   revokeApiKey: (id: string) => call<ApiKey>('DELETE', `/api-keys/${enc(id)}`),
 
   analyticsSummary: () => call<AnalyticsSummary>('GET', '/analytics/summary'),

@@ -68,7 +68,7 @@ class ConsoleApp extends Shell {
       this.nav,
       h('ul', { class: 'nav-list' }, NAV.map((item) => h('li', null, h('a', { href: item.href, 'aria-current': item.match(path) ? 'page' : null }, item.label)))),
     )
-    replaceChildren(this.account, h('button', { type: 'button', class: 'button link-button', onclick: () => this.signOut() }, 'Sign out'))
+    replaceChildren(this.account, h('button', { type: 'button', class: 'button link-button', onclick: () => void this.signOut() }, 'Sign out'))
   }
 
   /** Back to sign-in: the key was refused (revoked meanwhile) or the merchant signed out. */
@@ -89,7 +89,11 @@ class ConsoleApp extends Shell {
     )
   }
 
-  signOut(): void {
+  async signOut(): Promise<void> {
+    // A session from the control panel is ended on the server first, so the token is worthless even if
+    // copied; the tab forgets it whatever the answer (an ended or expired one is 401 already).
+    const token = currentKey()
+    if (signedInVia() === 'platform' && token) await api.signOutConsoleSession(token).catch(() => undefined)
     clearKey()
     sessionStorage.clear()
     this.store = null

@@ -23,6 +23,8 @@ function platformPayload(storeHash: string, secret = CLIENT_SECRET): Promise<str
   const now = Math.floor(Date.now() / 1000)
   return new SignJWT({ user: { id: 1, email: 'owner@example.com' }, owner: { id: 1, email: 'owner@example.com' }, url: '/' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    // The platform names each payload (jti): a payload opens one console session.
+    .setJti(crypto.randomUUID())
     .setAudience(CLIENT_ID)
     .setIssuer('bc')
     .setSubject(`stores/${storeHash}`)

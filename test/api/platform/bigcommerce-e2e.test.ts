@@ -249,6 +249,8 @@ describe('BigCommerce end to end (install, storefront order, renewals, dunning, 
     const now = Math.floor(Date.now() / 1000)
     const jwt = await new SignJWT({ user: { id: 1, email: 'owner@example.com' }, owner: { id: 1, email: 'owner@example.com' }, url: '/', channel_id: null })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      // The platform names each payload (jti): a payload opens one console session.
+      .setJti(crypto.randomUUID())
       .setIssuer('bc').setAudience(sim.app.clientId).setSubject(`stores/${HASH}`)
       .setIssuedAt(now).setNotBefore(now).setExpirationTime(now + 3600).setJti(crypto.randomUUID())
       .sign(new TextEncoder().encode(sim.app.clientSecret))

@@ -336,12 +336,13 @@ function keysSection(app: ConsoleApp, keys: ApiKey[], reload: () => Promise<unkn
   })
   return section(
     'Admin API keys',
-    signedInVia() === 'platform' ? h('p', { class: 'hint' }, 'Signed in from the BigCommerce control panel (a one-hour session, not a key).') : null,
+    signedInVia() === 'platform' ? h('p', { class: 'hint' }, 'Signed in from the BigCommerce control panel (a one-hour session, not a key): keys are created with an admin API key.') : null,
     shown
       ? h('div', { class: 'secret-box', role: 'status' }, h('p', null, h('strong', null, `The new key ${shown.name}. It is shown only this once: copy it now.`)), h('code', { class: 'secret', 'data-new-key': '' }, shown.key))
       : null,
     keys.length ? table('Admin API keys', ['Name', 'Starts with', 'Created', 'Last used', 'Status', 'Actions'], rows, { captionHidden: true }) : h('p', null, 'No keys.'),
-    create,
+    // A session from the control panel ends with the app: it cannot make a key that would not (403).
+    signedInVia() === 'platform' ? null : create,
   )
 }
 
