@@ -17,6 +17,7 @@ import { registerGracefulStop } from './http/graceful-stop.ts'
 import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
 import { registerJsonBodyParser } from './http/json-body.ts'
+import { acceptMissingOptionalBodies } from './http/optional-body.ts'
 import { lazyRequestLogger, loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
@@ -107,6 +108,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   // JSON is the only body this API reads; anything else is 415 before it is parsed.
   app.removeContentTypeParser('text/plain')
   registerJsonBodyParser(app)
+  acceptMissingOptionalBodies(app)
 
   // Security headers (helmet's, computed once) and X-Request-Id, in one synchronous hook.
   await registerResponseHeaders(app)

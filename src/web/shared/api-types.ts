@@ -766,7 +766,10 @@ export type paths = {
         /** List the store's admin API keys (never the keys themselves) */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an admin API key; the key is in this answer only */
+        /**
+         * Create an admin API key; the key is in this answer only
+         * @description Only with an admin API key: a console session (the app opened from the BigCommerce control panel) is 403 `forbidden`, so a session cannot outlive the app by minting a permanent key.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -906,6 +909,26 @@ export type paths = {
          * @description Price, currency and cadence are fixed once a plan exists; `active: false` archives it (hidden from storefronts, kept for its subscriptions).
          */
         patch: operations["updatePlan"];
+        trace?: never;
+    };
+    "/api/v1/admin/console-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign the console session out
+         * @description Ends the console session the request is signed in with (one opened by the platform's load callback): it is refused from then on, on every process within a second. A request signed in with an admin API key is 409 `invalid_state`: revoke the key to end it.
+         */
+        delete: operations["signOutConsoleSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/admin/platform-connection": {
@@ -7636,6 +7659,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `unsupported_version`: Unsupported API version */
             406: {
                 headers: {
@@ -8907,6 +8939,81 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    signOutConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
