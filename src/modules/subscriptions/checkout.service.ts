@@ -10,7 +10,7 @@ import { assertRenewalAmount } from './renewal-amount.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import { activationTime, scheduleAtActivation } from './subscription-schedule.ts'
 import type { CheckoutInput, SubscriptionView } from './subscription.schemas.ts'
-import { claimCheckout, findCheckout, findSubscriptionsByIds, insertSubscriptions, upsertSubscriber } from './subscriptions.repository.ts'
+import { claimCheckout, findCheckout, findOrCreateSubscriber, findSubscriptionsByIds, insertSubscriptions } from './subscriptions.repository.ts'
 import { findPlanRows } from '../catalog/index.ts'
 import type { StoredCard, StoredInstruments } from '../platform/index.ts'
 
@@ -127,7 +127,7 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
         input.items.forEach((item, index) => assertRenewalAmount(plans[index]!.amount, item.quantity, `/body/items/${index}/quantity`))
         const email = input.email.toLowerCase()
         const recipient = input.gift ? input.gift.recipient_email.toLowerCase() : email
-        const subscriber = await upsertSubscriber(trx, {
+        const found = await findOrCreateSubscriber(trx, {
           id: newId('cus'),
           store_id: store.id,
           email: recipient,
@@ -139,6 +139,11 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
           created_at: now,
           updated_at: now,
         })
+        // Refused here, the claim above rolls back with it: nothing of the order is written.
+        if ('conflict' in found) {
+          throw new AppError('conflict', `${recipient} is the email of a subscriber of another platform customer (${found.conflict.platform_customer_id}): a checkout never re-points a subscriber to someone else's card; use the customer's own email, or ask the merchant`)
+        }
+        const subscriber = found
         const gift = input.gift ? { gifter_email: email, recipient_email: recipient, message: input.gift.message ?? null } : null
         // Each item's code counts one redemption; a code that cannot be used refuses the whole order.
         const discounts: (Awaited<ReturnType<RedeemCheckoutDiscount>> | undefined)[] = []

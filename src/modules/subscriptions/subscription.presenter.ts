@@ -65,6 +65,7 @@ export function presentSubscriber(row: SubscriberRow, storeHash: string): Subscr
     email: row.email,
     name: row.name,
     shipping_address: row.shipping_address ?? null,
+    platform_customer_id: row.platform_customer_id,
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),
   }

@@ -159,6 +159,7 @@ export const Subscriber = Type.Object(
     email: Email,
     name: Nullable(Type.String()),
     shipping_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false })),
+    platform_customer_id: Nullable(Type.String(), { description: 'The platform customer this subscriber is: checkouts find the subscriber by it first, and an email of another customer never changes it' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },

@@ -94,21 +94,36 @@ export function updateSubscriber(db: Executor, storeId: string, id: string, chan
   return db.updateTable('subscribers').set(changes).where('id', '=', id).where('store_id', '=', storeId).returningAll().executeTakeFirst()
 }
 
-/** One subscriber per (store, email): the first checkout creates it, later ones refresh what they say. */
-export function upsertSubscriber(trx: Executor, row: Insertable<SubscribersTable>): Promise<SubscriberRow> {
-  return trx
-    .insertInto('subscribers')
-    .values(row)
-    .onConflict((oc) =>
-      oc.columns(['store_id', 'email']).doUpdateSet((eb) => ({
-        name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('subscribers.name')),
-        shipping_address: eb.fn.coalesce(eb.ref('excluded.shipping_address'), eb.ref('subscribers.shipping_address')),
-        platform_customer_id: eb.fn.coalesce(eb.ref('excluded.platform_customer_id'), eb.ref('subscribers.platform_customer_id')),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow()
+/**
+ * The checkout's subscriber, by who they are on the platform first (docs/contract.md, Subscriber
+ * identity): the store's subscriber of that platform customer, else the one of that email, else a new
+ * one; the first checkout creates it, later ones refresh the name and address they give. An email
+ * that is another platform customer's subscriber is answered `{ conflict }` and changes nothing: an
+ * email typed at a checkout is no proof of who pays (it would re-point their renewals to another card).
+ */
+export async function findOrCreateSubscriber(trx: Executor, row: Insertable<SubscribersTable> & { store_id: string; email: string }): Promise<SubscriberRow | { conflict: SubscriberRow }> {
+  const customerId = row.platform_customer_id ?? null
+  const refresh = (existing: SubscriberRow, setCustomer: boolean) =>
+    trx
+      .updateTable('subscribers')
+      .set((eb) => ({
+        name: eb.fn.coalesce(eb.val(row.name ?? null), eb.ref('name')),
+        shipping_address: eb.fn.coalesce(eb.val((row.shipping_address as string | null | undefined) ?? null), eb.ref('shipping_address')),
+        ...(setCustomer ? { platform_customer_id: customerId } : {}),
+        updated_at: row.updated_at,
+      }))
+      .where('id', '=', existing.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  if (customerId !== null) {
+    const ofCustomer = await trx.selectFrom('subscribers').selectAll().where('store_id', '=', row.store_id).where('platform_customer_id', '=', customerId).orderBy('created_at').orderBy('id').limit(1).forUpdate().executeTakeFirst()
+    if (ofCustomer) return refresh(ofCustomer, false)
+  }
+  const inserted = await trx.insertInto('subscribers').values(row).onConflict((oc) => oc.columns(['store_id', 'email']).doNothing()).returningAll().executeTakeFirst()
+  if (inserted) return inserted
+  const ofEmail = await trx.selectFrom('subscribers').selectAll().where('store_id', '=', row.store_id).where('email', '=', row.email).forUpdate().executeTakeFirstOrThrow()
+  if (customerId !== null && ofEmail.platform_customer_id !== null && ofEmail.platform_customer_id !== customerId) return { conflict: ofEmail }
+  return refresh(ofEmail, customerId !== null && ofEmail.platform_customer_id === null)
 }
 
 /** A checkout's order, claimed once per store: false when it was ingested before (the caller replays it). */

@@ -2039,6 +2039,8 @@ export type components = {
                 country: string;
                 phone?: string | null;
             } | null;
+            /** @description The platform customer this subscriber is: checkouts find the subscriber by it first, and an email of another customer never changes it */
+            platform_customer_id: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 UTC time

@@ -23,6 +23,7 @@ import { OTHER_ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures
 
 const TOKEN_KEY = randomBytes(32)
 const CUSTOMER_ID = 12
+const OTHER_CUSTOMER_ID = 13
 // Beans by grind and size; espresso grind is no longer sold; a sampler has no options.
 const BEANS = 90
 const WHOLE = 901
@@ -88,6 +89,8 @@ describe('the portal offers the product\'s variants', () => {
     sim.addProduct(hash, { id: TEA, name: 'Tea', price: 6, type: 'physical', variants: [{ id: TEA_LOOSE, option_values: [option(5, 12, 'Form', 'Loose')] }, { id: TEA_BAGS, option_values: [option(6, 12, 'Form', 'Bags')] }] })
     sim.addProduct(hash, { id: SOCKS, name: 'Socks', price: 4, type: 'physical', variant_ids: SOCK_VARIANTS })
     const [card] = sim.addCustomer(hash, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
+    // Another subscriber is another platform customer, with a card of their own.
+    const [otherCard] = sim.addCustomer(hash, { id: OTHER_CUSTOMER_ID, email: 'grace@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
     const shop: StoreWithKey = await createStoreWithKey(t.db, { mode: 'live', storeHash: hash })
     const connected = await call(t.app, { method: 'PUT', url: '/api/v1/admin/platform-connection', headers: shop.auth, payload: { access_token: token } })
     assert.equal(connected.statusCode, 200, connected.body)
@@ -103,13 +106,13 @@ describe('the portal offers the product\'s variants', () => {
       // Another plan of the same beans, dearer.
       dearerBeans: (await createPlan(t.app, shop.auth, beans.product, { amount: 2000, name: 'Beans, large' })).id as string,
     }
-    return { hash, shop, plans, card: card! }
+    return { hash, shop, plans, card: card!, otherCard: otherCard! }
   }
 
-  async function subscribe(s: Awaited<ReturnType<typeof liveStore>>, planId: string, variant?: number) {
+  async function subscribe(s: Awaited<ReturnType<typeof liveStore>>, planId: string, variant?: number, who: 'ada' | 'another customer' = 'ada') {
     const body = checkoutBody(planId, {
-      payment_instrument_id: s.card,
-      platform_customer_id: CUSTOMER_ID,
+      payment_instrument_id: who === 'ada' ? s.card : s.otherCard,
+      platform_customer_id: who === 'ada' ? CUSTOMER_ID : OTHER_CUSTOMER_ID,
       // In Virginia: the platform's checkout needs a state to ship to in the US.
       shipping_address: OTHER_ADDRESS,
       billing_address: OTHER_ADDRESS,
@@ -146,7 +149,7 @@ describe('the portal offers the product\'s variants', () => {
     assert.match(reads[0]!.url, new RegExp(`/v3/catalog/products/${BEANS}/variants\\?page=1&limit=250$`))
 
     // Another subscriber's subscription is not found, like every portal route.
-    const other = await subscribe(s, s.plans.beans, GROUND)
+    const other = await subscribe(s, s.plans.beans, GROUND, 'another customer')
     assertProblem(await variantsOf(other.portal, sub.id), 404, 'not_found')
     assert.deepEqual(sim.violations, [])
   })
@@ -226,7 +229,7 @@ describe('the portal offers the product\'s variants', () => {
     assert.deepEqual(await variantRow(sub.id), { platform_variant_id: String(WHOLE), plan_id: s.plans.beans, amount: 1250 })
 
     // Another subscriber cannot change it: not found.
-    const other = await subscribe(s, s.plans.beans, GROUND)
+    const other = await subscribe(s, s.plans.beans, GROUND, 'another customer')
     assertProblem(await portalSwap(other.portal, sub.id, { plan_id: sub.plan_id, platform_variant_id: GROUND }), 404, 'not_found')
 
     // The merchant's swap is unchanged: any variant, any plan, without asking the platform.
