@@ -18,6 +18,7 @@ import { registerHealth } from './http/health.ts'
 import { registerIdempotency } from './http/idempotency.ts'
 import { registerJsonBodyParser } from './http/json-body.ts'
 import { acceptMissingOptionalBodies } from './http/optional-body.ts'
+import { declareAdminScopes } from './http/admin-scopes.ts'
 import { lazyRequestLogger, loggerOptions } from './http/logging.ts'
 import { registerMetrics } from './http/metrics.ts'
 import { registerOpenApi } from './http/openapi.ts'
@@ -166,6 +167,7 @@ export async function buildApp({ database, config, services: given, clock = syst
   })
   await app.register(async (admin) => {
     requireSecurityScheme(admin, 'adminApiKey')
+    declareAdminScopes(admin)
     admin.addHook('onRequest', authenticateAdmin)
     await registerScope(admin, modules, 'admin')
   }, { prefix: '/api/v1/admin' })

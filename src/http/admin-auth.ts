@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { StoreRow } from '../db/database.ts'
 import { AppError } from '../lib/errors.ts'
+import { requireAdminScope, type AdminScope } from './admin-scopes.ts'
 import { sha256Hex } from '../lib/secrets.ts'
 
 export interface AdminContext {
@@ -11,6 +12,8 @@ export interface AdminContext {
   via: 'api_key' | 'console_session'
   /** The console session's id (its `jti`), for a console session. */
   sessionId?: string
+  /** What the key may do (src/http/admin-scopes.ts); a console session is `full`, but cannot create keys. */
+  scope: AdminScope
 }
 
 declare module 'fastify' {
@@ -57,12 +60,13 @@ export function createAdminAuthenticator(keys: AdminKeyLookup, consoleSessions?:
       const claims = await consoleSessions.verify(token)
       const store = await consoleSessions.findStore(claims.sub, claims.jti)
       if (!store) throw new AppError('invalid_token', 'the console session is not valid, has ended or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
-      request.admin = { keyId: `console_session:${claims.jti}`, store, via: 'console_session', sessionId: claims.jti }
+      request.admin = { keyId: `console_session:${claims.jti}`, store, via: 'console_session', sessionId: claims.jti, scope: 'full' }
       return
     }
     const found = await keys.findActiveKey(sha256Hex(token))
     if (!found) throw new AppError('unauthenticated', 'the admin API key is not valid or was revoked')
     request.admin = { ...found, via: 'api_key' }
+    requireAdminScope(request, found.scope)
     const now = Date.now()
     if ((lastTouched.get(found.keyId) ?? 0) + TOUCH_INTERVAL_MS < now) {
       lastTouched.set(found.keyId, now)

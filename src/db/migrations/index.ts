@@ -22,6 +22,7 @@ import * as renewalPricing from './0020-renewal-pricing.ts'
 import * as planVariants from './0021-plan-variants.ts'
 import * as outOfStock from './0022-out-of-stock.ts'
 import * as consoleSessions from './0023-console-sessions.ts'
+import * as adminKeyScopes from './0024-admin-key-scopes.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0021-plan-variants': planVariants,
   '0022-out-of-stock': outOfStock,
   '0023-console-sessions': consoleSessions,
+  '0024-admin-key-scopes': adminKeyScopes,
 }

@@ -1,3 +1,4 @@
+import type { AdminKeyScope } from './stores.tables.ts'
 import { sql, type RawBuilder } from 'kysely'
 import type { AdminApiKeyRow, Executor, NewStore, StoreRow, StoreUpdate } from '../../db/database.ts'
 
@@ -110,6 +111,7 @@ export function updateStore(db: Executor, id: string, changes: StoreUpdate): Pro
 
 export interface ActiveKey {
   keyId: string
+  scope: AdminKeyScope
   store: StoreRow
 }
 
@@ -124,14 +126,14 @@ export async function findActiveKeysByHash(db: Executor, keyHashes: readonly str
     .selectFrom('admin_api_keys as k')
     .innerJoin('stores as s', 's.id', 'k.store_id')
     .selectAll('s')
-    .select(['k.id as key_id', 'k.key_hash as key_hash'])
+    .select(['k.id as key_id', 'k.key_hash as key_hash', 'k.scope as key_scope'])
     .where('k.key_hash', 'in', [...new Set(keyHashes)])
     .where('k.revoked_at', 'is', null)
     .execute()
-  return new Map(rows.map(({ key_id, key_hash, ...store }) => [key_hash, { keyId: key_id, store }]))
+  return new Map(rows.map(({ key_id, key_hash, key_scope, ...store }) => [key_hash, { keyId: key_id, scope: key_scope, store }]))
 }
 
-export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<AdminApiKeyRow> {
+export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at' | 'scope'> & { scope?: AdminKeyScope }): Promise<AdminApiKeyRow> {
   return db
     .insertInto('admin_api_keys')
     .values(key)
@@ -140,7 +142,7 @@ export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_
 }
 
 /** A key made on several processes' start at once: the first insert wins, the others change nothing. */
-export async function insertAdminKeyIfAbsent(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
+export async function insertAdminKeyIfAbsent(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at' | 'scope'> & { scope?: AdminKeyScope }): Promise<void> {
   await db.insertInto('admin_api_keys').values(key).onConflict((oc) => oc.column('key_hash').doNothing()).execute()
 }
 

@@ -1,22 +1,28 @@
 import { Type, type Static } from 'typebox'
 import { adminStore } from '../../http/admin-auth.ts'
-import { Id, Nullable, problemResponses, Ref, Timestamp } from '../../http/schemas.ts'
+import { Id, Nullable, problemResponses, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
 import { Store, StorefrontStore, UpdateStoreBody } from './store.schemas.ts'
 import type { StoresService } from './stores.service.ts'
+import { ADMIN_KEY_SCOPES } from './stores.tables.ts'
 
 /**
  * The store's admin API keys, managed through the API (the console's Settings, or a script): list
  * (never a key, only its first characters), create (the key is shown in this one answer), revoke.
  */
+const AdminKeyScopeSchema = StringEnum(ADMIN_KEY_SCOPES, {
+  description: 'What the key may do: `full` (everything), `read_only` (reads only) or `support` (reads, and the actions on subscriptions, charges and change requests; no keys, webhooks, settings, platform connection or catalogue changes). Each operation lists the scopes it takes (`x-admin-scopes`); another is 403 `insufficient_scope`',
+})
+
 export const ApiKey = Type.Object(
   {
     id: Id('key'),
     object: Type.Literal('api_key'),
     name: Type.String(),
     prefix: Type.String({ description: 'The first characters of the key, to tell keys apart; never the key' }),
+    scope: AdminKeyScopeSchema,
     current: Type.Boolean({ description: 'True for the key that made this request' }),
     created_at: Timestamp,
     last_used_at: Nullable(Timestamp, { description: 'Updated at most once a minute' }),
@@ -39,6 +45,7 @@ function presentKey(row: Awaited<ReturnType<StoresService['listApiKeys']>>[numbe
     object: 'api_key',
     name: row.name,
     prefix: row.key_prefix,
+    scope: row.scope,
     current: row.id === currentId,
     created_at: toRfc3339(row.created_at),
     last_used_at: toRfc3339OrNull(row.last_used_at),
@@ -86,12 +93,12 @@ export async function storeAdminRoutes(app: App, stores: StoresService): Promise
       summary: 'Create an admin API key; the key is in this answer only',
       description: 'Only with an admin API key: a console session (the app opened from the BigCommerce control panel) is 403 `forbidden`, so a session cannot outlive the app by minting a permanent key.',
       tags: ['Store'],
-      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), scope: Type.Optional({ ...AdminKeyScopeSchema, default: 'full' }) }, { additionalProperties: false }),
       response: { 201: CreatedApiKey, ...problemResponses(400, 403) },
     },
   }, async (request, reply) => {
     if (request.admin?.via === 'console_session') throw new AppError('forbidden', 'a console session cannot create admin API keys: sign in with an admin API key to create one')
-    const { row, key } = await stores.createApiKey(adminStore(request), request.body.name)
+    const { row, key } = await stores.createApiKey(adminStore(request), request.body.name, request.body.scope ?? 'full')
     return reply.code(201).send({ ...presentKey(row, request.admin?.keyId), key })
   })
 

@@ -11,6 +11,7 @@ import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
 import { checkRetentionSettings, retentionSettingsUpdate } from './retention-settings.ts'
 import { notificationSettingsOf } from './notification-settings.ts'
 import * as repo from './stores.repository.ts'
+import type { AdminKeyScope } from './stores.tables.ts'
 
 export interface CreateStoreInput {
   storeHash: string
@@ -118,7 +119,7 @@ export async function ensureStoreForHash(db: Db, storeHash: string): Promise<Sto
 const KEY_PREFIX_LENGTH = 12
 
 /** Makes a key of 256 random bits; only its hash is stored, so this is the one time it can be shown. */
-export async function createAdminKey(db: Db, store: StoreRow, name = 'default'): Promise<{ id: string; key: string }> {
+export async function createAdminKey(db: Db, store: StoreRow, name = 'default', scope: AdminKeyScope = 'full'): Promise<{ id: string; key: string }> {
   if (name.trim().length === 0 || name.length > 100) throw invalidField('/name', 'must be 1-100 characters')
   const key = `sk_${store.mode}_${randomToken(32)}`
   const row = await repo.insertAdminKey(db, {
@@ -127,6 +128,7 @@ export async function createAdminKey(db: Db, store: StoreRow, name = 'default'):
     name,
     key_hash: sha256Hex(key),
     key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
+    scope,
   })
   return { id: row.id, key }
 }
@@ -188,19 +190,19 @@ export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock;
     listApiKeys: (store: StoreRow): Promise<AdminApiKeyRow[]> => repo.listAdminKeys(db, store.id),
 
     /** A new key, shown in this answer only, with its row. */
-    async createApiKey(store: StoreRow, name: string): Promise<{ row: AdminApiKeyRow; key: string }> {
-      const created = await createAdminKey(db, store, name)
+    async createApiKey(store: StoreRow, name: string, scope: AdminKeyScope = 'full'): Promise<{ row: AdminApiKeyRow; key: string }> {
+      const created = await createAdminKey(db, store, name, scope)
       const row = (await repo.listAdminKeys(db, store.id)).find((candidate) => candidate.id === created.id)!
       return { row, key: created.key }
     },
 
-    /** Revokes one of the store's active keys at once, but never its last: the store would lock itself out (the CLI can). */
+    /** Revokes one of the store's active keys at once, but never its last full one: the store would lock itself out of its keys and settings (the CLI can). */
     async revokeApiKey(store: StoreRow, id: string): Promise<AdminApiKeyRow> {
       const keys = await repo.listAdminKeys(db, store.id)
       const target = keys.find((row) => row.id === id && row.revoked_at === null)
       if (!target) throw notFound('api key', id)
-      if (keys.filter((row) => row.revoked_at === null).length === 1) {
-        throw new AppError('invalid_state', "this is the store's last active key: create another first, or revoke it with the CLI")
+      if (target.scope === 'full' && keys.filter((row) => row.revoked_at === null && row.scope === 'full').length === 1) {
+        throw new AppError('invalid_state', "this is the store's last active full-scope key: create another first, or revoke it with the CLI")
       }
       const revoked = await repo.revokeStoreAdminKey(db, store.id, target.id, clock.now())
       if (!revoked) throw notFound('api key', id)

@@ -54,6 +54,9 @@ export interface CancellationReasonValue {
 
 export type RetentionOfferValue = { type: 'pause'; days: number } | { type: 'skip' } | { type: 'discount'; code: string }
 
+export const ADMIN_KEY_SCOPES = ['full', 'read_only', 'support'] as const
+export type AdminKeyScope = (typeof ADMIN_KEY_SCOPES)[number]
+
 export interface AdminApiKeysTable {
   id: string
   store_id: string
@@ -61,6 +64,8 @@ export interface AdminApiKeysTable {
   key_hash: string
   /** The first characters of the key, shown in listings so a person can tell keys apart. */
   key_prefix: string
+  /** What the key may do (src/http/admin-scopes.ts): `full`, `read_only` or `support`. */
+  scope: Generated<AdminKeyScope>
   created_at: Timestamp
   last_used_at: NullableTimestamp
   revoked_at: NullableTimestamp

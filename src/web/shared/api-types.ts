@@ -1739,7 +1739,7 @@ export type components = {
              * @description Stable machine-readable error code
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "card_data_rejected" | "amount_too_large" | "invalid_payment_instrument" | "discount_not_found" | "discount_expired" | "discount_not_applicable" | "unauthenticated" | "invalid_token" | "refund_failed" | "forbidden" | "not_found" | "method_not_allowed" | "unsupported_version" | "invalid_state" | "conflict" | "idempotency_conflict" | "discount_exhausted" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "platform_unavailable";
+            code: "validation_failed" | "invalid_json" | "card_data_rejected" | "amount_too_large" | "invalid_payment_instrument" | "discount_not_found" | "discount_expired" | "discount_not_applicable" | "unauthenticated" | "invalid_token" | "refund_failed" | "forbidden" | "insufficient_scope" | "not_found" | "method_not_allowed" | "unsupported_version" | "invalid_state" | "conflict" | "idempotency_conflict" | "discount_exhausted" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "platform_unavailable";
             request_id: string;
             errors?: {
                 /** @description JSON pointer into the request, e.g. /body/email */
@@ -7513,6 +7513,11 @@ export interface operations {
                             name: string;
                             /** @description The first characters of the key, to tell keys apart; never the key */
                             prefix: string;
+                            /**
+                             * @description What the key may do: `full` (everything), `read_only` (reads only) or `support` (reads, and the actions on subscriptions, charges and change requests; no keys, webhooks, settings, platform connection or catalogue changes). Each operation lists the scopes it takes (`x-admin-scopes`); another is 403 `insufficient_scope`
+                             * @enum {string}
+                             */
+                            scope: "full" | "read_only" | "support";
                             /** @description True for the key that made this request */
                             current: boolean;
                             /**
@@ -7600,6 +7605,12 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /**
+                     * @description What the key may do: `full` (everything), `read_only` (reads only) or `support` (reads, and the actions on subscriptions, charges and change requests; no keys, webhooks, settings, platform connection or catalogue changes). Each operation lists the scopes it takes (`x-admin-scopes`); another is 403 `insufficient_scope`
+                     * @default full
+                     * @enum {string}
+                     */
+                    scope?: "full" | "read_only" | "support";
                 };
             };
         };
@@ -7618,6 +7629,11 @@ export interface operations {
                         name: string;
                         /** @description The first characters of the key, to tell keys apart; never the key */
                         prefix: string;
+                        /**
+                         * @description What the key may do: `full` (everything), `read_only` (reads only) or `support` (reads, and the actions on subscriptions, charges and change requests; no keys, webhooks, settings, platform connection or catalogue changes). Each operation lists the scopes it takes (`x-admin-scopes`); another is 403 `insufficient_scope`
+                         * @enum {string}
+                         */
+                        scope: "full" | "read_only" | "support";
                         /** @description True for the key that made this request */
                         current: boolean;
                         /**
@@ -7661,7 +7677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `forbidden`: Forbidden */
+            /** @description `forbidden`: Forbidden; `insufficient_scope`: The key's scope does not allow this */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7754,6 +7770,11 @@ export interface operations {
                         name: string;
                         /** @description The first characters of the key, to tell keys apart; never the key */
                         prefix: string;
+                        /**
+                         * @description What the key may do: `full` (everything), `read_only` (reads only) or `support` (reads, and the actions on subscriptions, charges and change requests; no keys, webhooks, settings, platform connection or catalogue changes). Each operation lists the scopes it takes (`x-admin-scopes`); another is 403 `insufficient_scope`
+                         * @enum {string}
+                         */
+                        scope: "full" | "read_only" | "support";
                         /** @description True for the key that made this request */
                         current: boolean;
                         /**
