@@ -638,6 +638,34 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
     }
   })
 
+  test('a narrower key is offered only what its scope allows: read-only sees no change at all; support acts on a subscription but changes no setting', async () => {
+    const fresh = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' })
+    try {
+      for (const [scope, badgeText] of [['read_only', 'Read-only key'], ['support', 'Support key']] as const) {
+        const { key } = await admin<{ key: string }>('POST', '/api-keys', { name: `${scope} desk`, scope })
+        const tab = await fresh.newPage()
+        await tab.goto(`${server.origin}/console`)
+        await tab.getByLabel('Admin API key').fill(key)
+        await tab.getByRole('button', { name: 'Sign in' }).click()
+        await tab.getByRole('heading', { level: 1 }).filter({ hasText: 'Overview' }).waitFor()
+        await tab.getByText(badgeText).waitFor()
+        await tab.goto(`${server.origin}/console/subscriptions/${seeded.coffee}`)
+        await tab.getByRole('heading', { level: 1 }).filter({ hasText: 'Subscription of' }).waitFor()
+        await tab.locator('.loading').first().waitFor({ state: 'detached' })
+        // Paused by an earlier case: pause or resume, whichever applies, is offered to support only.
+        assert.equal(await tab.getByRole('button', { name: /^(Pause|Resume)$/ }).count(), scope === 'support' ? 1 : 0, `${scope}: pause or resume offered only to support`)
+        await tab.goto(`${server.origin}/console/settings`)
+        await tab.getByRole('heading', { level: 1 }).filter({ hasText: 'Settings' }).waitFor()
+        await tab.locator('.loading').first().waitFor({ state: 'detached' })
+        assert.equal(await tab.getByRole('button', { name: 'Save settings' }).count(), 0, `${scope}: no settings change offered`)
+        assert.equal(await tab.getByRole('button', { name: 'Create key' }).count(), 0, `${scope}: no key creation offered`)
+        await tab.close()
+      }
+    } finally {
+      await fresh.close()
+    }
+  })
+
   test('no request left the service origin; no script errors or CSP refusals', () => {
     assert.deepEqual(foreignRequests, [])
     assert.deepEqual(pageProblems, [])

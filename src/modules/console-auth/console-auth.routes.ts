@@ -1,11 +1,35 @@
 import { adminStore } from '../../http/admin-auth.ts'
-import { NoContent, problemResponses } from '../../http/schemas.ts'
+import { Type } from 'typebox'
+import { NoContent, problemResponses, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { ConsoleSessions } from './console-sessions.ts'
 
 /** The console's own sign-out: a console session ends here, on every process within the cache's bound. */
+const AdminCredential = Type.Object(
+  {
+    object: Type.Literal('admin_credential'),
+    via: StringEnum(['api_key', 'console_session'] as const, { description: 'An admin API key, or a console session opened from the BigCommerce control panel' }),
+    scope: StringEnum(['full', 'read_only', 'support'] as const, { description: "What it may do (a console session is `full`, but cannot create keys): the console hides what it cannot" }),
+  },
+  { additionalProperties: false },
+)
+
 export async function consoleAuthRoutes(app: App, sessions: ConsoleSessions, forgetStore: (storeId: string) => void): Promise<void> {
+  app.get('/credential', {
+    schema: {
+      operationId: 'getAdminCredential',
+      summary: 'What the credential of this request is and may do',
+      tags: ['Console'],
+      response: { 200: AdminCredential },
+    },
+  }, async (request) => {
+    adminStore(request)
+    const admin = request.admin!
+    return { object: 'admin_credential' as const, via: admin.via, scope: admin.scope }
+  })
+
+
   app.delete('/console-session', {
     schema: {
       operationId: 'signOutConsoleSession',

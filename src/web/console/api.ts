@@ -101,6 +101,7 @@ export const api = {
   apiKeys: () => call<{ data: ApiKey[] }>('GET', '/api-keys'),
   createApiKey: (name: string) => call<CreatedApiKey>('POST', '/api-keys', { body: { name } }),
   /** Ends the session on the server; given the token, since the tab forgets it at once. */
+  credential: () => call<{ object: 'admin_credential'; via: 'api_key' | 'console_session'; scope: 'full' | 'read_only' | 'support' }>('GET', '/credential'),
   signOutConsoleSession: (token: string) => call<null>('DELETE', '/console-session', { credential: token }),
   revokeApiKey: (id: string) => call<ApiKey>('DELETE', `/api-keys/${enc(id)}`),
 

@@ -3,7 +3,7 @@ import { h, replaceChildren } from '../shared/dom.ts'
 import { Shell, type SignInMessage } from '../shared/shell.ts'
 import { useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
-import { clearKey, currentKey, signedInVia } from './session.ts'
+import { clearKey, credentialScope, currentKey, setCredentialScope, signedInVia } from './session.ts'
 import type { Store } from './types.ts'
 
 const NAV: { href: string; label: string; match: (path: string) => boolean }[] = [
@@ -23,10 +23,27 @@ class ConsoleApp extends Shell {
   private readonly storeMode = document.getElementById('store-mode') as HTMLElement
   private readonly account = document.getElementById('account') as HTMLElement
   private storePromise: Promise<Store> | null = null
+  private credentialPromise: Promise<void> | null = null
   store: Store | null = null
 
   protected override titleSuffix(): string {
     return this.store?.name ?? 'Merchant console'
+  }
+
+  /** What the signed-in credential may do, read once per sign-in: pages hide what it cannot (the header names a narrower key). */
+  loadCredential(): Promise<void> {
+    if (!this.credentialPromise) {
+      this.credentialPromise = api.credential().then(
+        (credential) => {
+          setCredentialScope(credential.scope)
+          this.renderChrome()
+        },
+        () => {
+          this.credentialPromise = null
+        },
+      )
+    }
+    return this.credentialPromise
   }
 
   /** The signed-in store, read once per sign-in; sets the formats to its currency and time zone. */
@@ -40,7 +57,8 @@ class ConsoleApp extends Shell {
         },
       )
     }
-    return this.storePromise
+    // The credential's scope with the store, before any page draws its forms.
+    return Promise.all([this.storePromise, this.loadCredential()]).then(([store]) => store)
   }
 
   useStore(store: Store): void {
@@ -68,7 +86,8 @@ class ConsoleApp extends Shell {
       this.nav,
       h('ul', { class: 'nav-list' }, NAV.map((item) => h('li', null, h('a', { href: item.href, 'aria-current': item.match(path) ? 'page' : null }, item.label)))),
     )
-    replaceChildren(this.account, h('button', { type: 'button', class: 'button link-button', onclick: () => void this.signOut() }, 'Sign out'))
+    const narrow = credentialScope() === 'read_only' ? 'Read-only key' : credentialScope() === 'support' ? 'Support key' : null
+    replaceChildren(this.account, narrow ? h('span', { class: 'badge info', title: 'Changes this key may not make are not offered' }, narrow) : null, h('button', { type: 'button', class: 'button link-button', onclick: () => void this.signOut() }, 'Sign out'))
   }
 
   /** Back to sign-in: the key was refused (revoked meanwhile) or the merchant signed out. */
@@ -77,6 +96,8 @@ class ConsoleApp extends Shell {
     sessionStorage.clear()
     this.store = null
     this.storePromise = null
+    this.credentialPromise = null
+    setCredentialScope('full')
     this.signInMessage = message
     navigate(location.pathname + location.search, { replace: true })
   }
@@ -90,6 +111,7 @@ class ConsoleApp extends Shell {
   }
 
   async signOut(): Promise<void> {
+    setCredentialScope('full')
     // A session from the control panel is ended on the server first, so the token is worthless even if
     // copied; the tab forgets it whatever the answer (an ended or expired one is 401 already).
     const token = currentKey()
@@ -98,6 +120,7 @@ class ConsoleApp extends Shell {
     sessionStorage.clear()
     this.store = null
     this.storePromise = null
+    this.credentialPromise = null
     this.signInMessage = { text: 'You have signed out. The credential was removed from this tab.', kind: 'info' }
     navigate(ROOT)
   }

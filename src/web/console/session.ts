@@ -37,3 +37,20 @@ export function takeSessionFromFragment(): boolean {
   saveKey(match[1]!, 'platform')
   return true
 }
+
+/** What the signed-in credential may do (GET /credential): the console hides what it cannot. */
+export type CredentialScope = 'full' | 'read_only' | 'support'
+let scope: CredentialScope = 'full'
+
+export function setCredentialScope(value: CredentialScope): void {
+  scope = value
+}
+
+export function credentialScope(): CredentialScope {
+  return scope
+}
+
+/** Whether the credential may make a change that needs `needs`: `support` (subscriptions, charges, change requests) or `full` (everything else). */
+export function mayChange(needs: 'full' | 'support'): boolean {
+  return scope === 'full' || (scope === 'support' && needs === 'support')
+}

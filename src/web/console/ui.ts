@@ -2,6 +2,7 @@ import { errorText } from './api.ts'
 import { confirmAction } from '../shared/confirm.ts'
 import { field, h, replaceChildren, type Child } from '../shared/dom.ts'
 import { app } from './app.ts'
+import { mayChange } from './session.ts'
 
 /** A page's heading row: the h1 the focus goes to, and an optional line under it. */
 export function pageHeader(title: string, ...extra: Child[]): HTMLElement {
@@ -32,6 +33,8 @@ export function select(name: string, options: [string, string][], selected?: str
 export interface ActionFormOptions {
   /** The button's words ("Pause"). */
   label: string
+  /** The scope the change needs: `support` for actions on subscriptions, charges and change requests; `full` (default) for the rest. */
+  requires?: 'full' | 'support'
   fields?: HTMLElement[]
   /** What the dialog asks, from the form's values; null skips the question (nothing changes). */
   confirm: (form: HTMLFormElement) => { title: string; body: Child[]; confirmLabel: string; danger?: boolean } | string
@@ -48,6 +51,8 @@ export interface ActionFormOptions {
  * the form in the API's words (and is read out); success is announced in the live region.
  */
 export function actionForm(options: ActionFormOptions): HTMLFormElement {
+  // A change the credential's scope does not allow is not offered (the API would refuse it: 403).
+  if (!mayChange(options.requires ?? 'full')) return h('form', { class: 'action-form', hidden: true })
   const status = h('div', { class: 'form-status' })
   const button = h('button', { type: 'submit', class: options.danger ? 'button danger' : 'button secondary' }, options.label)
   const form = h('form', { class: `action-form ${options.className ?? ''}`, novalidate: true }, ...(options.fields ?? []), h('div', { class: 'button-row' }, button), status)

@@ -911,6 +911,23 @@ export type paths = {
         patch: operations["updatePlan"];
         trace?: never;
     };
+    "/api/v1/admin/credential": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the credential of this request is and may do */
+        get: operations["getAdminCredential"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/console-session": {
         parameters: {
             query?: never;
@@ -8962,6 +8979,87 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAdminCredential: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "admin_credential";
+                        /**
+                         * @description An admin API key, or a console session opened from the BigCommerce control panel
+                         * @enum {string}
+                         */
+                        via: "api_key" | "console_session";
+                        /**
+                         * @description What it may do (a console session is `full`, but cannot create keys): the console hides what it cannot
+                         * @enum {string}
+                         */
+                        scope: "full" | "read_only" | "support";
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -186,6 +186,7 @@ export function refundForm(app: ConsoleApp, charge: Charge, reload: () => Promis
   const reason = input({ type: 'text', name: 'reason', maxlength: 500, autocomplete: 'off' })
   void app
   const form = actionForm({
+    requires: 'support',
     label: 'Refund',
     className: 'compact',
     danger: true,
@@ -211,6 +212,7 @@ export function refundForm(app: ConsoleApp, charge: Charge, reload: () => Promis
 export function resolveForms(charge: Charge, reload: () => Promise<unknown>): HTMLElement {
   const make = (outcome: 'succeeded' | 'failed') =>
     actionForm({
+      requires: 'support',
       label: outcome === 'succeeded' ? 'Resolve as paid' : 'Resolve as failed',
       className: 'compact inline',
       danger: outcome === 'failed',
@@ -237,6 +239,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
   const zone = currentTimeZone()
   const simple = (action: string, label: string, question: string, body: string, done: string, danger = false) =>
     actionForm({
+      requires: 'support',
       label,
       danger,
       confirm: () => ({ title: question, body: [h('p', null, body)], confirmLabel: label }),
@@ -257,6 +260,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
       group(
         'Pause',
         actionForm({
+          requires: 'support',
           label: 'Pause',
           fields: [field(`Resume on (optional, ${zone})`, until, { hint: 'Empty: paused until resumed here or by the subscriber.' })],
           confirm: () => {
@@ -295,6 +299,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
     group(
       'Change plan',
       actionForm({
+        requires: 'support',
         label: 'Change plan',
         fields: [field('New plan', planSelect, { hint: 'From the next charge.' })],
         confirm: () => {
@@ -316,6 +321,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
     group(
       'Quantity',
       actionForm({
+        requires: 'support',
         label: 'Change quantity',
         fields: [field('New quantity', quantity, { hint: 'From the next charge.' })],
         confirm: () => {
@@ -344,6 +350,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
       group(
         'Reschedule',
         actionForm({
+          requires: 'support',
           label: 'Reschedule',
           fields: [field(`Next charge on (${zone})`, when, { hint: 'Later renewals follow one interval apart from it; at most a year ahead.' })],
           confirm: () => {
@@ -371,6 +378,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
     group(
       'Cancel',
       actionForm({
+        requires: 'support',
         label: 'Cancel subscription',
         danger: true,
         fields: [
@@ -404,6 +412,7 @@ function discountForm(s: Subscription, reload: () => Promise<unknown>): HTMLElem
   if (s.discount) {
     const current = s.discount
     return actionForm({
+      requires: 'support',
       label: 'Remove discount',
       danger: true,
       confirm: () => ({ title: `Remove ${current.code}?`, body: [h('p', null, 'From the next charge on the subscription pays its full price.')], confirmLabel: 'Remove discount', danger: true }),
@@ -419,6 +428,7 @@ function discountForm(s: Subscription, reload: () => Promise<unknown>): HTMLElem
     for (const d of discounts) code.append(h('option', { value: d.code }, `${d.code} (${discountTerms(d)})`))
   }, () => {})
   return actionForm({
+    requires: 'support',
     label: 'Apply discount',
     fields: [field('Discount code', code, { hint: 'Active codes of the store (Discounts); from the next charge.' })],
     confirm: () => (code.value ? { title: `Apply ${code.value}?`, body: [h('p', null, `${code.selectedOptions[0]?.textContent ?? code.value} from the next charge; it counts as one redemption.`)], confirmLabel: 'Apply discount' } : 'Choose the discount code.'),
@@ -452,6 +462,7 @@ function addOns(s: Subscription, onetimes: Onetime[], upcoming: UpcomingRenewal 
       dateTime(o.created_at),
       o.status === 'pending'
         ? actionForm({
+            requires: 'support',
             label: 'Remove',
             className: 'compact',
             danger: true,
@@ -476,6 +487,7 @@ function addOns(s: Subscription, onetimes: Onetime[], upcoming: UpcomingRenewal 
   }, () => {})
   const quantity = input({ type: 'number', name: 'onetime_quantity', min: 1, max: 100, step: 1, value: 1, inputmode: 'numeric' })
   const add = actionForm({
+    requires: 'support',
     label: 'Add to the next renewal',
     fields: [h('div', { class: 'two-col' }, field('Add-on product', product, { hint: 'Products with a one-time price in the subscription’s currency.' }), field('Add-on quantity', quantity))],
     confirm: () => {
