@@ -54,6 +54,9 @@ export const POSTGRES = [
   'test/process/slow-gateway.test.ts',
   'test/process/server-process.test.ts',
   'test/process/graceful-shutdown.test.ts',
+  // The database itself restarting (fast, then immediate) under an API and two workers mid-billing: 503
+  // while it is down, then billing and deliveries resume by themselves (a throwaway cluster of its own).
+  'test/process/postgres-restart.test.ts',
   // A representative API slice over the SQL paths: subscription actions and checkout (row locks, batched
   // first pages, pool connections dropped by the server), renewals and dunning, refunds, renewal pricing, webhook delivery
   // and fan-out, portal access control and the auth cache, idempotency keys, the event log.

@@ -74,7 +74,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
       tokenKey: config.platform.tokenKey,
       app: { loginUrl: config.platform.loginUrl, app: config.platform.app, publicUrl: config.publicUrl },
     },
-    issueConsoleSession: (storeId, loadKey) => consoleAuth.service.issue(storeId, loadKey),
+    issueConsoleSession: (storeId) => consoleAuth.service.prepare(storeId),
     // Uninstalling the app or removing the connection ends the store's console sessions with it.
     onDisconnect: (trx, storeId, at) => consoleAuth.service.endForStore(trx, storeId, at),
     onStoreChanged: forgetStore,

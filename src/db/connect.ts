@@ -24,6 +24,11 @@ export interface ConnectOptions {
   /** Directory for the embedded database; `memory://` keeps it in memory (tests). */
   dataDir?: string
   poolSize?: number
+  /**
+   * How long getting a connection may take, a new one or a pooled one freed by another caller; then it
+   * fails (and a request answers 503) instead of waiting on a server that does not answer. 5 s.
+   */
+  connectTimeoutMs?: number
   /** Told when the server drops an idle pooled connection (restart, failover); the pool replaces it. */
   onIdleConnectionError?: (error: Error) => void
   /** Told when DATA_DIR had to be made private (see secureDataDir); stderr when absent. */
@@ -41,11 +46,13 @@ export const PGLITE_PARSERS = { [INT8_OID]: Number, [NUMERIC_OID]: Number }
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
   return options.databaseUrl
-    ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.onIdleConnectionError)
+    ? connectPostgres(options.databaseUrl, options.poolSize ?? 10, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, options.onIdleConnectionError)
     : connectPglite(options.dataDir ?? './data', options.onNotice, options.loadDataDir)
 }
 
-function connectPostgres(url: string, max: number, onIdleConnectionError?: (error: Error) => void): DatabaseHandle {
+const CONNECT_TIMEOUT_MS = 5_000
+
+function connectPostgres(url: string, max: number, connectTimeoutMs: number, onIdleConnectionError?: (error: Error) => void): DatabaseHandle {
   // Counts and sums come back as int8/numeric; every value we store fits a JS number exactly.
   const driverTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (text: string) => unknown
   const timestamptz = (text: string) => parseTimestamptz(text, driverTimestamptz)
@@ -53,9 +60,17 @@ function connectPostgres(url: string, max: number, onIdleConnectionError?: (erro
     getTypeParser: (oid: number, format?: any) =>
       oid === INT8_OID || oid === NUMERIC_OID ? Number : oid === TIMESTAMPTZ_OID && format !== 'binary' ? timestamptz : pg.types.getTypeParser(oid, format),
   }
-  const pool = new pg.Pool({ connectionString: url, max, types } as pg.PoolConfig)
+  // A server that stops answering (a host gone, a network dropping packets) fails a connect after the
+  // timeout instead of holding the caller for the kernel's minutes; keepalive finds pooled connections
+  // to such a server dead. A server restarting refuses or ends connections at once.
+  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true } as pg.PoolConfig)
   // Without a listener, an idle client killed by the server would crash the process.
   pool.on('error', (error) => onIdleConnectionError?.(error))
+  // Nor may a client in use: the pool listens only while a client is idle, and a server that stops or
+  // restarts (or a reset socket) ends the connections in use too, which node-postgres also emits as
+  // 'error' on the client, a statement running or not. The statement in flight fails with the error,
+  // a later one with "not queryable", and the pool drops the client when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   const parsed = new URL(url)
   return {

@@ -37,3 +37,24 @@ export function isRowDataError(error: unknown): boolean {
   if (state !== undefined && /^[0-9A-Z]{5}$/.test(state)) return ROW_DATA_CLASSES.has(state.slice(0, 2))
   return error instanceof TypeError || error instanceof RangeError || (error as { name?: unknown } | null)?.name === 'AppError'
 }
+
+// The server cannot serve any statement now: it is shutting down or was stopped under the session
+// (57P01 admin_shutdown, 57P02 crash_shutdown) or does not take connections yet (57P03 cannot_connect_now:
+// starting up, in recovery, shutting down); class 08 is the protocol's own connection exceptions.
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03'])
+// What the socket says when there is no server to talk to (refused, reset, unreachable, timed out).
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+// node-postgres's own words for a connection lost or never made (they carry no code): the server went
+// away mid-statement (an immediate shutdown, a crash), the connect timeout, the pool's wait for a client.
+const LOST_CONNECTION = /^(?:Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable)/
+
+/**
+ * Whether an error says the database cannot be reached right now (down, restarting, unreachable), not
+ * that the statement or its rows were wrong: a request failing on it is 503, and retrying later helps.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const state = sqlState(error)
+  if (state !== undefined && (UNAVAILABLE_STATES.has(state) || /^08[0-9A-Z]{3}$/.test(state) || UNREACHABLE_CODES.has(state))) return true
+  const message = (error as { message?: unknown } | null)?.message
+  return error instanceof Error && typeof message === 'string' && LOST_CONNECTION.test(message)
+}

@@ -61,6 +61,9 @@ export function createAdminAuthenticator(keys: AdminKeyLookup, consoleSessions?:
       const store = await consoleSessions.findStore(claims.sub, claims.jti)
       if (!store) throw new AppError('invalid_token', 'the console session is not valid, has ended or has expired: open the app again from the BigCommerce control panel, or sign in with an admin API key')
       request.admin = { keyId: `console_session:${claims.jti}`, store, via: 'console_session', sessionId: claims.jti, scope: 'full' }
+      if (request.routeOptions.config.consoleSessions === false) {
+        throw new AppError('forbidden', 'a console session cannot do this (it would outlive the app): sign in with an admin API key')
+      }
       return
     }
     const found = await keys.findActiveKey(sha256Hex(token))

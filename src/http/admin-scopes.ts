@@ -38,6 +38,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The admin key scopes this route takes (src/http/admin-scopes.ts). */
     adminScopes?: AdminScope[]
+    /** false: a console session is refused (403) before anything of the route runs, an idempotent replay included. */
+    consoleSessions?: boolean
+    /** false: `Idempotency-Key` is ignored and the answer never stored (it holds a secret shown once). */
+    idempotentReplay?: boolean
   }
 }
 

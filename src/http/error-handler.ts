@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isStillReferenced, isUniqueViolation } from '../db/errors.ts'
+import { isDatabaseUnavailable, isStillReferenced, isUniqueViolation } from '../db/errors.ts'
 import { AppError, ERROR_TITLES, type FieldError } from '../lib/errors.ts'
 import type { ProblemBody } from './schemas.ts'
 import { API_VERSION } from './versioning.ts'
@@ -82,6 +82,9 @@ function toAppError(error: FastifyError & { validation?: unknown; validationCont
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('invalid_json', 'the body is not valid JSON')
   }
+  // The database is down or restarting: the request failed for want of it, not for a bug, and asking
+  // again shortly helps (docs/contract.md, section 18: fail fast with 503 while it is down).
+  if (isDatabaseUnavailable(error)) return new AppError('service_unavailable', 'the database cannot be reached right now; retry shortly')
   if (isUniqueViolation(error)) return new AppError('conflict', 'a resource with these unique values already exists')
   if (isStillReferenced(error)) return new AppError('conflict', 'the resource is still referenced by other resources')
   if (error.statusCode === 429) return new AppError('rate_limited', error.message)

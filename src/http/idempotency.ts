@@ -34,7 +34,7 @@ export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Optio
   // to record: an async hook would cost every other request a promise.
   app.addHook('preHandler', (request, reply, done) => {
     const key = request.headers['idempotency-key']
-    if (request.method !== 'POST' || typeof key !== 'string') return done()
+    if (request.method !== 'POST' || typeof key !== 'string' || request.routeOptions.config.idempotentReplay === false) return done()
     claimOrReplay(request, reply, key).then(() => done(), done)
   })
 

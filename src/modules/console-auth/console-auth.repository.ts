@@ -1,16 +1,11 @@
 import type { Executor } from '../../db/database.ts'
-import { isUniqueViolation } from '../../db/errors.ts'
 import type { ConsoleSessionEnd } from './console-auth.tables.ts'
 
 /** Records a new session; false when its load payload already opened one (a replayed payload). */
 export async function insertConsoleSession(db: Executor, row: { jti: string; store_id: string; load_key: string; created_at: Date; expires_at: Date }): Promise<boolean> {
-  try {
-    await db.insertInto('console_sessions').values(row).execute()
-    return true
-  } catch (error) {
-    if (isUniqueViolation(error)) return false
-    throw error
-  }
+  // No error on a replay: the caller's transaction goes on to refuse it in words.
+  const inserted = await db.insertInto('console_sessions').values(row).onConflict((oc) => oc.column('load_key').doNothing()).returning('jti').executeTakeFirst()
+  return inserted !== undefined
 }
 
 /** Ends one session of the store, if it is still open; true when it was. */

@@ -103,13 +103,19 @@ export function createConsoleSessionTokens({ secret, issuer, clock, ttlSeconds =
 /** Console sessions: a signed token and a row each (see the module comment). */
 export function createConsoleSessions({ db, clock, tokens }: { db: Db; clock: Clock; tokens: ConsoleSessionTokens }) {
   return {
-    /** A new session for the store, opened by the load payload `loadKey` names; 401 when that payload already opened one. */
-    async issue(storeId: string, loadKey: string): Promise<{ token: string; claims: ConsoleSessionClaims }> {
+    /**
+     * A new session for the store, signed now (the signing key may have to be read first, so never
+     * inside a transaction), good once `record` keeps its row in the caller's transaction; `record` is
+     * 401 when the load payload `loadKey` names already opened one.
+     */
+    async prepare(storeId: string): Promise<{ token: string; claims: ConsoleSessionClaims; record: (executor: Executor, loadKey: string) => Promise<void> }> {
       const issued = await tokens.sign(storeId)
       const { jti, iat, exp } = issued.claims
-      const recorded = await insertConsoleSession(db, { jti, store_id: storeId, load_key: loadKey, created_at: new Date(iat * 1000), expires_at: new Date(exp * 1000) })
-      if (!recorded) throw new AppError('invalid_token', 'this sign-in from the BigCommerce control panel was already used: open the app again from the control panel')
-      return issued
+      const record = async (executor: Executor, loadKey: string) => {
+        const recorded = await insertConsoleSession(executor, { jti, store_id: storeId, load_key: loadKey, created_at: new Date(iat * 1000), expires_at: new Date(exp * 1000) })
+        if (!recorded) throw new AppError('invalid_token', 'this sign-in from the BigCommerce control panel was already used: open the app again from the control panel')
+      }
+      return { ...issued, record }
     },
 
     /** The token's signature and claims; whether its session is still good is the authenticator's next question (its row). */

@@ -1,7 +1,8 @@
-import type { Db } from '../../db/database.ts'
+import type { Db, Executor } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { ensureStoreForHash, findStoreByHash } from '../stores/index.ts'
 import type { PlatformConnections } from './connections.ts'
+import { lockLiveConnection } from './platform.repository.ts'
 import { assertAppConfigured, exchangeCode, verifySignedPayload, type PlatformAppSettings } from './platform-app.ts'
 
 /** The scopes renewals need (docs/platform-api.md section 8); missing ones are logged at install. */
@@ -22,7 +23,8 @@ export const REQUIRED_SCOPES = [
 ] as const
 
 /** Signs the merchant into the console from the load callback (src/modules/console-auth). */
-export type IssueConsoleSession = (storeId: string, loadKey: string) => Promise<{ token: string }>
+/** A console session signed for the store, good once `record` keeps it in the caller's transaction (src/modules/console-auth). */
+export type IssueConsoleSession = (storeId: string) => Promise<{ token: string; record: (executor: Executor, loadKey: string) => Promise<void> }>
 
 export type PlatformAppService = ReturnType<typeof createPlatformAppService>
 
@@ -54,8 +56,16 @@ export function createPlatformAppService({ db, clock, settings, connections, iss
       const store = await findStoreByHash(db, storeHash)
       const connected = store ? (await connections.status(store.id)).connected : false
       if (!store || !connected || !issueConsoleSession) return { storeHash, connected }
-      const { token } = await issueConsoleSession(store.id, loadKey)
-      return { storeHash, storeId: store.id, connected, consoleSession: token }
+      // Kept under the connection's row lock: an uninstall landing meanwhile either comes first (no
+      // session) or waits and then ends this one with the others; none outlives it.
+      const session = await issueConsoleSession(store.id)
+      const kept = await db.transaction().execute(async (trx) => {
+        if (!(await lockLiveConnection(trx, store.id))) return false
+        await session.record(trx, loadKey)
+        return true
+      })
+      if (!kept) return { storeHash, connected: false }
+      return { storeHash, storeId: store.id, connected, consoleSession: session.token }
     },
 
     /** The uninstall callback: the token is deleted and the store's billing stops; its data stays. */

@@ -133,6 +133,9 @@ export async function verifySignedPayload(settings: PlatformAppSettings, token: 
   const storeHash = typeof sub === 'string' ? storeHashOfContext(sub) : undefined
   if (!storeHash) throw new AppError('forbidden', 'the signed payload names no store (sub must be stores/{store_hash})')
   // What makes this payload one of a kind: its `jti` (the platform sends one, a UUID), else the payload itself.
-  const loadKey = `${storeHash}:${typeof jti === 'string' && jti !== '' ? `jti:${jti.slice(0, 200)}` : `sha256:${sha256Hex(token)}`}`
+  // Without a jti, the signed part (header and claims): the signature's text has more than one
+  // encoding that verifies (spare bits, padding, whitespace), the signed part one.
+  const signed = token.trim().split('.').slice(0, 2).join('.')
+  const loadKey = `${storeHash}:${typeof jti === 'string' && jti !== '' ? `jti:${jti.slice(0, 200)}` : `sha256:${sha256Hex(signed)}`}`
   return { storeHash, loadKey }
 }

@@ -17,6 +17,15 @@ export async function upsertConnection(db: Executor, storeId: string, values: Om
     .execute()
 }
 
+/**
+ * Whether the store is connected, holding its connection row (FOR SHARE) until the caller's transaction
+ * ends: an uninstall or a disconnect (which updates the row) waits for it, or has already happened.
+ */
+export async function lockLiveConnection(trx: Executor, storeId: string): Promise<boolean> {
+  const row = await trx.selectFrom('platform_connections').select('store_id').where('store_id', '=', storeId).where('access_token_ciphertext', 'is not', null).forShare().executeTakeFirst()
+  return row !== undefined
+}
+
 /** Forgets the store's token (kept encrypted until now) and marks the connection uninstalled. */
 export async function clearToken(db: Executor, storeId: string, at: Date): Promise<void> {
   await db

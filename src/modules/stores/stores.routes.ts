@@ -2,7 +2,6 @@ import { Type, type Static } from 'typebox'
 import { adminStore } from '../../http/admin-auth.ts'
 import { Id, Nullable, problemResponses, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { AppError } from '../../lib/errors.ts'
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
 import { Store, StorefrontStore, UpdateStoreBody } from './store.schemas.ts'
 import type { StoresService } from './stores.service.ts'
@@ -88,16 +87,17 @@ export async function storeAdminRoutes(app: App, stores: StoresService): Promise
   })
 
   app.post('/api-keys', {
+    // The answer holds the key itself: never stored (idempotency keeps answers), never for a console session.
+    config: { idempotentReplay: false, consoleSessions: false },
     schema: {
       operationId: 'createApiKey',
       summary: 'Create an admin API key; the key is in this answer only',
-      description: 'Only with an admin API key: a console session (the app opened from the BigCommerce control panel) is 403 `forbidden`, so a session cannot outlive the app by minting a permanent key.',
+      description: 'Only with an admin API key: a console session (the app opened from the BigCommerce control panel) is 403 `forbidden`, so a session cannot outlive the app by minting a permanent key. `Idempotency-Key` is ignored here: the answer holds the key, and no answer holding it is ever stored.',
       tags: ['Store'],
       body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), scope: Type.Optional({ ...AdminKeyScopeSchema, default: 'full' }) }, { additionalProperties: false }),
       response: { 201: CreatedApiKey, ...problemResponses(400, 403) },
     },
   }, async (request, reply) => {
-    if (request.admin?.via === 'console_session') throw new AppError('forbidden', 'a console session cannot create admin API keys: sign in with an admin API key to create one')
     const { row, key } = await stores.createApiKey(adminStore(request), request.body.name, request.body.scope ?? 'full')
     return reply.code(201).send({ ...presentKey(row, request.admin?.keyId), key })
   })

@@ -768,7 +768,7 @@ export type paths = {
         put?: never;
         /**
          * Create an admin API key; the key is in this answer only
-         * @description Only with an admin API key: a console session (the app opened from the BigCommerce control panel) is 403 `forbidden`, so a session cannot outlive the app by minting a permanent key.
+         * @description Only with an admin API key: a console session (the app opened from the BigCommerce control panel) is 403 `forbidden`, so a session cannot outlive the app by minting a permanent key. `Idempotency-Key` is ignored here: the answer holds the key, and no answer holding it is ever stored.
          */
         post: operations["createApiKey"];
         delete?: never;

@@ -117,4 +117,50 @@ describe('console sessions end', () => {
     await t.db.deleteFrom('console_sessions').where('store_id', '=', shop.store.id).execute()
     assertProblem(await storeWith(session), 401, 'invalid_token')
   })
+
+  test('an uninstall landing between the load\'s connected check and the session it opens leaves no working session', async () => {
+    const shop = await connectedStore()
+    const connections = t.services.modules.platform.service.connections
+    const original = connections.status
+    connections.status = async (storeId: string) => {
+      const answer = await original(storeId)
+      connections.status = original
+      // The uninstall callback is handled now, on another request.
+      const uninstalled = await call(t.app, { method: 'GET', url: `/platform/uninstall?signed_payload_jwt=${encodeURIComponent(await platformPayload(shop.store.store_hash))}` })
+      assert.equal(uninstalled.statusCode, 204)
+      return answer
+    }
+    let loaded
+    try {
+      loaded = await loadWith(await platformPayload(shop.store.store_hash))
+    } finally {
+      connections.status = original
+    }
+    const session = /console_session=([A-Za-z0-9_.-]+)$/.exec(String(loaded.headers.location ?? ''))?.[1]
+    if (session) assertProblem(await storeWith(session), 401, 'invalid_token')
+    const open = await t.db.selectFrom('console_sessions').select('jti').where('store_id', '=', shop.store.id).where('ended_at', 'is', null).execute()
+    assert.deepEqual(open, [], 'no open session of an uninstalled store')
+  })
+
+  test('a console session cannot get a key back by replaying an Idempotency-Key; no answer holding a key is stored', async () => {
+    const shop = await connectedStore()
+    const made = await call(t.app, { method: 'POST', url: '/api/v1/admin/api-keys', headers: { ...shop.auth, 'idempotency-key': 'erp-sync-key-1' }, payload: { name: 'erp sync' } })
+    assert.equal(made.statusCode, 201, made.body)
+    const stored = await t.db.selectFrom('idempotency_keys').select('response_body').where('key', '=', 'erp-sync-key-1').execute()
+    assert.ok(!stored.some((row) => String(row.response_body).includes(made.json.key)), 'the key is stored only as its hash')
+    const session = await open(shop)
+    const replay = await call(t.app, { method: 'POST', url: '/api/v1/admin/api-keys', headers: { ...bearer(session), 'idempotency-key': 'erp-sync-key-1' }, payload: { name: 'erp sync' } })
+    assertProblem(replay, 403, 'forbidden')
+    assert.ok(!replay.body.includes(made.json.key))
+  })
+
+  test('a payload without a jti replayed with its signature written another way (padding, spare bits, spaces) is the same payload', async () => {
+    const shop = await connectedStore()
+    const payload = await platformPayload(shop.store.store_hash, null)
+    assert.equal((await loadWith(payload)).statusCode, 303)
+    for (const variant of [`${payload}=`, `${payload} `, payload.replace(/\.([^.]*)$/, (_, sig: string) => `.${sig.slice(0, 10)} ${sig.slice(10)}`)]) {
+      const answer = await loadWith(variant)
+      assert.notEqual(answer.statusCode, 303, `opened a second session with ${JSON.stringify(variant.slice(-12))}`)
+    }
+  })
 })
