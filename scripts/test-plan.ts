@@ -73,6 +73,10 @@ export const POSTGRES = [
   'test/api/billing/renewal-pricing.test.ts',
   'test/api/billing/platform-renewals.test.ts',
   'test/api/billing/renewal-out-of-stock.test.ts',
+  // Trust, part 2: console sessions that end, key scopes under concurrent revocation, subscriber identity.
+  'test/api/console/console-session-ends.test.ts',
+  'test/contract/admin-key-scopes.test.ts',
+  'test/api/subscriptions/subscriber-identity.test.ts',
   'test/api/portal/portal-variants.test.ts',
   'test/api/platform/bigcommerce-e2e.test.ts',
   'test/api/subscriptions/variants.test.ts',

@@ -1,3 +1,4 @@
+import { everyFieldOptional } from './optional-body.ts'
 import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
@@ -56,6 +57,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
     },
     transform: ({ schema, url }) => ({ schema: url.startsWith('/api/v1') && url !== OPENAPI_PATH ? schema : { ...schema, hide: true }, url }),
+    // The generator marks every body required; one whose fields are all optional may be left out (optional-body.ts).
+    transformObject: (documentObject) => optionalBodiesNotRequired((documentObject as unknown as { openapiObject: OpenApiDocument }).openapiObject) as never,
   })
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger())
@@ -138,4 +141,25 @@ function registerDocsPage(docs: FastifyInstance): void {
     }
     return reply.header('content-security-policy', DOCS_CSP).header('cache-control', 'no-cache').type(asset.type).send(body)
   })
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> } }>>
+  components?: { schemas?: Record<string, unknown> }
+}
+
+/** `requestBody.required: false` where the body's fields are all optional, as the routes accept no body there. */
+function optionalBodiesNotRequired(doc: OpenApiDocument): OpenApiDocument {
+  const resolve = (schema: unknown): unknown => {
+    const ref = (schema as { $ref?: unknown } | null)?.$ref
+    return typeof ref === 'string' ? doc.components?.schemas?.[ref.replace(/^#\/components\/schemas\//, '')] : schema
+  }
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      const body = operation?.requestBody
+      const schema = body?.content?.['application/json']?.schema
+      if (body && schema !== undefined && everyFieldOptional(resolve(schema))) body.required = false
+    }
+  }
+  return doc
 }

@@ -97,4 +97,14 @@ describe('admin key scopes over every admin operation', () => {
     assert.equal(last.statusCode, 409, last.body)
     assert.match(last.json.detail, /last active full-scope key/)
   })
+
+  test('two revocations at once of the store\'s two full keys: one goes, the other is refused; a full key is left', async () => {
+    const other = await createStoreWithKey(t.db)
+    const second = await createAdminKey(t.db, other.store, 'second full', 'full')
+    const listed = (await call(t.app, { method: 'GET', url: '/api/v1/admin/api-keys', headers: other.auth })).json.data as { id: string }[]
+    const answers = await Promise.all(listed.map((key) => call(t.app, { method: 'DELETE', url: `/api/v1/admin/api-keys/${key.id}`, headers: { authorization: `Bearer ${second.key}` } })))
+    assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, 409])
+    const active = await t.db.selectFrom('admin_api_keys').select('id').where('store_id', '=', other.store.id).where('revoked_at', 'is', null).execute()
+    assert.equal(active.length, 1)
+  })
 })

@@ -154,6 +154,11 @@ export function listAdminKeys(db: Executor, storeId: string): Promise<AdminApiKe
   return db.selectFrom('admin_api_keys').selectAll().where('store_id', '=', storeId).orderBy('id').execute()
 }
 
+/** The store's keys, locked (in id order) until the caller's transaction ends: two revocations run one after the other. */
+export function lockAdminKeys(trx: Executor, storeId: string): Promise<AdminApiKeyRow[]> {
+  return trx.selectFrom('admin_api_keys').selectAll().where('store_id', '=', storeId).orderBy('id').forUpdate().execute()
+}
+
 export function revokeAdminKey(db: Executor, keyId: string, at: Date): Promise<AdminApiKeyRow | undefined> {
   return db
     .updateTable('admin_api_keys')

@@ -36,7 +36,10 @@ const CreatedApiKey = Type.Object(
   { additionalProperties: false },
 )
 
-const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKey) }, { additionalProperties: false })
+const ApiKeyList = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(ApiKey), next_cursor: Type.Null({ description: 'Always null: every key of the store is in one page' }) },
+  { additionalProperties: false },
+)
 
 function presentKey(row: Awaited<ReturnType<StoresService['listApiKeys']>>[number], currentId: string | undefined): ApiKeyView {
   return {
@@ -83,7 +86,7 @@ export async function storeAdminRoutes(app: App, stores: StoresService): Promise
     },
   }, async (request) => {
     const rows = await stores.listApiKeys(adminStore(request))
-    return { object: 'list' as const, data: rows.map((row) => presentKey(row, request.admin?.keyId)) }
+    return { object: 'list' as const, data: rows.map((row) => presentKey(row, request.admin?.keyId)), next_cursor: null }
   })
 
   app.post('/api-keys', {

@@ -198,13 +198,16 @@ export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock;
 
     /** Revokes one of the store's active keys at once, but never its last full one: the store would lock itself out of its keys and settings (the CLI can). */
     async revokeApiKey(store: StoreRow, id: string): Promise<AdminApiKeyRow> {
-      const keys = await repo.listAdminKeys(db, store.id)
-      const target = keys.find((row) => row.id === id && row.revoked_at === null)
-      if (!target) throw notFound('api key', id)
-      if (target.scope === 'full' && keys.filter((row) => row.revoked_at === null && row.scope === 'full').length === 1) {
-        throw new AppError('invalid_state', "this is the store's last active full-scope key: create another first, or revoke it with the CLI")
-      }
-      const revoked = await repo.revokeStoreAdminKey(db, store.id, target.id, clock.now())
+      // Checked and revoked under the keys' locks: two revocations at once cannot leave no full key.
+      const revoked = await db.transaction().execute(async (trx) => {
+        const keys = await repo.lockAdminKeys(trx, store.id)
+        const target = keys.find((row) => row.id === id && row.revoked_at === null)
+        if (!target) throw notFound('api key', id)
+        if (target.scope === 'full' && keys.filter((row) => row.revoked_at === null && row.scope === 'full').length === 1) {
+          throw new AppError('invalid_state', "this is the store's last active full-scope key: create another first, or revoke it with the CLI")
+        }
+        return repo.revokeStoreAdminKey(trx, store.id, target.id, clock.now())
+      })
       if (!revoked) throw notFound('api key', id)
       auth.forgetKey(revoked.key_hash)
       return revoked

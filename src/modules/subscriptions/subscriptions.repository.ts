@@ -123,6 +123,9 @@ export async function findOrCreateSubscriber(trx: Executor, row: Insertable<Subs
   if (inserted) return inserted
   const ofEmail = await trx.selectFrom('subscribers').selectAll().where('store_id', '=', row.store_id).where('email', '=', row.email).forUpdate().executeTakeFirstOrThrow()
   if (customerId !== null && ofEmail.platform_customer_id !== null && ofEmail.platform_customer_id !== customerId) return { conflict: ofEmail }
+  // A checkout naming no customer (a gift, an API checkout) for a subscriber who is a platform customer
+  // adds its subscription, but does not rewrite who they are or where they live.
+  if (customerId === null && ofEmail.platform_customer_id !== null) return ofEmail
   return refresh(ofEmail, customerId !== null && ofEmail.platform_customer_id === null)
 }
 

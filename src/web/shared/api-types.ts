@@ -4713,7 +4713,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description May be left out: every field is optional */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -4941,7 +4941,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description May be left out: every field is optional */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -7556,6 +7556,11 @@ export interface operations {
                              */
                             revoked_at: string | null;
                         }[];
+                        /**
+                         * @description Always null: every key of the store is in one page
+                         * @enum {object|null}
+                         */
+                        next_cursor: never | null;
                     };
                 };
             };
@@ -9753,7 +9758,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description May be left out: every field is optional */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -9981,7 +9986,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description May be left out: every field is optional */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -11313,7 +11318,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description May be left out: every field is optional */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     reason?: string;
@@ -11428,7 +11433,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description May be left out: every field is optional */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     reason?: string;
@@ -12792,7 +12797,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description Integer minor units, shipping and tax included; default: all that is left */

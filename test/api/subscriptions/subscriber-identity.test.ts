@@ -68,4 +68,13 @@ describe('subscriber identity', () => {
     assert.equal((await subscriberOf(third.id)).platform_customer_id, '44', 'a checkout naming no customer does not clear it')
     assertProblem(await postCheckout(t.app, shop.auth, checkoutBody(planId, { email, platform_customer_id: 45 })), 409, 'conflict')
   })
+
+  test('a gift to a subscriber who is a platform customer, or a checkout naming no customer, adds its subscription without rewriting their name or address', async () => {
+    const email = nextEmail('ada.gifted')
+    const [own] = await checkout(t.app, shop.auth, checkoutBody(planId, { email, name: 'Ada Lovelace', platform_customer_id: 61 }))
+    const before = await subscriberOf(own.id)
+    const [gift] = await checkout(t.app, shop.auth, checkoutBody(planId, { email: nextEmail('gifter'), platform_customer_id: 62, shipping_address: OTHER_ADDRESS, gift: { recipient_email: email, message: 'Enjoy' } }))
+    const [anonymous] = await checkout(t.app, shop.auth, checkoutBody(planId, { email, name: 'Mallory', shipping_address: OTHER_ADDRESS }))
+    for (const added of [gift, anonymous]) assert.deepEqual(await subscriberOf(added.id), before)
+  })
 })
