@@ -67,6 +67,8 @@ const SHAPES: readonly (readonly [string, (random: Random) => string, digits?: n
   ['16-digit order number', (random) => number(random, 16), 16],
   ['15-digit tracking number', (random) => number(random, 15), 15],
   ['22-digit tracking number', (random) => number(random, 22), 22],
+  // As USPS prints them: groups of four (9361 5597 7439 7197 5597 17).
+  ['22-digit tracking number, in fours', (random) => number(random, 22).replace(/(\d{4})(?=\d)/g, '$1 ')],
   ['13-digit phone number', (random) => `+${number(random, 13)}`, 13],
   ['14-digit phone number', (random) => `+${number(random, 14)}`, 14],
   ['15-digit phone number', (random) => `+${number(random, 15)}`, 15],
