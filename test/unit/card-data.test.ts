@@ -7,6 +7,7 @@ import { safeUrl } from '../../src/http/logging.ts'
 import { requestIdFor } from '../../src/http/request-id.ts'
 import { CARD_NUMBER_MASK, cardNetwork, containsCardNumber, findCardNumber, isCardNumber, isLuhnValid, locateCardNumber, maskCardNumbers } from '../../src/lib/card-data.ts'
 import { newId } from '../../src/lib/ids.ts'
+import { TEST_CARDS } from '../helpers/test-cards.ts'
 
 /** Appends the check digit that makes a number Luhn-valid. */
 function withCheckDigit(body: string): string {
@@ -282,25 +283,6 @@ describe('card numbers however they are written', () => {
   })
 })
 
-// Test card numbers of every network the guard knows (Luhn-valid, none a real card).
-const TEST_CARDS = [
-  ['Visa', '4111111111111111'],
-  ['Visa', '4012888888881881'],
-  ['Visa (13 digits)', '4222222222222'],
-  ['Mastercard', '5555555555554444'],
-  ['Mastercard', '5105105105105100'],
-  ['Mastercard (2-series)', '2223003122003222'],
-  ['American Express', '378282246310005'],
-  ['American Express', '371449635398431'],
-  ['Discover', '6011111111111117'],
-  ['Discover', '6011000990139424'],
-  ['JCB', '3530111333300000'],
-  ['JCB', '3566002020360505'],
-  ['Diners Club', '30569309025904'],
-  ['Diners Club', '38520000023237'],
-  ['UnionPay', '6200000000000005'],
-  ['UnionPay', '6250941006528599'],
-] as const
 
 /** Groups of 4 (American Express 4-6-5). */
 const inGroups = (pan: string, separator: string) =>

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { cardNetwork, containsCardNumber, holdsLuhnWindow, isLuhnValid } from '../../src/lib/card-data.ts'
+import { TEST_CARDS } from '../helpers/test-cards.ts'
 
 // The card guard's bound (docs/contract.md, Card data; issue 25): on 10,000 random identifiers of each
 // realistic shape at most 3% of the shape is refused, while every test card number, however written,
@@ -108,25 +109,6 @@ function oldRuleRefuses(text: string): boolean {
   return false
 }
 
-// Test card numbers of every network the guard knows (Luhn-valid, none a real card).
-const TEST_CARDS = [
-  ['Visa', '4111111111111111'],
-  ['Visa', '4012888888881881'],
-  ['Visa (13 digits)', '4222222222222'],
-  ['Mastercard', '5555555555554444'],
-  ['Mastercard', '5105105105105100'],
-  ['Mastercard (2-series)', '2223003122003222'],
-  ['American Express', '378282246310005'],
-  ['American Express', '371449635398431'],
-  ['Discover', '6011111111111117'],
-  ['Discover', '6011000990139424'],
-  ['JCB', '3530111333300000'],
-  ['JCB', '3566002020360505'],
-  ['Diners Club', '30569309025904'],
-  ['Diners Club', '38520000023237'],
-  ['UnionPay', '6200000000000005'],
-  ['UnionPay', '6250941006528599'],
-] as const
 
 /** Converts ASCII digits and spaces to their full-width forms, as some keyboards type them. */
 const fullWidth = (text: string) => text.replace(/\d/g, (digit) => String.fromCharCode(0xff10 + Number(digit))).replace(/ /g, '\u3000')

@@ -217,6 +217,17 @@ export interface Settlement {
   events: EventType[]
 }
 
+/** A subscription that owes nothing: no dunning, no wait for stock, no reminder sent for the next renewal yet. */
+const NOTHING_OWED = {
+  dunning_attempts: 0,
+  dunning_started_at: null,
+  unpaid_period_start: null,
+  stock_attempts: 0,
+  out_of_stock_since: null,
+  past_due_at: null,
+  reminded_for: null,
+} as const satisfies SubscriptionChanges
+
 /**
  * A charge for the period at `periodIndex` succeeded at `at`. The paid period (or the first cycle of
  * a prepaid block) becomes current. A period that ended while it was unpaid is not billed again: after
@@ -243,13 +254,7 @@ export function afterSuccess(subscription: SubscriptionRow, store: Pick<StoreRow
       current_period_end: boundary(subscription, periodIndex + 1, timeZone),
       next_charge_at: boundary(subscription, next, timeZone),
       prepaid_cycles_remaining: subscription.prepaid_cycles_total === null ? null : cycles - 1,
-      dunning_attempts: 0,
-      dunning_started_at: null,
-      unpaid_period_start: null,
-      stock_attempts: 0,
-      out_of_stock_since: null,
-      past_due_at: null,
-      reminded_for: null,
+      ...NOTHING_OWED,
     },
     events,
   }
@@ -345,13 +350,7 @@ export function afterOutOfStock(
       current_period_end: boundary(subscription, next, timeZone),
       next_charge_at: boundary(subscription, next, timeZone),
       // A prepaid block that could not be sent is not paid: its cycles are not counted down.
-      dunning_attempts: 0,
-      dunning_started_at: null,
-      unpaid_period_start: null,
-      stock_attempts: 0,
-      out_of_stock_since: null,
-      past_due_at: null,
-      reminded_for: null,
+      ...NOTHING_OWED,
     },
     events,
     nextRetryAt: null,

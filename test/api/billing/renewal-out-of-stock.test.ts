@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
 import { addDays } from '../../../src/lib/calendar.ts'
-import { createGatewayResolver, type RenewalEngine } from '../../../src/modules/billing/index.ts'
+import type { RenewalEngine } from '../../../src/modules/billing/index.ts'
 import { SendNotification } from '../../../src/modules/notifications/notifications.jobs.ts'
-import { createPlatformClient, createPlatformConnections, createTokenVault } from '../../../src/modules/platform/index.ts'
-import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
+import type { BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { testModules } from '../../helpers/modules.ts'
-import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { startPlatformHarness, type PlatformHarness } from '../../helpers/platform-harness.ts'
+import { call, type TestApp } from '../../helpers/test-app.ts'
 import { OTHER_ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
 
 /**
@@ -19,7 +16,6 @@ import { OTHER_ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures
  * the subscriber emailed), `retry` (daily, outside dunning, then skip), `charge_anyway` (no stock read).
  */
 
-const TOKEN_KEY = randomBytes(32)
 const CUSTOMER_ID = 11
 // Beans sold whole (901) or ground (902), stock tracked per variant; a mug whose stock is the product's.
 const BEANS = 90
@@ -28,51 +24,26 @@ const GROUND = 902
 const MUG = 91
 
 describe('a platform renewal with an item out of stock', () => {
+  let h: PlatformHarness
   let sim: BigCommerceSimulator
   let t: TestApp
-  let closeResolver: () => Promise<void>
   let engineAt: (at: string) => RenewalEngine
-  let client: ReturnType<typeof createPlatformClient>
-  /** Runs just before the platform client sends a call: lets a case change the platform between two calls. */
-  let beforeCall: ((path: string, method: string) => void) | undefined
   let seq = 0
 
   before(async () => {
-    sim = await startBigCommerceSimulator()
-    const env = { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'), PLATFORM_API_TIMEOUT_MS: '2000' }
-    t = await buildTestApp({ env })
-    const config = testConfig(env)
-    const connections = createPlatformConnections({ db: t.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
-    client = createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 2_000 })
-    const hooked: typeof client = {
-      ...client,
-      call: (access, request) => {
-        beforeCall?.(request.path, request.method)
-        return client.call(access, request)
-      },
-    }
-    const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: hooked })
-    closeResolver = gateways.close
-    engineAt = (at) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways })
+    h = await startPlatformHarness()
+    ;({ sim, t } = h)
+    engineAt = h.engineAt
   })
-  after(async () => {
-    await closeResolver?.()
-    await client?.close()
-    await t?.close()
-    await sim?.close()
-  })
+  after(() => h?.close())
 
   /** A live store of its own on the simulator, with its policy, the beans and the mug, and one customer's card. */
   async function store(settings: Record<string, unknown>, scopes?: string[]) {
     const hash = `stock${process.pid}x${++seq}`
-    const token = `stock-store-token-SECRET-${seq}`
-    sim.addStore({ hash, accessToken: token, ...(scopes ? { scopes } : {}) })
+    const shop = await h.connectedStore(hash, scopes ? { scopes } : {})
     sim.addProduct(hash, { id: BEANS, name: 'Beans', price: 9.99, type: 'physical', inventory_tracking: 'variant', variants: [{ id: WHOLE, inventory_level: 0 }, { id: GROUND, inventory_level: 50 }] })
     sim.addProduct(hash, { id: MUG, name: 'Mug', price: 5, type: 'physical', inventory_tracking: 'product', inventory_level: 0 })
     const [card] = sim.addCustomer(hash, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
-    const shop: StoreWithKey = await createStoreWithKey(t.db, { mode: 'live', storeHash: hash })
-    const connected = await call(t.app, { method: 'PUT', url: '/api/v1/admin/platform-connection', headers: shop.auth, payload: { access_token: token } })
-    assert.equal(connected.statusCode, 200, connected.body)
     if (Object.keys(settings).length > 0) {
       const patched = await call(t.app, { method: 'PATCH', url: '/api/v1/admin/store', headers: shop.auth, payload: settings })
       assert.equal(patched.statusCode, 200, patched.body)
@@ -275,13 +246,13 @@ describe('a platform renewal with an item out of stock', () => {
     const s = await store({})
     const sub = await subscribe(s, GROUND)
     const since = sim.requests.length
-    beforeCall = (path, method) => {
+    h.beforeCall = (path, method) => {
       if (method === 'POST' && path === '/v3/carts') sim.setInventory(s.hash, { productId: BEANS, variantId: GROUND, level: 0 })
     }
     try {
       await engineAt(sub.next_charge_at).runDue({ storeId: s.shop.store.id })
     } finally {
-      beforeCall = undefined
+      h.beforeCall = undefined
     }
     const [charge] = await chargesOf(sub.id)
     assert.deepEqual([charge!.status, charge!.failure_code, charge!.platform_order_id], ['failed', 'out_of_stock', null])

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { fixedClock, systemClock } from '../../../src/lib/clock.ts'
-import { createGatewayResolver, type RenewalEngine } from '../../../src/modules/billing/index.ts'
-import { createPlatformClient, createPlatformConnections, createTokenVault } from '../../../src/modules/platform/index.ts'
-import { startBigCommerceSimulator, type BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
+import type { RenewalEngine } from '../../../src/modules/billing/index.ts'
+import type { BigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
-import { testModules } from '../../helpers/modules.ts'
+import { startPlatformHarness, type PlatformHarness } from '../../helpers/platform-harness.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
 import { assertProblem } from '../../helpers/problem.ts'
-import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
+import { call, createStoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { OTHER_ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures.ts'
 
 /**
@@ -21,7 +18,6 @@ import { OTHER_ADDRESS, checkout, checkoutBody } from '../subscriptions/fixtures
  * subscription's own price.
  */
 
-const TOKEN_KEY = randomBytes(32)
 const CUSTOMER_ID = 12
 const OTHER_CUSTOMER_ID = 13
 // Beans by grind and size; espresso grind is no longer sold; a sampler has no options.
@@ -42,36 +38,23 @@ const SOCK_VARIANTS = Array.from({ length: 260 }, (_, index) => 5000 + index)
 const option = (id: number, optionId: number, name: string, label: string) => ({ id, label, option_id: optionId, option_display_name: name })
 
 describe('the portal offers the product\'s variants', () => {
+  let h: PlatformHarness
   let sim: BigCommerceSimulator
   let t: TestApp
-  let closeResolver: () => Promise<void>
   let engineAt: (at: string) => RenewalEngine
-  let client: ReturnType<typeof createPlatformClient>
   let seq = 0
 
   before(async () => {
-    sim = await startBigCommerceSimulator()
-    const env = { PLATFORM_API_URL: sim.apiUrl, PLATFORM_PAYMENTS_URL: sim.paymentsUrl, PLATFORM_LOGIN_URL: sim.loginUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY.toString('hex'), PLATFORM_API_TIMEOUT_MS: '2000' }
-    t = await buildTestApp({ env })
-    const config = testConfig(env)
-    const connections = createPlatformConnections({ db: t.db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
-    client = createPlatformClient({ apiUrl: sim.apiUrl, paymentsUrl: sim.paymentsUrl, timeoutMs: 2_000 })
-    const gateways = createGatewayResolver(t.db, { ...config.billing, platformAccessOf: connections.accessOf, platformClient: client })
-    closeResolver = gateways.close
-    engineAt = (at) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways })
+    h = await startPlatformHarness()
+    ;({ sim, t } = h)
+    engineAt = h.engineAt
   })
-  after(async () => {
-    await closeResolver?.()
-    await client?.close()
-    await t?.close()
-    await sim?.close()
-  })
+  after(() => h?.close())
 
   /** A live store of its own on the simulator with the beans, the mug, the tea and the socks, and one customer's card. */
   async function liveStore() {
     const hash = `variants${process.pid}x${++seq}`
-    const token = `variants-store-token-SECRET-${seq}`
-    sim.addStore({ hash, accessToken: token })
+    const shop = await h.connectedStore(hash)
     sim.addProduct(hash, {
       id: BEANS,
       name: 'Beans',
@@ -91,9 +74,6 @@ describe('the portal offers the product\'s variants', () => {
     const [card] = sim.addCustomer(hash, { id: CUSTOMER_ID, email: 'ada@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
     // Another subscriber is another platform customer, with a card of their own.
     const [otherCard] = sim.addCustomer(hash, { id: OTHER_CUSTOMER_ID, email: 'grace@example.com', instruments: [{}] }).instruments.map((instrument) => instrument.token)
-    const shop: StoreWithKey = await createStoreWithKey(t.db, { mode: 'live', storeHash: hash })
-    const connected = await call(t.app, { method: 'PUT', url: '/api/v1/admin/platform-connection', headers: shop.auth, payload: { access_token: token } })
-    assert.equal(connected.statusCode, 200, connected.body)
     const planOf = async (platformProductId: number, name: string) => {
       const product = await createProduct(t.app, shop.auth, { platform_product_id: String(platformProductId), name })
       return { product: product.id as string, plan: (await createPlan(t.app, shop.auth, product.id, { amount: 1250 })).id as string }

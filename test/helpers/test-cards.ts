@@ -1,0 +1,20 @@
+/** Test card numbers of every network the card guard knows (Luhn-valid, published for testing, none a real card). */
+export const TEST_CARDS = [
+  ['Visa', '4111111111111111'],
+  ['Visa', '4012888888881881'],
+  ['Visa (13 digits)', '4222222222222'],
+  ['Mastercard', '5555555555554444'],
+  ['Mastercard', '5105105105105100'],
+  ['Mastercard (2-series)', '2223003122003222'],
+  ['American Express', '378282246310005'],
+  ['American Express', '371449635398431'],
+  ['Discover', '6011111111111117'],
+  ['Discover', '6011000990139424'],
+  ['JCB', '3530111333300000'],
+  ['JCB', '3566002020360505'],
+  ['Diners Club', '30569309025904'],
+  ['Diners Club', '38520000023237'],
+  ['UnionPay', '6200000000000005'],
+  ['UnionPay', '6250941006528599'],
+  ['UnionPay (81 range)', '8171999927660000'],
+] as const
