@@ -23,6 +23,7 @@ import * as planVariants from './0021-plan-variants.ts'
 import * as outOfStock from './0022-out-of-stock.ts'
 import * as consoleSessions from './0023-console-sessions.ts'
 import * as adminKeyScopes from './0024-admin-key-scopes.ts'
+import * as mrrPrepaidCycles from './0025-mrr-prepaid-cycles.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0022-out-of-stock': outOfStock,
   '0023-console-sessions': consoleSessions,
   '0024-admin-key-scopes': adminKeyScopes,
+  '0025-mrr-prepaid-cycles': mrrPrepaidCycles,
 }

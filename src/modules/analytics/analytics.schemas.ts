@@ -24,7 +24,7 @@ export const CurrencyFigures = Type.Object(
       minimum: 0,
       description:
         'Monthly recurring revenue at `to`, integer minor units: for each subscription active or past_due at `to`, amount x quantity normalised to a month ' +
-        '(day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count), summed exactly and rounded half up once per currency',
+        '(day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count and by the cycles one charge pays for: a 3-month prepaid block of 6120 is 2040), summed exactly and rounded half up once per currency',
     }),
     active_subscriptions: { ...Count, description: 'Subscriptions active or past_due at `to` (the ones MRR counts)' },
     new_subscriptions: { ...Count, description: 'Subscriptions created in the window, whatever their status since' },

@@ -18,8 +18,9 @@ export interface MetricWindow {
 
 /**
  * How many of a period's price make twelve months: MRR of one subscription is
- * `amount x quantity x TWELFTHS[interval] / (12 x interval_count)` (a day is 365/12 of a month, a
- * week 52/12, a year 1/12). Kept as integers so the sum is exact; the caller divides once.
+ * `amount x quantity x TWELFTHS[interval] / (12 x interval_count x cycles)` (a day is 365/12 of a
+ * month, a week 52/12, a year 1/12; `cycles` the periods one charge pays for, a prepaid block's, else
+ * 1). Kept as integers so the sum is exact; the caller divides once.
  */
 export const PERIODS_PER_YEAR = { day: 365, week: 52, month: 12, year: 1 } as const
 
@@ -27,8 +28,8 @@ export interface SubscriptionWindowFigures {
   window: number
   currency: string
   /**
-   * MRR at the window's end as exact fractions: for each interval_count, the sum of
-   * `amount x quantity x PERIODS_PER_YEAR[interval]` (decimal string); MRR = sum of value / (12 x interval_count).
+   * MRR at the window's end as exact fractions: for each interval_count x cycles, the sum of
+   * `amount x quantity x PERIODS_PER_YEAR[interval]` (decimal string); MRR = sum of value / (12 x interval_count x cycles).
    */
   mrrYearly: { intervalCount: number; sum: string }[]
   activeAtEnd: number
@@ -70,14 +71,14 @@ interface Row {
  */
 export async function subscriptionMetrics(db: Executor, storeId: string, windows: readonly MetricWindow[]): Promise<SubscriptionWindowFigures[]> {
   const { rows } = await sql<Row>`
-    SELECT 'state' AS kind, w.i, h.currency, h.interval_count,
+    SELECT 'state' AS kind, w.i, h.currency, h.interval_count * h.cycles AS interval_count,
       sum(${yearlyAmount}) FILTER (WHERE h.valid_to IS NULL OR h.valid_to >= w.end_at)::text AS yearly,
       count(*) FILTER (WHERE h.valid_to IS NULL OR h.valid_to >= w.end_at) AS at_end,
       count(*) FILTER (WHERE h.valid_from < w.start_at) AS at_start
     FROM ${metricWindows(windows)}
     JOIN subscription_history h ON h.store_id = ${storeId} AND h.valid_from < w.end_at AND (h.valid_to IS NULL OR h.valid_to >= w.start_at)
     WHERE h.status IN ('active', 'past_due')
-    GROUP BY w.i, h.currency, h.interval_count
+    GROUP BY w.i, h.currency, h.interval_count * h.cycles
     UNION ALL
     SELECT 'created', w.i, s.currency, NULL, NULL, count(*), 0
     FROM ${metricWindows(windows)}

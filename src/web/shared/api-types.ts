@@ -14360,7 +14360,7 @@ export interface operations {
                              * @example USD
                              */
                             currency: string;
-                            /** @description Monthly recurring revenue at `to`, integer minor units: for each subscription active or past_due at `to`, amount x quantity normalised to a month (day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count), summed exactly and rounded half up once per currency */
+                            /** @description Monthly recurring revenue at `to`, integer minor units: for each subscription active or past_due at `to`, amount x quantity normalised to a month (day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count and by the cycles one charge pays for: a 3-month prepaid block of 6120 is 2040), summed exactly and rounded half up once per currency */
                             mrr: number;
                             /** @description Subscriptions active or past_due at `to` (the ones MRR counts) */
                             active_subscriptions: number;
@@ -14480,7 +14480,7 @@ export interface operations {
                                  * @example USD
                                  */
                                 currency: string;
-                                /** @description Monthly recurring revenue at `to`, integer minor units: for each subscription active or past_due at `to`, amount x quantity normalised to a month (day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count), summed exactly and rounded half up once per currency */
+                                /** @description Monthly recurring revenue at `to`, integer minor units: for each subscription active or past_due at `to`, amount x quantity normalised to a month (day x 365/12, week x 52/12, month x 1, year / 12, each divided by interval_count and by the cycles one charge pays for: a 3-month prepaid block of 6120 is 2040), summed exactly and rounded half up once per currency */
                                 mrr: number;
                                 /** @description Subscriptions active or past_due at `to` (the ones MRR counts) */
                                 active_subscriptions: number;
