@@ -359,9 +359,12 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
   })
 
   test('catalogue: create a plan, archive it; settings: save the store settings', async (t) => {
+    // A prepaid block reads per cycle and per charge, as the portal says it (it read "$61.20 every month").
+    await admin('POST', '/plans', { product_id: (await admin<{ data: { id: string }[] }>('GET', '/products?platform_product_id=darjeeling')).data[0]!.id, name: 'Three tins prepaid', amount: 6120, currency: 'USD', interval: 'month', prepaid_cycles: 3 })
     await page.goto(`${server.origin}/console/catalogue`)
     await heading().filter({ hasText: 'Catalogue' }).waitFor()
     await page.locator('tbody tr').first().waitFor()
+    await page.locator('tbody tr', { hasText: 'Three tins prepaid' }).getByText('$20.40 every month, $61.20 per charge').waitFor()
     await page.getByLabel('Product', { exact: true }).selectOption({ label: 'Darjeeling Tea' })
     await page.getByLabel('Plan name').fill('Tin every week')
     await page.getByLabel('Price').fill('4.50')

@@ -5,6 +5,7 @@ import { currency, interval, money, toMinor } from '../format.ts'
 import type { Plan, Product } from '../types.ts'
 import { actionForm, badge, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
 import { forgetPlanList } from './subscriptions.ts'
+import { planPriceText } from '../../shared/plan-format.ts'
 
 /** Products and their plans: create, rename, archive and restore (archived plans take no new subscriptions). */
 export async function renderCatalogue(app: ConsoleApp, isCurrent: () => boolean, { focus = true }: { focus?: boolean } = {}): Promise<void> {
@@ -76,7 +77,7 @@ export async function renderCatalogue(app: ConsoleApp, isCurrent: () => boolean,
   const planRows = plans.map((plan) => [
     plan.name,
     productName.get(plan.product_id) ?? plan.product_id,
-    `${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)}${plan.trial_days ? `, ${plan.trial_days}-day trial` : ''}${plan.b2b ? ', business' : ''}`,
+    `${planPriceText(plan)}${plan.trial_days ? `, ${plan.trial_days}-day trial` : ''}${plan.b2b ? ', business' : ''}`,
     plan.active ? badge('Active', 'good') : badge('Archived', 'muted'),
     h('div', { class: 'inline-actions' }, rename('plan', plan.name, (name) => api.updatePlan(plan.id, { name })), archive('plan', plan, (active) => api.updatePlan(plan.id, { active }))),
   ])

@@ -1,12 +1,13 @@
 import { all, api, ApiError, errorText, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren, type Child } from '../../shared/dom.ts'
-import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, interval, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
+import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
 import { paths } from '../router.ts'
 import type { Charge, Discount, Event, Onetime, Plan, Product, Subscription, SubscriptionWithSubscriber, UpcomingRenewal } from '../types.ts'
 import { discountTerms } from './discounts.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
 import { allPlans, STATUS_TONE } from './subscriptions.ts'
+import { planPriceText } from '../../shared/plan-format.ts'
 
 export const CHARGE_TONE: Record<string, string> = { succeeded: 'good', pending: 'info', failed: 'bad', requires_review: 'warn' }
 
@@ -55,9 +56,10 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
   const facts: [string, Child][] = [
     ['Status', h('span', null, badge(STATUS_LABEL[s.status] ?? s.status, STATUS_TONE[s.status] ?? 'neutral'), s.cancel_at_period_end && s.status !== 'cancelled' ? ` cancels on ${date(s.current_period_end)}` : '', s.status === 'paused' && s.resume_at ? ` until ${date(s.resume_at)}` : '')],
     ['Subscriber', h('span', null, s.subscriber?.name ? `${s.subscriber.name}, ` : '', h('a', { href: `mailto:${email}` }, email))],
-    ['Plan', plan ? `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})` : s.plan_id],
+    ['Plan', plan ? `${plan.name} (${planPriceText(plan)})` : s.plan_id],
     ['Quantity', String(s.quantity)],
-    ['Price', `${s.quantity > 1 ? `${s.quantity} × ` : ''}${money(s.amount, s.currency)} ${interval(s.interval, s.interval_count)}`],
+    // A prepaid subscription's amount pays its whole block: per cycle and per charge, as the portal says it.
+    ['Price', `${s.quantity > 1 ? `${s.quantity} × ` : ''}${planPriceText({ amount: s.amount, currency: s.currency, interval: s.interval, interval_count: s.interval_count, prepaid_cycles: s.prepaid?.cycles_total ?? null })}`],
     ['Next charge', upcoming instanceof ApiError ? '—' : `${money(upcoming.amount, upcoming.currency)} on ${dateTime(upcoming.next_charge_at)}${s.skip_next ? ` (the renewal of ${date(s.next_charge_at)} is skipped)` : ''}`],
     ['Current period', s.current_period_start ? `${date(s.current_period_start)} to ${date(s.current_period_end)}` : '—'],
     ['Started', date(s.start_at)],
@@ -292,7 +294,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
   const planSelect = select('plan_id', [['', 'Choose a plan']])
   void allPlans().then((plans) => {
     for (const plan of plans.filter((p) => p.active && p.id !== s.plan_id && p.currency === s.currency)) {
-      planSelect.append(h('option', { value: plan.id }, `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})`))
+      planSelect.append(h('option', { value: plan.id }, `${plan.name} (${planPriceText(plan)})`))
     }
   }, () => {})
   forms.push(

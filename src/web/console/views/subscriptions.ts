@@ -1,10 +1,11 @@
 import { all, api, ApiError, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
-import { date, interval, money, STATUS_LABEL } from '../format.ts'
+import { date, money, STATUS_LABEL } from '../format.ts'
 import { navigate, paths } from '../router.ts'
 import type { Page, Plan, Subscription } from '../types.ts'
 import { badge, errorBox, field, loading, pageHeader, select, table } from '../ui.ts'
+import { planPriceText } from '../../shared/plan-format.ts'
 
 export const STATUS_TONE: Record<string, string> = { active: 'good', pending: 'info', paused: 'neutral', past_due: 'bad', cancelled: 'muted', expired: 'muted' }
 
@@ -50,7 +51,7 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
 
   void allPlans().then((plans) => {
     if (!isCurrent()) return
-    for (const plan of plans) planSelect.append(h('option', { value: plan.id, selected: plan.id === planId }, `${plan.name} (${money(plan.amount, plan.currency)} ${interval(plan.interval, plan.interval_count)})${plan.active ? '' : ', archived'}`))
+    for (const plan of plans) planSelect.append(h('option', { value: plan.id, selected: plan.id === planId }, `${plan.name} (${planPriceText(plan)})${plan.active ? '' : ', archived'}`))
   }, () => {})
 
   // A search by id reads that one subscription, with its subscriber.
