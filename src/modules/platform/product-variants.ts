@@ -1,7 +1,7 @@
 import type { StoreRow } from '../../db/database.ts'
-import { AppError } from '../../lib/errors.ts'
 import type { PlatformAccess } from './connections.ts'
-import { rateLimitWaitMs, type PlatformClient } from './platform-client.ts'
+import type { PlatformClient } from './platform-client.ts'
+import { platformUnavailable, waitedRead } from './waited-read.ts'
 
 /**
  * A catalogue product's variants (`GET /v3/catalog/products/{productId}/variants`, docs/platform-api.md
@@ -47,9 +47,6 @@ const MAX_PAGES = 4
 // BigCommerce product and variant ids are positive 32-bit integers.
 const PLATFORM_ID = /^[1-9][0-9]{0,9}$/
 
-function unavailable(detail: string, retryAfterSeconds?: number): AppError {
-  return new AppError('platform_unavailable', `${detail}; nothing was changed, retry later`, retryAfterSeconds === undefined ? {} : { headers: { 'retry-after': String(retryAfterSeconds) } })
-}
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim() : null)
 
@@ -81,24 +78,12 @@ export function createProductVariants({ client, accessOf, rateLimitBudgetMs = DE
       if (!PLATFORM_ID.test(platformProductId)) return []
       const found: (PlatformVariant & { options: number })[] = []
       for (let page = 1; page <= MAX_PAGES; page++) {
-        const reply = await client.call(access, {
-          method: 'GET',
-          path: `/v3/catalog/products/${platformProductId}/variants`,
-          query: { page, limit: PAGE_SIZE },
-          rateLimitBudgetMs,
-        })
-        if (!reply.sent) throw unavailable(`BigCommerce could not be reached (${reply.reason})`)
-        const { statusCode, body, headers } = reply.answer
-        if (statusCode === 429) {
-          const waitMs = rateLimitWaitMs(headers)
-          throw unavailable('BigCommerce is rate limiting this store', Math.max(1, Math.ceil((waitMs ?? 30_000) / 1000)))
-        }
+        const read = await waitedRead(client, access, { method: 'GET', path: `/v3/catalog/products/${platformProductId}/variants`, query: { page, limit: PAGE_SIZE }, rateLimitBudgetMs }, { what: "the product's variants", scope: 'products read' })
         // A product the catalogue no longer has: nothing to choose.
-        if (statusCode === 404) return []
-        if (statusCode === 401 || statusCode === 403) throw unavailable(`BigCommerce refused the store's access token (${statusCode}): the store must be reconnected with the products read scope`)
-        if (statusCode < 200 || statusCode >= 300) throw unavailable(`BigCommerce answered ${statusCode} when asked for the product's variants`)
+        if (!read) return []
+        const { body } = read
         const data = (body as { data?: unknown } | null)?.data
-        if (!Array.isArray(data)) throw unavailable("BigCommerce answered the product's variants with something that is not a list")
+        if (!Array.isArray(data)) throw platformUnavailable("BigCommerce answered the product's variants with something that is not a list")
         for (const raw of data) {
           const variant = parseVariant(raw)
           if (variant) found.push(variant)

@@ -1,7 +1,8 @@
 import type { StoreRow } from '../../db/database.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { PlatformAccess } from './connections.ts'
-import { rateLimitWaitMs, type PlatformClient } from './platform-client.ts'
+import type { PlatformClient } from './platform-client.ts'
+import { platformUnavailable, waitedRead } from './waited-read.ts'
 
 /**
  * A platform customer's stored instruments (`GET /v3/customers/{customerId}/stored-instruments`,
@@ -61,9 +62,6 @@ const DEFAULT_RATE_LIMIT_BUDGET_MS = 5_000
 // BigCommerce customer ids are positive 32-bit integers (CUST `customerId`: integer).
 const CUSTOMER_ID = /^[1-9][0-9]{0,9}$/
 
-function unavailable(detail: string, retryAfterSeconds?: number): AppError {
-  return new AppError('platform_unavailable', `${detail}; nothing was changed, retry later`, retryAfterSeconds === undefined ? {} : { headers: { 'retry-after': String(retryAfterSeconds) } })
-}
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim() : null)
 const month = (value: unknown): number | null => (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 12 ? (value as number) : null)
@@ -110,20 +108,12 @@ export function createStoredInstruments({ client, accessOf, rateLimitBudgetMs = 
     // Not an id the platform could have issued: no customer, so no instrument (and nothing to ask).
     if (!CUSTOMER_ID.test(customerId)) return []
     const access = await accessOf(store.id)
-    if (!access) throw unavailable('the store is not connected to BigCommerce, so its stored payment methods cannot be read')
-    const reply = await client.call(access, { method: 'GET', path: `/v3/customers/${customerId}/stored-instruments`, rateLimitBudgetMs })
-    if (!reply.sent) throw unavailable(`BigCommerce could not be reached (${reply.reason})`)
-    const { statusCode, body, headers } = reply.answer
-    if (statusCode === 429) {
-      const waitMs = rateLimitWaitMs(headers)
-      throw unavailable('BigCommerce is rate limiting this store', Math.max(1, Math.ceil((waitMs ?? 30_000) / 1000)))
-    }
+    if (!access) throw platformUnavailable('the store is not connected to BigCommerce, so its stored payment methods cannot be read')
+    const read = await waitedRead(client, access, { method: 'GET', path: `/v3/customers/${customerId}/stored-instruments`, rateLimitBudgetMs }, { what: 'the stored payment methods', scope: 'stored payment instruments' })
     // An unknown customer: the reference does not say whether it is 404 or []; both mean "no instruments".
-    if (statusCode === 404) return []
-    if (statusCode === 401 || statusCode === 403) throw unavailable(`BigCommerce refused the store's access token (${statusCode}): the store must be reconnected with the stored payment instruments scope`)
-    if (statusCode < 200 || statusCode >= 300) throw unavailable(`BigCommerce answered ${statusCode} when asked for the stored payment methods`)
-    if (statusCode === 204) return []
-    if (!Array.isArray(body)) throw unavailable('BigCommerce answered the stored payment methods with something that is not a list')
+    if (!read || read.statusCode === 204) return []
+    const { body } = read
+    if (!Array.isArray(body)) throw platformUnavailable('BigCommerce answered the stored payment methods with something that is not a list')
     return body.map(parseInstrument).filter((instrument): instrument is PlatformInstrument => instrument !== undefined)
   }
 
