@@ -16,6 +16,7 @@ import { systemClock } from '../src/lib/clock.ts'
 import { newId } from '../src/lib/ids.ts'
 import { createStore } from '../src/modules/stores/index.ts'
 import { testModules } from '../test/helpers/modules.ts'
+import { PLATFORM_ORDERS } from '../src/http/actors.ts'
 
 const TARGETS = { minRatio: 0.3, minPostgresPerSecond: 500 }
 const DEFAULTS = { pglite: { orders: 2_000, concurrency: 16 }, postgres: { orders: 5_000, concurrency: 16 } }
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     const plain = await setup(db, 'plain')
     const checkouts = testModules(db, { clock: systemClock }).checkouts
 
-    const viaService = (i: number) => checkouts.checkout(service.store, checkoutInput(service.plan, `svc-${i}`)).then(() => undefined)
+    const viaService = (i: number) => checkouts.checkout(service.store, checkoutInput(service.plan, `svc-${i}`), PLATFORM_ORDERS).then(() => undefined)
     const viaInserts = (i: number) => plainInsert(db, plain.store, plain.plan, `plain-${i}`)
 
     await runOrders(WARMUP_ORDERS, concurrency, (i) => viaInserts(-1 - i))
@@ -257,7 +258,7 @@ async function profileService(bench: BenchDb, target: { store: StoreRow; plan: P
   const { db, statements } = bench.profiled
   const checkouts = testModules(db, { clock: systemClock }).checkouts
   const orders = 1_000
-  const run = await runOrders(orders, concurrency, (i) => checkouts.checkout(target.store, checkoutInput(target.plan, `profile-${i}`)).then(() => undefined))
+  const run = await runOrders(orders, concurrency, (i) => checkouts.checkout(target.store, checkoutInput(target.plan, `profile-${i}`), PLATFORM_ORDERS).then(() => undefined))
   const rows = [...statements].sort((a, b) => b[1].ms - a[1].ms)
   const total = rows.reduce((sum, [, entry]) => sum + entry.ms, 0)
   const lines = rows.map(([statement, entry]) => `| ${(entry.count / orders).toFixed(1)} | ${(entry.ms / orders).toFixed(2)} | ${((100 * entry.ms) / total).toFixed(0)}% | \`${statement.replace(/\|/g, '\\|')}\` |`)

@@ -25,6 +25,7 @@ import { tidyTables } from './lib/renewal-workload.ts'
 import { readBenchOptions } from './lib/settings.ts'
 import { StatementProfiler } from './lib/statement-profiler.ts'
 import { testModules } from '../test/helpers/modules.ts'
+import { PLATFORM_ORDERS } from '../src/http/actors.ts'
 
 const DEFAULTS = {
   pglite: { subscriptions: 800 },
@@ -218,7 +219,7 @@ async function seed(rig: Rig, label: string, gateway: GatewayName, count: number
       payment_instrument_id: card,
       shipping: GROUND,
       items: [{ plan_id: plan.id, quantity: 1 }],
-    })
+    }, PLATFORM_ORDERS)
   }
   if (gateway === 'platform') await connections.connect(store.id, { accessToken, source: 'api_account' })
   store = await db.updateTable('stores').set({ gateway, test_clock_now: DUE_AT }).where('id', '=', store.id).returningAll().executeTakeFirstOrThrow()

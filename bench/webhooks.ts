@@ -28,6 +28,7 @@ import { profileCpu } from './lib/webhook-cpu-profile.ts'
 import { now, startReceivers, type ReceiverLog, type Receivers } from './lib/webhook-receivers.ts'
 import { insertBacklog, produceSteady, timedDispatcher, type CommitTimes, type PassStats } from './lib/webhook-workload.ts'
 import { testModules } from '../test/helpers/modules.ts'
+import { PLATFORM_ORDERS } from '../src/http/actors.ts'
 
 // Issue 17 set the ratio target to 0.4 of the same-run bare undici loop (it was 0.5).
 const TARGETS = { minPostgresPerSecond: 1_000, minRatio: 0.4, maxSteadyP99Ms: 250 }
@@ -180,7 +181,7 @@ async function setup(db: Db, urls: string[]): Promise<{ store: StoreRow; templat
     shipping_address: { name: 'Ada Lovelace', line1: '1 Analytical Street', city: 'London', postal_code: 'N1 9GU', country: 'GB' },
     payment_instrument_id: 'instr_9f8e7d',
     items: [{ plan_id: plan.id, quantity: 1 }],
-  })
+  }, PLATFORM_ORDERS)
   return { store, template: outcome.data[0] as unknown as Record<string, unknown>, secrets }
 }
 

@@ -67,12 +67,16 @@ export const POSTGRES = [
   'test/api/subscriptions/odd-ids-in-lists.test.ts',
   'test/api/billing/renewals.test.ts',
   'test/api/billing/refunds.test.ts',
+  // Refund status none -> partial -> full and each refund's reason (CONTRACT 17).
+  'test/api/billing/refund-status.test.ts',
   // Renewals priced by the store: the breakdown's CHECK and its trigger, the settings' constraints, the
   // renewal through the platform's checkout (with workers killed after the cart, the order and mid-payment),
   // variants.
   'test/api/billing/renewal-pricing.test.ts',
   'test/api/billing/platform-renewals.test.ts',
   'test/api/billing/renewal-out-of-stock.test.ts',
+  // Payment recovery: retry now through the engine (concurrent and replayed), the update-card link, the attention list's SQL.
+  'test/api/billing/payment-recovery.test.ts',
   // Trust, part 2: console sessions that end, key scopes under concurrent revocation, subscriber identity.
   'test/api/console/console-session-ends.test.ts',
   'test/contract/admin-key-scopes.test.ts',
@@ -83,10 +87,23 @@ export const POSTGRES = [
   'test/process/platform-crash.test.ts',
   'test/api/webhooks/delivery.test.ts',
   'test/api/webhooks/fanout-queue.test.ts',
+  // The delivery inspector (headers as sent, the answer's first KiB) and endpoint health over 24 hours.
+  'test/api/webhooks/delivery-inspector.test.ts',
   'test/api/portal/access-control.test.ts',
   'test/api/portal/auth-cache.test.ts',
   'test/contract/idempotency.test.ts',
   'test/api/events/events.test.ts',
+  // Reactivation (the history trigger counts it again) and who did what: every event's actor, credentials never in it.
+  'test/api/subscriptions/reactivation.test.ts',
+  'test/api/events/event-actor.test.ts',
+  // One clock for a test-mode store: the dispatcher's and the notification log's times from the store's row.
+  'test/api/operations/test-clock-everywhere.test.ts',
+  // Expected revenue from renewals over a hand-computed fixture, and add-ons that follow the renewal charged next.
+  'test/api/analytics/expected-revenue.test.ts',
+  'test/api/onetimes/addon-follows-the-renewal-that-charges.test.ts',
+  // Search (partial email and name by trigram indexes, order ids, ids; wildcards literal) and the subscriber page.
+  'test/api/subscriptions/subscription-search.test.ts',
+  'test/api/subscriptions/subscriber-page.test.ts',
 ]
 
 /** In test/db but left out of the PostgreSQL pass: it tests PGlite's own connection, whatever DATABASE_URL says. */

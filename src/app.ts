@@ -159,7 +159,7 @@ export async function buildApp({ database, config, services: given, clock = syst
 
   const authenticateAdmin = createAdminAuthenticator({
     findActiveKey: (keyHash) => stores.service.auth.adminKey(keyHash),
-    recordUse: (keyId, at) => stores.service.touchKey(keyId, at),
+    recordUse: (keyId, store) => stores.service.touchKey(keyId, store),
   }, {
     looksLikeSession: looksLikeJwt,
     verify: (token) => consoleAuth.service.verify(token),

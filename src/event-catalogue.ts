@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { Id, Ref, Timestamp } from './http/schemas.ts'
 import { Charge } from './modules/billing/index.ts'
-import { CHANGE_REQUEST_EVENT_TYPES, CHARGE_EVENT_TYPES, eventEnvelope, EventTypeSchema, ONETIME_EVENT_TYPES, SUBSCRIPTION_EVENT_TYPES, TEST_EVENT_TYPES } from './modules/events/index.ts'
+import { CHANGE_REQUEST_EVENT_TYPES, CHARGE_EVENT_TYPES, EventActor, eventEnvelope, EventTypeSchema, ONETIME_EVENT_TYPES, SUBSCRIPTION_EVENT_TYPES, TEST_EVENT_TYPES } from './modules/events/index.ts'
 import { Onetime } from './modules/onetimes/index.ts'
 import { ChangeRequest, Subscription } from './modules/subscriptions/index.ts'
 import { WebhookTest } from './modules/webhooks/index.ts'
@@ -22,6 +22,7 @@ export const Event = Type.Object(
     event_type: Ref(EventTypeSchema as typeof EventTypeSchema & { $id: string }),
     timestamp: Timestamp,
     api_version: Type.Literal('v1'),
+    actor: Type.Optional(Ref(EventActor)),
     data: Type.Unsafe<Record<string, unknown>>({
       oneOf: [Ref(Subscription), Ref(Charge), Ref(ChangeRequest), Ref(Onetime), Ref(WebhookTest)],
       description: 'The affected entity; its `object` field says which',
@@ -36,4 +37,4 @@ export const Event = Type.Object(
   },
 )
 
-export const eventSchemas = [Subscription, Charge, ChangeRequest, Onetime, WebhookTest, EventTypeSchema, SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent, WebhookTestEvent, Event]
+export const eventSchemas = [Subscription, Charge, ChangeRequest, Onetime, WebhookTest, EventTypeSchema, EventActor, SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent, WebhookTestEvent, Event]

@@ -1,3 +1,4 @@
+import { DUE_WORK } from './http/actors.ts'
 import { AppError } from './lib/errors.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
@@ -8,9 +9,10 @@ import { systemClock } from './lib/clock.ts'
 import type { Mail, Mailer } from './lib/mailer.ts'
 import type { Module } from './modules/module.ts'
 import { createAnalyticsModule } from './modules/analytics/index.ts'
-import { createBillingModule } from './modules/billing/index.ts'
+import { createBillingModule, upcomingRenewalAt } from './modules/billing/index.ts'
 import { createCatalogModule } from './modules/catalog/index.ts'
 import { createConsoleAuthModule } from './modules/console-auth/index.ts'
+import { createCustomersModule } from './modules/customers/index.ts'
 import { createDiscountsModule, discountColumns, redeemDiscount } from './modules/discounts/index.ts'
 import { createEventsModule } from './modules/events/index.ts'
 import { createNotificationsModule } from './modules/notifications/index.ts'
@@ -94,12 +96,14 @@ export function createServices({ database, config, clock = systemClock, log, mai
   })
   const { writes } = subscriptions.service
   const discounts = createDiscountsModule({ db, clock, writes })
-  const onetimes = createOnetimesModule({ db, clock, events: events.service.log })
+  // An add-on names the renewal that will charge it: billing's preview finds it (past a skipped one).
+  const onetimes = createOnetimesModule({ db, clock, events: events.service.log, renewalAt: upcomingRenewalAt })
   const billing = createBillingModule({
     db,
     clock,
     events: events.service.log,
     writes,
+    subscriptions: subscriptions.service.subscriptions,
     processDueWork: (options) => subscriptions.service.processDueWork(options),
     onStoreChanged: forgetStore,
     platform: platform.service,
@@ -126,7 +130,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     portalUrl: linksTo,
     log,
     // Nothing due to renew any more (cancelled, paused since): the email keeps the amount its event recorded.
-    upcoming: (store, id) => billing.service.upcoming.get(store, id, { kind: 'system' }).catch((error: unknown) => (error instanceof AppError ? undefined : Promise.reject(error))),
+    upcoming: (store, id) => billing.service.upcoming.get(store, id, DUE_WORK).catch((error: unknown) => (error instanceof AppError ? undefined : Promise.reject(error))),
   })
   const retention = createRetentionModule({ subscriptions: subscriptions.service.subscriptions, applyDiscount: discounts.service.applyToSubscription })
   const webhooks = createWebhooksModule({
@@ -138,6 +142,8 @@ export function createServices({ database, config, clock = systemClock, log, mai
     log,
   })
   const analytics = createAnalyticsModule({ db, clock })
+  // The merchant's page on one subscriber reads three modules' services.
+  const customers = createCustomersModule({ subscriptions: subscriptions.service.subscriptions, charges: billing.service.charges, notifications: notifications.service })
   const portal = createPortalModule({
     clock,
     subscriptions: subscriptions.service.subscriptions,
@@ -158,7 +164,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     log,
   })
 
-  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, portalAuth, notifications, retention, webhooks, analytics, portal, storefrontOrders }
+  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, portalAuth, notifications, retention, webhooks, analytics, customers, portal, storefrontOrders }
   /** Every module once, in the order they were built: the app registers their routes in this order. */
   const list: readonly Module[] = Object.values(modules)
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, StoreRow } from '../../src/db/database.ts'
+import { PLATFORM_ORDERS } from '../../src/http/actors.ts'
 import { newId } from '../../src/lib/ids.ts'
 import { createEventsModule, type NewEvent } from '../../src/modules/events/index.ts'
 import type { WebhookDispatcher } from '../../src/modules/webhooks/index.ts'
@@ -17,8 +18,8 @@ function eventsFor(store: StoreRow, template: Record<string, unknown>, count: nu
   const events: NewEvent[] = []
   while (events.length < count) {
     const data = { ...template, id: newId('sub'), object: 'subscription', platform_order_id: `bench-${events.length}-${Math.random().toString(36).slice(2, 10)}` }
-    events.push({ storeId: store.id, eventType: 'subscription.created', occurredAt: at, data })
-    if (events.length < count) events.push({ storeId: store.id, eventType: 'subscription.activated', occurredAt: at, data: { ...data, status: 'active' } })
+    events.push({ storeId: store.id, eventType: 'subscription.created', occurredAt: at, data, actor: PLATFORM_ORDERS })
+    if (events.length < count) events.push({ storeId: store.id, eventType: 'subscription.activated', occurredAt: at, data: { ...data, status: 'active' }, actor: PLATFORM_ORDERS })
   }
   return events
 }

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { join, resolve } from 'node:path'
@@ -43,6 +44,12 @@ const TIMESTAMPTZ_OID = 1184
 
 /** How the embedded database's values are read: counts and sums (int8, numeric) as numbers, as on PostgreSQL below. */
 export const PGLITE_PARSERS = { [INT8_OID]: Number, [NUMERIC_OID]: Number }
+
+/**
+ * The extensions every embedded database is opened with: pg_trgm's indexes serve the subscription
+ * search (migration 0028), and an index of an extension works only where the extension is loaded.
+ */
+export const PGLITE_EXTENSIONS = { pg_trgm }
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
   return options.databaseUrl
@@ -90,6 +97,7 @@ async function connectPglite(dataDir: string, onNotice: (message: string) => voi
   try {
     const pglite = await PGlite.create(inMemory ? undefined : join(resolve(dataDir), 'pglite'), {
       parsers: PGLITE_PARSERS,
+      extensions: PGLITE_EXTENSIONS,
       ...(inMemory && loadDataDir ? { loadDataDir } : {}),
     })
     // PGlite sets some files' modes itself, whatever the umask (see tightenTree): once open, and again once closed.

@@ -1,10 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { StoreRow } from '../db/database.ts'
 import { AppError } from '../lib/errors.ts'
+import type { Actor } from './actor-kinds.ts'
 import { adminStore } from './admin-auth.ts'
 
-/** Who acts: the merchant through the admin API, a subscriber on their own subscriptions only, or the service itself. */
-export type Actor = { kind: 'admin' } | { kind: 'subscriber'; subscriberId: string } | { kind: 'system' }
+export { DUE_WORK, PLATFORM_ORDERS, RENEWALS, SYSTEM_ACTORS, type Actor, type SystemActorId } from './actor-kinds.ts'
+
+/** The merchant, through either credential. */
+export type MerchantActor = Extract<Actor, { kind: 'admin_key' | 'console' }>
+
 export type SubscriberActor = Extract<Actor, { kind: 'subscriber' }>
 
 /** A verified portal session's claims (src/modules/portal-auth/portal-sessions.ts issues and verifies them). */
@@ -42,8 +46,11 @@ export function portalActor(request: FastifyRequest): { store: StoreRow; actor: 
 }
 
 /** The merchant and their store; only on routes behind the admin authenticator. */
-export function adminActor(request: FastifyRequest): { store: StoreRow; actor: Extract<Actor, { kind: 'admin' }> } {
-  return { store: adminStore(request), actor: { kind: 'admin' } }
+export function adminActor(request: FastifyRequest): { store: StoreRow; actor: MerchantActor } {
+  const store = adminStore(request)
+  const admin = request.admin!
+  if (admin.via === 'console_session') return { store, actor: { kind: 'console', sessionId: admin.sessionId ?? admin.keyId } }
+  return { store, actor: { kind: 'admin_key', keyId: admin.keyId, keyName: admin.keyName ?? admin.keyId } }
 }
 
 /** Picks who acts on a route shared by the admin API and the portal. */

@@ -7,6 +7,8 @@ import { sha256Hex } from '../lib/secrets.ts'
 export interface AdminContext {
   /** The admin API key's id; for a console session, `console_session:{jti}` (no key row has it). */
   keyId: string
+  /** The admin API key's name as the merchant gave it (never the key itself): how events name who acted. */
+  keyName?: string
   store: StoreRow
   /** How the request signed in: an admin API key, or a console session from the platform's load callback. */
   via: 'api_key' | 'console_session'
@@ -24,7 +26,8 @@ declare module 'fastify' {
 
 export interface AdminKeyLookup {
   findActiveKey(keyHash: string): Promise<Omit<AdminContext, 'via'> | undefined>
-  recordUse(keyId: string, at: Date): Promise<void>
+  /** Stamps the key's `last_used_at` with the store's time (a test store's test clock, as its pages show). */
+  recordUse(keyId: string, store: StoreRow): Promise<void>
 }
 
 /**
@@ -51,7 +54,8 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 
 /** Admin API keys: the key names its store, and every admin route sees that store only. */
 export function createAdminAuthenticator(keys: AdminKeyLookup, consoleSessions?: ConsoleSessionLookup) {
-  const lastTouched = new Map<string, number>()
+  // Per key: when it was last stamped (real time), and where its store's test clock stood then.
+  const lastTouched = new Map<string, { at: number; storeClock: number | null }>()
 
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request)
@@ -71,9 +75,12 @@ export function createAdminAuthenticator(keys: AdminKeyLookup, consoleSessions?:
     request.admin = { ...found, via: 'api_key' }
     requireAdminScope(request, found.scope)
     const now = Date.now()
-    if ((lastTouched.get(found.keyId) ?? 0) + TOUCH_INTERVAL_MS < now) {
-      lastTouched.set(found.keyId, now)
-      keys.recordUse(found.keyId, new Date(now)).catch((error) => request.log.warn({ err: error }, 'could not record key use'))
+    const last = lastTouched.get(found.keyId)
+    const storeClock = found.store.test_clock_now?.getTime() ?? null
+    // The interval is real time; a test clock moved since the last stamp is stamped again at once.
+    if (!last || last.at + TOUCH_INTERVAL_MS < now || last.storeClock !== storeClock) {
+      lastTouched.set(found.keyId, { at: now, storeClock })
+      keys.recordUse(found.keyId, found.store).catch((error) => request.log.warn({ err: error }, 'could not record key use'))
     }
   }
 }

@@ -8,3 +8,16 @@ export function parseDurations(text: string): number[] {
     return Math.round(Number(match[1]) * UNITS[match[2] ?? 'ms']!)
   })
 }
+
+/**
+ * A wait as a person says it, rounded up to whole units: "40 seconds", "13 minutes", "2 hours",
+ * "3 days" (never "741 s").
+ */
+export function waitInWords(ms: number): string {
+  const units: [number, string][] = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'minute'], [1_000, 'second']]
+  const seconds = Math.max(1, Math.ceil(ms / 1_000))
+  // The largest unit the wait fills at least twice over, or exactly once: 90 s is "90 seconds", 150 s "3 minutes".
+  const [size, name] = units.find(([unit]) => seconds * 1_000 >= 2 * unit || seconds * 1_000 === unit) ?? units[3]!
+  const count = Math.ceil((seconds * 1_000) / size)
+  return `${count} ${name}${count === 1 ? '' : 's'}`
+}

@@ -22,7 +22,35 @@ export function printableText(bytes: Uint8Array): string {
   return out + escapeControls(decoder.decode(bytes.subarray(runStart)))
 }
 
+/**
+ * `printableText` of as many of `bytes` as fit in `maxBytes` bytes of UTF-8 once escaped: a reply's
+ * first KiB stays within a KiB stored even when escapes make it longer. A character or an escape is
+ * never cut in two.
+ */
+export function printableTextWithin(bytes: Uint8Array, maxBytes: number): string {
+  const whole = printableText(bytes)
+  if (encoder.encode(whole).length <= maxBytes) return whole
+  let out = ''
+  let used = 0
+  let i = 0
+  while (i < bytes.length) {
+    const length = sequenceLength(bytes, i)
+    const byte = bytes[i]!
+    const [piece, size] =
+      length === 0 ? [`\\x${hex(byte, 2)}`, 4]
+      : length === 1 && CONTROL_BYTE(byte) ? [`\\u${hex(byte, 4)}`, 6]
+      : [decoder.decode(bytes.subarray(i, i + length)), length]
+    if (used + size > maxBytes) break
+    out += piece
+    used += size
+    i += Math.max(length, 1)
+  }
+  return out
+}
+
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+const encoder = new TextEncoder()
+const CONTROL_BYTE = (byte: number): boolean => byte <= 0x1f && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d
 
 // Every C0 control but tab (09), newline (0a) and carriage return (0d).
 const CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f]/g

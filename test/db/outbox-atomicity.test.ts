@@ -7,6 +7,7 @@ import { AppError } from '../../src/lib/errors.ts'
 import { checkoutInput, checkoutViaApi, createCatalog, createShop, setStoreClock, type Catalog } from '../helpers/subscriptions.ts'
 import { buildTestApp, call, type StoreWithKey, type TestApp } from '../helpers/test-app.ts'
 import { testModules } from '../helpers/modules.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 const CRASH_MESSAGE = 'simulated crash between the state change and its event'
 
@@ -144,6 +145,7 @@ describe('outbox: a state change and its event commit together or not at all', (
           eventType: 'subscription.updated',
           occurredAt: new Date(),
           data: { id: before.id, object: 'subscription', note: 'card 4242-4242-4242-4242' },
+          actor: TEST_ADMIN,
         })
       }),
       (error: unknown) => error instanceof AppError && error.code === 'internal_error',

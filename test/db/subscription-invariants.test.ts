@@ -11,6 +11,7 @@ import { scheduleAtActivation } from '../../src/modules/subscriptions/subscripti
 import { createTestDatabase } from '../helpers/database.ts'
 import { checkoutInput, createCatalog, createShop, reloadStore, setStoreClock, SHIPPING_ADDRESS, type Catalog, type PlanVariant } from '../helpers/subscriptions.ts'
 import { testModules } from '../helpers/modules.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 const START = new Date('2026-01-31T15:00:00.000Z')
 const TIME_ZONE = 'America/New_York'
@@ -210,7 +211,7 @@ function assertOnPlanTerms(world: World, row: SubscriptionRow, variant: PlanVari
 }
 
 function actorFor(kind: ActorKind, subscription: SubscriptionRow): Actor {
-  if (kind === 'admin') return { kind: 'admin' }
+  if (kind === 'admin') return TEST_ADMIN
   if (kind === 'subscriber') return { kind: 'subscriber', subscriberId: subscription.subscriber_id }
   return { kind: 'subscriber', subscriberId: 'cus_00000000000000000000000000' }
 }
@@ -283,7 +284,7 @@ async function runStep(world: World, step: Step): Promise<void> {
     const status: SubscriptionStatus = plan.trial_days > 0 || startAt ? 'pending' : 'active'
     run = async () => {
       const input = checkoutInput(plan.id, { email: `buyer${step.buyer}@example.com`, ...(startAt ? { start_at: startAt.toISOString() } : {}) })
-      const outcome = await world.checkouts.checkout(world.store, input)
+      const outcome = await world.checkouts.checkout(world.store, input, TEST_ADMIN)
       for (const subscription of outcome.data) {
         expect.created.set(subscription.id, status)
         world.subscriptionIds.push(subscription.id)
@@ -306,8 +307,8 @@ async function runStep(world: World, step: Step): Promise<void> {
       expect.check = (after) => assertOnPlanTerms(world, after.subscriptions.get(subscription.id)!, planVariantOf(world, changes.plan_id!))
     }
     run = async () => {
-      if (step.approve) await world.changeRequests.approve(world.store, requestId)
-      else await world.changeRequests.reject(world.store, requestId, 'not this quarter')
+      if (step.approve) await world.changeRequests.approve(world.store, requestId, TEST_ADMIN)
+      else await world.changeRequests.reject(world.store, requestId, TEST_ADMIN, 'not this quarter')
     }
   } else {
     const id = world.subscriptionIds[step.target % world.subscriptionIds.length]!
@@ -570,11 +571,11 @@ describe('subscription lifecycle invariants (property-based, one database)', () 
 
   test('due work that cancels a paused subscription at its period end leaves no resume_at behind (nothing will resume it)', async () => {
     const w = await freshWorld()
-    const [subscription] = (await w.checkouts.checkout(w.store(), checkoutInput(w.catalog.plans.monthly.id))).data
+    const [subscription] = (await w.checkouts.checkout(w.store(), checkoutInput(w.catalog.plans.monthly.id), TEST_ADMIN)).data
     const periodEnd = new Date(subscription!.current_period_end!)
     const resumeAt = new Date(periodEnd.getTime() + 10 * 24 * HOUR_MS)
-    await w.subscriptions.pause(w.store(), subscription!.id, { kind: 'admin' }, { resume_at: resumeAt.toISOString() })
-    await w.subscriptions.cancel(w.store(), subscription!.id, { kind: 'admin' }, { at_period_end: true })
+    await w.subscriptions.pause(w.store(), subscription!.id, TEST_ADMIN, { resume_at: resumeAt.toISOString() })
+    await w.subscriptions.cancel(w.store(), subscription!.id, TEST_ADMIN, { at_period_end: true })
 
     assert.deepEqual(await w.advanceTo(new Date(periodEnd.getTime() + HOUR_MS)), { activations: 0, resumptions: 0, cancellations: 1, reminders: 0, prepaidCycles: 0 })
     const cancelled = await w.row(subscription!.id)
@@ -585,13 +586,13 @@ describe('subscription lifecycle invariants (property-based, one database)', () 
 
   test("a swap puts the subscription on the target plan's terms, prepaid block included, in both directions", async () => {
     const w = await freshWorld()
-    const admin: Actor = { kind: 'admin' }
-    const [monthly] = (await w.checkouts.checkout(w.store(), checkoutInput(w.catalog.plans.monthly.id))).data
+    const admin = TEST_ADMIN
+    const [monthly] = (await w.checkouts.checkout(w.store(), checkoutInput(w.catalog.plans.monthly.id), TEST_ADMIN)).data
     const toPrepaid = await w.subscriptions.swap(w.store(), monthly!.id, admin, { plan_id: w.catalog.plans.prepaid.id })
     assert.equal(toPrepaid.amount, w.catalog.plans.prepaid.amount)
     assert.deepEqual(toPrepaid.prepaid, { cycles_total: 3, cycles_remaining: 3 }, 'the block price is charged once per block, not every month')
 
-    const [prepaid] = (await w.checkouts.checkout(w.store(), checkoutInput(w.catalog.plans.prepaid.id))).data
+    const [prepaid] = (await w.checkouts.checkout(w.store(), checkoutInput(w.catalog.plans.prepaid.id), TEST_ADMIN)).data
     const toMonthly = await w.subscriptions.swap(w.store(), prepaid!.id, admin, { plan_id: w.catalog.plans.monthly.id })
     assert.equal(toMonthly.amount, w.catalog.plans.monthly.amount)
     assert.equal(toMonthly.prepaid, null, 'a monthly plan is charged every cycle')

@@ -51,8 +51,20 @@ describe('test gateway (docs/contract.md, Billing)', () => {
     assert.deepEqual(scriptedOutcome('pi_1_timeout'), { status: 'succeeded', timesOutFirst: true })
     assert.deepEqual(scriptedOutcome('pi_1'), { status: 'succeeded', timesOutFirst: false })
     assert.deepEqual(scriptedOutcome('pi_1_unknown'), { status: 'unknown' })
+    assert.deepEqual(scriptedOutcome('pi_1_declined_once'), { status: 'failed_once', failureCode: 'card_declined' })
     assert.deepEqual(scriptedOutcome('pi_declined_not_at_end'), { status: 'succeeded', timesOutFirst: false }, 'only a suffix counts')
     assert.deepEqual(scriptedOutcome('pi_unknown_not_at_end'), { status: 'succeeded', timesOutFirst: false }, 'only a suffix counts')
+  })
+
+  test('_declined_once: the first charge of a subscription with it is declined, a replay answers the same, the next key is paid', async () => {
+    const first = chargeFor('pi_4242_declined_once')
+    assert.equal((await gateway.charge(first)).status, 'failed')
+    assert.equal((await gateway.charge(first)).status, 'failed', 'a replay of the key answers its first outcome')
+    const retry = { ...first, idempotencyKey: chargeIdempotencyKey(first.subscriptionId, new Date('2026-02-01T00:00:00Z'), 2) }
+    assert.equal((await gateway.charge(retry)).status, 'succeeded')
+    assert.equal(await gateway.countCharges({ subscriptionId: first.subscriptionId }), 1, 'one charge moved money')
+    // Another subscription with the same instrument is declined on its own first charge.
+    assert.equal((await gateway.charge(chargeFor('pi_4242_declined_once'))).status, 'failed')
   })
 
   test('the gateway deduplicates by key, and says so', () => {

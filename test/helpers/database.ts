@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { connectDatabase, PGLITE_PARSERS, type DatabaseHandle } from '../../src/db/connect.ts'
+import { connectDatabase, PGLITE_EXTENSIONS, PGLITE_PARSERS, type DatabaseHandle } from '../../src/db/connect.ts'
 import { FifoPGliteDialect } from '../../src/db/pglite-fifo-dialect.ts'
 import type { Database, Db } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
@@ -104,7 +104,7 @@ async function embeddedTestDatabase(): Promise<DatabaseHandle> {
   if (pglite) embeddedDatabases.reused++
   else embeddedDatabases.loaded++
   if (!pglite) {
-    pglite = await PGlite.create('memory://', { parsers: PGLITE_PARSERS, loadDataDir: await migratedPgliteDump() })
+    pglite = await PGlite.create('memory://', { parsers: PGLITE_PARSERS, extensions: PGLITE_EXTENSIONS, loadDataDir: await migratedPgliteDump() })
     if (!pristine) {
       pristine = shapeOf(pglite)
       // Awaited at the first close; a failure there closes that instance instead of pooling it.
@@ -258,7 +258,7 @@ function pgliteCachePath(suffix: string): string {
 
 async function readMigratedPgliteDump(): Promise<Blob> {
   const file = await cachedPglite('.tar', async (partial) => {
-    const pglite = await PGlite.create()
+    const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS })
     const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) })
     await migrateToLatest(db)
     const dump = Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer())

@@ -8,6 +8,7 @@ import { type SubscriptionView } from '../../src/modules/subscriptions/index.ts'
 import type { CheckoutInput } from '../../src/modules/subscriptions/subscription.schemas.ts'
 import { call, createStoreWithKey, type StoreWithKey } from './test-app.ts'
 import { testModules } from './modules.ts'
+import { TEST_ADMIN } from './actors.ts'
 
 /** The plan shapes the subscription tests need; `euro` and `archived` exist to be refused. */
 export const PLAN_VARIANTS = {
@@ -78,7 +79,7 @@ export function checkoutInput(planIds: string | string[], overrides: Partial<Che
 
 /** A checkout through the service, as the admin route runs it. */
 export async function checkout(db: Db, clock: Clock, store: StoreRow, input: CheckoutInput): Promise<SubscriptionView[]> {
-  const outcome = await testModules(db, { clock: clock }).checkouts.checkout(store, input)
+  const outcome = await testModules(db, { clock: clock }).checkouts.checkout(store, input, TEST_ADMIN)
   return outcome.data
 }
 

@@ -13,6 +13,7 @@ import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 import { testModules } from '../helpers/modules.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 /**
  * Exactly-once charging, proved against real processes: workers running the service (`ROLE=worker`)
@@ -69,7 +70,7 @@ async function seed(db: Db, total: number): Promise<Population> {
       shipping_address: SHIPPING_ADDRESS,
       payment_instrument_id: INSTRUMENTS[kind],
       items: Array.from({ length: ITEMS_PER_ORDER }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
-    })
+    }, TEST_ADMIN)
     for (const subscription of outcome.data) expected.set(subscription.id, { kind, renewals: renewalsDue(plan.interval, T0, T1) })
   }
   // The checkouts queued a welcome email each, due before any renewal: the workers would send 1,000 emails

@@ -11,6 +11,7 @@ import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers
 import { killRepeatedly, runToCompletion, workerDatabase } from '../helpers/crash-loop.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 import { testModules } from '../helpers/modules.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 /**
  * Exactly once on the real platform path, against real processes: worker processes renewing through
@@ -75,7 +76,7 @@ describe('SIGKILL after a renewal cart, after its order and mid-payment (BigComm
       platform_customer_id: 11,
       payment_instrument_id: cardToken,
       items: Array.from({ length: SUBSCRIPTIONS }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
-    })
+    }, TEST_ADMIN)
     const connections = createPlatformConnections({ db, vault: createTokenVault(async () => TOKEN_KEY), clock: systemClock })
     await connections.connect(store.id, { accessToken: ACCESS_TOKEN, source: 'api_account' })
     store = await db.updateTable('stores').set({ gateway: 'platform', test_clock_now: T1 }).where('id', '=', store.id).returningAll().executeTakeFirstOrThrow()

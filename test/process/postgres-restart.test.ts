@@ -20,6 +20,7 @@ import { testModules } from '../helpers/modules.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 /**
  * The service survives its PostgreSQL restarting mid-billing (docs/contract.md, section 18): an API
@@ -214,7 +215,7 @@ async function seed(db: Db, receiverUrl: string): Promise<Seeded> {
       shipping_address: SHIPPING_ADDRESS,
       payment_instrument_id: 'pi_visa_ok',
       items: Array.from({ length: ITEMS_PER_ORDER }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
-    })
+    }, TEST_ADMIN)
     subscriptionIds.push(...outcome.data.map((subscription) => subscription.id))
   }
   // The checkouts queued a welcome email each; emails are not what this run proves.

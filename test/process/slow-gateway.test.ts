@@ -17,6 +17,7 @@ import { startBigCommerceSimulator, type BigCommerceSimulator, type SimOrder } f
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 import { testModules } from '../helpers/modules.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 /**
  * A slow platform must never be paid twice. The bug this guards against: a charge's lease started at
@@ -72,7 +73,7 @@ async function seedLiveStore(
       platform_customer_id: customer.id,
       payment_instrument_id: customer.instruments[0]!.token,
       items: Array.from({ length: items }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
-    })
+    }, TEST_ADMIN)
     subscriptionIds.push(...outcome.data.map((subscription) => subscription.id))
   }
   const due = await db.selectFrom('subscriptions').select(['id', 'next_charge_at']).where('store_id', '=', store.id).execute()

@@ -15,6 +15,7 @@ import { onPostgres } from '../helpers/database.ts'
 import type { RunningServer } from '../helpers/server-process.ts'
 import { SHIPPING_ADDRESS } from '../helpers/subscriptions.ts'
 import { testModules } from '../helpers/modules.ts'
+import { TEST_ADMIN } from '../helpers/actors.ts'
 
 /**
  * At-least-once delivery, proved against real processes (docs/contract.md, Webhook delivery): the service's
@@ -138,7 +139,7 @@ async function seed(db: Db, urls: string[]): Promise<Seeded> {
       shipping_address: SHIPPING_ADDRESS,
       payment_instrument_id: 'pi_visa_ok',
       items: Array.from({ length: ITEMS_PER_ORDER }, (_, item) => ({ plan_id: plan.id, quantity: 1 + (item % 3) })),
-    })
+    }, TEST_ADMIN)
     subscriptions.push(...(outcome.data as unknown as { id: string; object: 'subscription' }[]))
   }
   // The checkouts queued a welcome email each: the worker's job runner would send 2,000 emails beside the
@@ -153,6 +154,7 @@ async function seed(db: Db, urls: string[]): Promise<Seeded> {
         eventType: 'subscription.updated',
         occurredAt: now,
         data: { ...subscription, quantity: 7 },
+        actor: TEST_ADMIN,
       }))
       await testModules(db).events.recordMany(trx, events)
     })

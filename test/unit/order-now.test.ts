@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import type { StoreRow, SubscriptionRow } from '../../src/db/database.ts'
 import { AppError } from '../../src/lib/errors.ts'
 import { afterSuccess, planRenewal } from '../../src/modules/billing/renewal-plan.ts'
-import { assertCanRenewNow, requireRescheduleTime, waitForRenewal } from '../../src/modules/subscriptions/order-now.ts'
+import { assertCanRenewNow, assertCanRetryNow, requireRescheduleTime, waitForRenewal } from '../../src/modules/subscriptions/order-now.ts'
 import { scheduleFrom } from '../../src/modules/subscriptions/subscription-schedule.ts'
 import { subscriptionRow } from '../helpers/subscription-row.ts'
 
@@ -47,6 +47,27 @@ describe('requireRescheduleTime', () => {
     refused('2027-01-10T09:00:00.001Z')
     assert.equal(requireRescheduleTime(store, '2027-01-10T09:00:00.000Z', now).toISOString(), '2027-01-10T09:00:00.000Z')
     assert.equal(requireRescheduleTime(store, '2026-01-10T09:00:00.001Z', now).toISOString(), '2026-01-10T09:00:00.001Z')
+  })
+})
+
+describe('assertCanRetryNow: retry now only a renewal whose card failed, with nothing holding it back', () => {
+  const inDunning = (overrides: Partial<SubscriptionRow> = {}) =>
+    subscription({ dunning_attempts: 1, dunning_started_at: d('2026-02-10T09:00:00.000Z'), unpaid_period_start: d('2026-02-10T09:00:00.000Z'), next_charge_at: d('2026-02-11T09:00:00.000Z'), latest_charge_id: 'ch_failed', ...overrides })
+  const refusedFor = (row: SubscriptionRow, why: RegExp, s: StoreRow = store) =>
+    assert.throws(() => assertCanRetryNow(s, row), (error: unknown) => error instanceof AppError && error.code === 'invalid_state' && why.test(error.message))
+  test('in dunning, past due, and after a renewal set aside for its data', () => {
+    assert.doesNotThrow(() => assertCanRetryNow(store, inDunning()))
+    assert.doesNotThrow(() => assertCanRetryNow(store, inDunning({ status: 'past_due', next_charge_at: null, dunning_attempts: 2, past_due_at: d('2026-02-13T09:00:00.000Z') })))
+    assert.doesNotThrow(() => assertCanRetryNow(store, inDunning({ billing_issue: { code: 'renewal_failed', message: 'bad row', since: '2026-02-11T09:00:00Z' } })))
+  })
+  test('refused, saying why, in every other case', () => {
+    refusedFor(subscription(), /nothing is owed/)
+    for (const status of ['pending', 'paused', 'cancelled', 'expired'] as const) refusedFor(inDunning({ status }), new RegExp(`is ${status}`))
+    refusedFor(inDunning({ pending_charge_id: 'ch_2' }), /in flight/)
+    refusedFor(inDunning({ pending_charge_id: 'ch_2', billing_issue: { code: 'charge_requires_review', message: 'unknown', since: '2026-02-11T09:00:00Z' } }), /resolve the charge under review/)
+    refusedFor(inDunning({ dunning_attempts: 0, stock_attempts: 1, out_of_stock_since: d('2026-02-10T09:00:00.000Z') }), /in stock/)
+    refusedFor(inDunning({ cancel_at_period_end: true }), /cancel at the end of the period/)
+    refusedFor(inDunning(), /billing is stopped/, { ...store, billing_stopped_at: d('2026-02-01T00:00:00.000Z') } as StoreRow)
   })
 })
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { gzipSync } from 'node:zlib'
 import fc from 'fast-check'
-import { printableText } from '../../src/lib/printable-text.ts'
+import { printableText, printableTextWithin } from '../../src/lib/printable-text.ts'
 
 const bytes = (...values: number[]) => Buffer.from(values)
 
@@ -67,6 +67,40 @@ describe('printableText', () => {
         const clean = text.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]/g, '')
         return printableText(Buffer.from(clean)) === clean
       }),
+    )
+  })
+})
+
+describe('printableTextWithin: the first KiB of a webhook answer stays within a KiB once escaped', () => {
+  const utf8Length = (text: string) => Buffer.byteLength(text, 'utf8')
+
+  test('text that fits is printableText itself', () => {
+    assert.equal(printableTextWithin(Buffer.from('a'.repeat(1024)), 1024), 'a'.repeat(1024))
+    assert.equal(printableTextWithin(bytes(0x6f, 0x6b, 0x00), 1024), 'ok\\u0000')
+  })
+
+  test('escapes that would make it longer cut it short, never in the middle of an escape or a character', () => {
+    // 1,024 NUL bytes escape to 6,144 bytes (printableText); within a KiB: 170 whole escapes.
+    assert.equal(utf8Length(printableText(Buffer.alloc(1024))), 6144)
+    assert.equal(printableTextWithin(Buffer.alloc(1024), 1024), '\\u0000'.repeat(170))
+    // A 2-byte character cut at the limit leaves its lead byte, escaped as 4 bytes: it is left out.
+    const cut = Buffer.from(`${'a'.repeat(1023)}é`).subarray(0, 1024)
+    assert.equal(utf8Length(printableText(cut)), 1027)
+    assert.equal(printableTextWithin(cut, 1024), 'a'.repeat(1023))
+    assert.equal(printableTextWithin(Buffer.from(`${'a'.repeat(1022)}é`), 1024), `${'a'.repeat(1022)}é`)
+    assert.equal(printableTextWithin(bytes(0x61, 0xff, 0x62), 5), 'a\\xff', 'the escape whole, then nothing that does not fit')
+  })
+
+  test('any bytes: at most the limit, and a prefix of what printableText makes of them', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 1100 }), fc.integer({ min: 0, max: 1100 }), (input, limit) => {
+        const whole = printableText(input)
+        const kept = printableTextWithin(input, limit)
+        assert.ok(utf8Length(kept) <= limit)
+        assert.ok(whole.startsWith(kept))
+        if (utf8Length(whole) <= limit) assert.equal(kept, whole)
+      }),
+      { numRuns: 300 },
     )
   })
 })

@@ -16,12 +16,12 @@ const REFUSED = 'invalid_state'
 
 // The transition table of docs/contract.md (Subscription states), written out by hand: a change to the code's table must be a change to this one.
 const EXPECTED: Record<SubscriptionStatus, Record<StatusAction, SubscriptionStatus | typeof REFUSED>> = {
-  pending: { activate: 'active', pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: 'cancelled' },
-  active: { activate: REFUSED, pause: 'paused', resume: REFUSED, dunning_exhausted: 'past_due', recover: REFUSED, expire: 'expired', cancel: 'cancelled' },
-  paused: { activate: REFUSED, pause: REFUSED, resume: 'active', dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: 'cancelled' },
-  past_due: { activate: REFUSED, pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: 'active', expire: REFUSED, cancel: 'cancelled' },
-  cancelled: { activate: REFUSED, pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: REFUSED },
-  expired: { activate: REFUSED, pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: REFUSED },
+  pending: { activate: 'active', pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: 'cancelled', reactivate: REFUSED },
+  active: { activate: REFUSED, pause: 'paused', resume: REFUSED, dunning_exhausted: 'past_due', recover: REFUSED, expire: 'expired', cancel: 'cancelled', reactivate: REFUSED },
+  paused: { activate: REFUSED, pause: REFUSED, resume: 'active', dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: 'cancelled', reactivate: REFUSED },
+  past_due: { activate: REFUSED, pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: 'active', expire: REFUSED, cancel: 'cancelled', reactivate: REFUSED },
+  cancelled: { activate: REFUSED, pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: REFUSED, reactivate: 'active' },
+  expired: { activate: REFUSED, pause: REFUSED, resume: REFUSED, dunning_exhausted: REFUSED, recover: REFUSED, expire: REFUSED, cancel: REFUSED, reactivate: REFUSED },
 }
 
 const CHANGE_ACTIONS: ChangeAction[] = [
@@ -60,10 +60,18 @@ describe('subscription status transitions (docs/contract.md, Subscription states
     }
   }
 
-  test('cancelled and expired are final: no action leaves them', () => {
+  test('expired is final; a cancelled subscription leaves only by reactivation, back to active', () => {
     assert.deepEqual([...FINAL_STATUSES].sort(), ['cancelled', 'expired'])
-    for (const status of FINAL_STATUSES) {
-      for (const action of STATUS_ACTIONS) assert.throws(() => transition(status, action), isInvalidState, `${action} left ${status}`)
+    for (const action of STATUS_ACTIONS) assert.throws(() => transition('expired', action), isInvalidState, `${action} left expired`)
+    for (const action of STATUS_ACTIONS.filter((action) => action !== 'reactivate')) {
+      assert.throws(() => transition('cancelled', action), isInvalidState, `${action} left cancelled`)
+    }
+    assert.equal(transition('cancelled', 'reactivate'), 'active')
+  })
+
+  test('reactivate applies to a cancelled subscription only', () => {
+    for (const status of SUBSCRIPTION_STATUSES.filter((status) => status !== 'cancelled')) {
+      assert.throws(() => transition(status, 'reactivate'), isInvalidState, `reactivate on ${status}`)
     }
   })
 

@@ -24,6 +24,10 @@ import * as outOfStock from './0022-out-of-stock.ts'
 import * as consoleSessions from './0023-console-sessions.ts'
 import * as adminKeyScopes from './0024-admin-key-scopes.ts'
 import * as mrrPrepaidCycles from './0025-mrr-prepaid-cycles.ts'
+import * as attentionIndexes from './0026-attention-indexes.ts'
+import * as subscriberSearch from './0028-subscriber-search.ts'
+import * as webhookInspector from './0029-webhook-inspector.ts'
+import * as reactivationAndActors from './0030-reactivation-and-actors.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +56,8 @@ export const migrations: Record<string, Migration> = {
   '0023-console-sessions': consoleSessions,
   '0024-admin-key-scopes': adminKeyScopes,
   '0025-mrr-prepaid-cycles': mrrPrepaidCycles,
+  '0026-attention-indexes': attentionIndexes,
+  '0028-subscriber-search': subscriberSearch,
+  '0029-webhook-inspector': webhookInspector,
+  '0030-reactivation-and-actors': reactivationAndActors,
 }

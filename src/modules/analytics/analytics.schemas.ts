@@ -86,3 +86,35 @@ export const AnalyticsTimeseries = Type.Object(
   { additionalProperties: false, title: 'AnalyticsTimeseries' },
 )
 
+
+/** How many days the expected-revenue forecast looks ahead by default. */
+export const DEFAULT_FORECAST_DAYS = 30
+
+export const ExpectedRevenueQuery = Type.Object(
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_WINDOW_DAYS, default: DEFAULT_FORECAST_DAYS, description: `How many days ahead, from now (default ${DEFAULT_FORECAST_DAYS})` })),
+  },
+  { additionalProperties: false },
+)
+
+export const ExpectedRevenue = Type.Object(
+  {
+    object: Type.Literal('expected_revenue'),
+    from: { ...Timestamp, description: "The window's start, inclusive: the store's current time (a test-mode store's test clock)" },
+    to: { ...Timestamp, description: "The window's end, exclusive: `days` calendar days after `from` in the store's time zone" },
+    days: Type.Integer({ minimum: 1, maximum: MAX_WINDOW_DAYS }),
+    currencies: Type.Array(
+      Type.Object(
+        {
+          currency: Currency,
+          amount: Type.Integer({ minimum: 0, description: 'What the renewals due in the window will charge, integer minor units: each priced as the renewal engine prices it (price x quantity, discount, add-ons, shipping, tax)' }),
+          renewals: { ...Count, description: 'How many renewals that is (a weekly subscription counts each week)' },
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'One entry per currency with a renewal in the window, by currency code' },
+    ),
+  },
+  { additionalProperties: false, title: 'ExpectedRevenue' },
+)
+export type ExpectedRevenueView = Static<typeof ExpectedRevenue>

@@ -3,13 +3,17 @@ import type { Db, Executor, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { storeNow } from '../stores/index.ts'
 import { AppError } from '../../lib/errors.ts'
-import { chargeMetrics } from '../billing/index.ts'
-import { subscriptionMetrics, type MetricWindow } from '../subscriptions/index.ts'
-import type { CurrencyFiguresView } from './analytics.schemas.ts'
+import { addDays } from '../../lib/calendar.ts'
+import { chargeMetrics, latestTaxBases, loadRenewalInputs } from '../billing/index.ts'
+import { subscriptionMetrics, subscriptionsRenewingBefore, type MetricWindow } from '../subscriptions/index.ts'
+import type { CurrencyFiguresView, ExpectedRevenueView } from './analytics.schemas.ts'
+import { expectedRenewals, totalsByCurrency, type ExpectedRenewal } from './expected-revenue.ts'
 export { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS }
 
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from './analytics.schemas.ts'
 const DAY_MS = 86_400_000
+/** Subscriptions read at once by the expected-revenue forecast. */
+const FORECAST_PAGE = 500
 
 /** The window a request names, with the defaults filled in from the store's time; 400 when it is not one. */
 export function resolveWindow(query: { from?: string; to?: string }, storeNow: Date): MetricWindow {
@@ -124,6 +128,30 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
         timezone: store.timezone,
         points: series.map((day, index) => ({ date: day.date, from: day.window.from.toISOString(), to: day.window.to.toISOString(), currencies: figures[index]! })),
       }
+    },
+
+    /**
+     * What the renewals due in the next `days` will charge, per currency (expected-revenue.ts): from
+     * now on the store's clock to the same time `days` calendar days later in its zone. The store's
+     * subscriptions that may renew by then are read a page at a time, with what prices their renewals.
+     */
+    async expectedRevenue(store: StoreRow, days: number): Promise<ExpectedRevenueView> {
+      const from = storeNow(store, clock)
+      const to = addDays(from, days, store.timezone)
+      const renewals: ExpectedRenewal[] = []
+      let afterId: string | undefined
+      for (;;) {
+        const page = await subscriptionsRenewingBefore(db, store.id, to, { afterId, limit: FORECAST_PAGE })
+        if (page.length === 0) break
+        const inputs = await loadRenewalInputs(db, page)
+        const taxes = store.gateway === 'platform' ? await latestTaxBases(db, page.map((row) => row.id)) : new Map<string, { base: number; tax: number }>()
+        for (const row of page) {
+          renewals.push(...expectedRenewals(row, inputs.stores.get(row.store_id) ?? store, inputs.addOns.get(row.id) ?? [], { from, to }, taxes.get(row.id)))
+        }
+        if (page.length < FORECAST_PAGE) break
+        afterId = page.at(-1)!.id
+      }
+      return { object: 'expected_revenue', from: from.toISOString(), to: to.toISOString(), days, currencies: totalsByCurrency(renewals) }
     },
   }
 }

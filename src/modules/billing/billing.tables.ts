@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely'
 import type { Timestamp, NullableTimestamp, Json } from '../../db/column-types.ts'
+import type { Actor } from '../../http/actor-kinds.ts'
 import type { BillingIssue } from '../subscriptions/subscriptions.tables.ts'
 
 /** The tables this part of the service owns, as Kysely sees them (assembled into the database type in src/db/database.ts). */
@@ -80,6 +81,8 @@ export interface RefundsTable {
   currency: string
   reason: string | null
   automatic: Generated<boolean>
+  /** Who asked for it (an admin key or the console); null for an automatic refund and for refunds made before it was kept. */
+  requested_by: ColumnType<Actor | null, string | null | undefined, string | null>
   status: RefundStatus
   idempotency_key: string
   gateway_refund_id: string | null

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Currency, Id, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Currency, Id, Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { MAX_AMOUNT, MAX_CHARGE_AMOUNT, MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { BillingIssue } from '../subscriptions/index.ts'
 
@@ -17,6 +17,26 @@ export const ChargeLineItem = Type.Object(
   },
   { additionalProperties: false },
 )
+
+export const REFUND_STATUSES = ['none', 'partial', 'full'] as const
+
+/** One refund of a charge, as the merchant reads it (docs/contract.md, Refunds). */
+export const Refund = Type.Object(
+  {
+    id: Id('re'),
+    object: Type.Literal('refund'),
+    amount: Type.Integer({ minimum: 1, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units given back (or asked for, while pending)' }),
+    currency: Currency,
+    reason: Nullable(Type.String({ description: "The merchant's reason as given with the refund, or why the service refunded by itself (`automatic`); null when none was given" })),
+    automatic: Type.Boolean({ description: 'True when the service refunded by itself: a renewal that succeeded after its subscription left billing' }),
+    status: StringEnum(['pending', 'succeeded', 'failed'] as const, { description: 'pending: the gateway has not answered yet; failed: the gateway refused it and nothing moved' }),
+    failure_message: Nullable(Type.String({ description: "The gateway's refusal, when failed" })),
+    created_at: Timestamp,
+    settled_at: Nullable(Timestamp, { description: 'When the gateway answered' }),
+  },
+  { $id: 'Refund', title: 'Refund', additionalProperties: false },
+)
+export type RefundView = Static<typeof Refund>
 
 /** One attempt to collect one period: it names the vault instrument by id only, never card data. */
 export const Charge = Type.Object(
@@ -36,6 +56,18 @@ export const Charge = Type.Object(
       description: 'pending: the gateway was asked and has not answered yet; requires_review: its outcome stayed unknown past the grace period, or could not be recorded, and an admin resolves it',
     }),
     amount_refunded: Type.Integer({ minimum: 0, maximum: MAX_CHARGE_AMOUNT, description: 'Integer minor units refunded so far (refunds whose answer is still awaited are not counted)' }),
+    refund_status: Type.Optional(
+      StringEnum(REFUND_STATUSES, {
+        description:
+          '`none`: nothing refunded; `partial`: some of `amount` refunded; `full`: all of it (`amount_refunded` = `amount`). Refunds still awaiting the gateway do not count. ' +
+          'Every charge the API answers has it; only charge events recorded before it existed (stored as they were sent) lack it',
+      }),
+    ),
+    refunds: Type.Optional(
+      Type.Array(Ref(Refund), {
+        description: "Every refund of the charge, oldest first, with its reason: in the admin API's charges and in charge events. The portal's charges leave it out (a reason is the merchant's note)",
+      }),
+    ),
     review: Nullable(BillingIssue, { description: 'Why the charge requires review; null otherwise' }),
     attempt: Type.Integer({ minimum: 1, description: '1 for the renewal, 2.. for retries of the same period: dunning retries, and tries again after an item was out of stock' }),
     payment_instrument_id: Type.String(),

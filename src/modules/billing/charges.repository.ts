@@ -22,9 +22,16 @@ export async function countBillingSetAside(db: Executor): Promise<{ charge_revie
 }
 
 /** A page of the store's charge attempts, newest first. */
-export function listCharges(db: Executor, storeId: string, filter: { limit: number; afterId?: string | undefined; subscriptionId?: string | undefined; status?: ChargeRow['status'] | undefined }): Promise<ChargeRow[]> {
+export function listCharges(
+  db: Executor,
+  storeId: string,
+  filter: { limit: number; afterId?: string | undefined; subscriptionId?: string | undefined; subscriberId?: string | undefined; status?: ChargeRow['status'] | undefined },
+): Promise<ChargeRow[]> {
   let query = db.selectFrom('charges').selectAll().where('store_id', '=', storeId)
   if (filter.subscriptionId) query = query.where('subscription_id', '=', filter.subscriptionId)
+  const subscriberId = filter.subscriberId
+  // One subscriber's: their subscriptions' charges (charges_subscription_idx for each).
+  if (subscriberId) query = query.where('subscription_id', 'in', (eb) => eb.selectFrom('subscriptions').select('id').where('store_id', '=', storeId).where('subscriber_id', '=', subscriberId))
   if (filter.status) query = query.where('status', '=', filter.status)
   if (filter.afterId) query = query.where('id', '<', filter.afterId)
   return query.orderBy('id', 'desc').limit(filter.limit + 1).execute()
@@ -49,4 +56,22 @@ export async function latestTaxBase(db: Executor, subscriptionId: string): Promi
     .limit(1)
     .executeTakeFirst()
   return row ? { base: Number(row.subtotal) - Number(row.discount_amount) + Number(row.shipping_amount), tax: Number(row.tax_amount) } : undefined
+}
+
+/** `latestTaxBase` of each subscription at once (those with such a charge), for the expected-revenue forecast. */
+export async function latestTaxBases(db: Executor, subscriptionIds: readonly string[]): Promise<Map<string, { base: number; tax: number }>> {
+  const found = new Map<string, { base: number; tax: number }>()
+  if (subscriptionIds.length === 0) return found
+  const rows = await db
+    .selectFrom('charges')
+    .distinctOn('subscription_id')
+    .select(['subscription_id', 'subtotal', 'discount_amount', 'shipping_amount', 'tax_amount'])
+    .where('subscription_id', 'in', [...new Set(subscriptionIds)])
+    .where('status', '=', 'succeeded')
+    .whereRef('subtotal', '>', 'discount_amount')
+    .orderBy('subscription_id')
+    .orderBy('id', 'desc')
+    .execute()
+  for (const row of rows) found.set(row.subscription_id, { base: Number(row.subtotal) - Number(row.discount_amount) + Number(row.shipping_amount), tax: Number(row.tax_amount) })
+  return found
 }

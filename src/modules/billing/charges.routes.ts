@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { MAX_CHARGE_AMOUNT } from '../../lib/money.ts'
 import { adminStore } from '../../http/admin-auth.ts'
+import { adminActor } from '../../http/actors.ts'
 import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import { Charge, CHARGE_STATUSES, UpcomingRenewal } from './charge.schemas.ts'
@@ -25,6 +26,7 @@ const ChargeListQuery = Type.Object(
   {
     ...PageQuery,
     subscription_id: Type.Optional(Id('sub')),
+    subscriber_id: Type.Optional(Id('cus', "Every charge of this subscriber's subscriptions")),
     status: Type.Optional(StringEnum(CHARGE_STATUSES)),
   },
   { additionalProperties: false },
@@ -52,13 +54,13 @@ export async function chargeAdminRoutes(app: App, { charges, renewals, upcoming 
       params: IdParams('sub'),
       response: { 200: Ref(UpcomingRenewal), ...problemResponses(404, 409) },
     },
-  }, async (request) => upcoming.get(adminStore(request), request.params.id, { kind: 'admin' }))
+  }, async (request) => upcoming.get(adminStore(request), request.params.id, adminActor(request).actor))
 
   app.get('/charges', {
     schema: {
       operationId: 'listCharges',
       summary: 'Charge attempts, newest first',
-      description: 'Filter by subscription or status. Each attempt is one row: a renewal is attempt 1, dunning retries of the same period count up from 2.',
+      description: 'Filter by subscription, subscriber or status. Each attempt is one row: a renewal is attempt 1, dunning retries of the same period count up from 2.',
       tags: ['Billing'],
       querystring: ChargeListQuery,
       response: { 200: PageOf(Ref(Charge), 'A page of charge attempts, newest first'), ...problemResponses(400) },
@@ -86,9 +88,11 @@ export async function chargeAdminRoutes(app: App, { charges, renewals, upcoming 
       response: { 200: Ref(Charge), 202: Ref(Charge), ...problemResponses(400, 402, 404, 409) },
     },
   }, async (request, reply) => {
-    const result = await renewals.refund(adminStore(request), request.params.id, request.body)
+    const store = adminStore(request)
+    const result = await renewals.refund(store, request.params.id, request.body, adminActor(request).actor)
     reply.code(result.completed ? 200 : 202)
-    return result.charge
+    // Read again for the merchant's view: the charge with its refunds (this one's reason included).
+    return charges.get(store, result.charge.id)
   })
 
   app.post('/charges/:id/resolve', {
@@ -101,5 +105,9 @@ export async function chargeAdminRoutes(app: App, { charges, renewals, upcoming 
       body: ResolveBody,
       response: { 200: Ref(Charge), ...problemResponses(400, 404, 409) },
     },
-  }, async (request) => renewals.resolve(adminStore(request), request.params.id, request.body.outcome))
+  }, async (request) => {
+    const store = adminStore(request)
+    const resolved = await renewals.resolve(store, request.params.id, request.body.outcome, adminActor(request).actor)
+    return charges.get(store, resolved.id)
+  })
 }

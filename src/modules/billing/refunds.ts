@@ -5,9 +5,11 @@ import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, newLeaseToken, rele
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
+import { RENEWALS, type Actor } from '../../http/actors.ts'
 import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
 import type { RefundOutcome } from './gateways/index.ts'
+import { refundsOfCharges } from './refunds.repository.ts'
 import { markSubmitted, realNow, type BillingContext } from './renewal-context.ts'
 
 /**
@@ -63,7 +65,7 @@ export function createRefunds(ctx: BillingContext) {
   }
 
   /** Records the gateway's answer while the lease is `token`'s; answers the charge as it is then. */
-  async function record(refund: RefundRow, charge: ChargeRow, outcome: RefundOutcome, token: string): Promise<ChargeRow | undefined> {
+  async function record(refund: RefundRow, charge: ChargeRow, outcome: RefundOutcome, token: string, actor: Actor): Promise<ChargeRow | undefined> {
     if (outcome.status === 'unknown') {
       const current = await db.selectFrom('refunds').select('submitted_at').where('id', '=', refund.id).executeTakeFirst()
       if (current?.submitted_at && !gateways.byName(charge.gateway).honoursIdempotencyKeys) {
@@ -111,14 +113,16 @@ export function createRefunds(ctx: BillingContext) {
         .where('id', '=', refund.charge_id)
         .returningAll()
         .executeTakeFirstOrThrow()
-      await ctx.events.recordMany(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(updated) }])
+      // The charge with every refund, this one's reason included: the timeline shows it (CONTRACT 17).
+      const refunds = (await refundsOfCharges(trx, [updated.id])).get(updated.id) ?? []
+      await ctx.events.recordMany(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(updated, refunds), actor }])
       return updated
     })
   }
 
   return {
     /** A merchant's refund of all or part of what is left of a succeeded charge. */
-    async refund(store: StoreRow, chargeId: string, input: { amount?: number | undefined; reason?: string | undefined }): Promise<RefundResult> {
+    async refund(store: StoreRow, chargeId: string, input: { amount?: number | undefined; reason?: string | undefined }, actor: Actor): Promise<RefundResult> {
       const token = newLeaseToken()
       const { refund, charge, queued } = await db.transaction().execute(async (trx) => {
         const charge = await trx.selectFrom('charges').selectAll().where('id', '=', chargeId).where('store_id', '=', store.id).forUpdate().executeTakeFirst()
@@ -149,6 +153,8 @@ export function createRefunds(ctx: BillingContext) {
             amount,
             currency: charge.currency,
             reason: input.reason ?? null,
+            // Who asked: a refund carried out later (behind another, or asked again) still names them.
+            requested_by: JSON.stringify(actor),
             status: 'pending',
             idempotency_key: `${charge.idempotency_key}:refund:${Number(open.count) + 1}`,
             // Behind another refund of this charge it waits its turn, free for the refund pass.
@@ -163,10 +169,10 @@ export function createRefunds(ctx: BillingContext) {
       if (queued) return { charge: presentCharge(charge), completed: false }
       const outcome = await askHolding(refund, charge, token)
       if (outcome.status === 'failed') {
-        await record(refund, charge, outcome, token)
+        await record(refund, charge, outcome, token, actor)
         throw new AppError('refund_failed', `the gateway refused the refund: ${outcome.message}`)
       }
-      const after = (await record(refund, charge, outcome, token)) ?? charge
+      const after = (await record(refund, charge, outcome, token, actor)) ?? charge
       return { charge: presentCharge(after), completed: outcome.status === 'succeeded' }
     },
 
@@ -190,7 +196,8 @@ export function createRefunds(ctx: BillingContext) {
         const charge = await db.selectFrom('charges').selectAll().where('id', '=', refund.charge_id).executeTakeFirstOrThrow()
         const outcome = await askHolding(refund, charge, claim.token)
         try {
-          await record(refund, charge, outcome, claim.token)
+          // A merchant's refund names the merchant; an automatic one (money that paid no period) the renewal engine.
+          await record(refund, charge, outcome, claim.token, refund.requested_by ?? RENEWALS)
         } catch (error) {
           if (!isRowDataError(error)) throw error
           // Left leased: it is asked again (under its key) when the lease ends; the refunds after it go on.

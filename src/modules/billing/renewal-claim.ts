@@ -1,7 +1,9 @@
 import { sql } from 'kysely'
 import type { ChargeRow, Executor, SubscriptionRow } from '../../db/database.ts'
+import { RENEWALS } from '../../http/actors.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
+import { findStoreById } from '../stores/index.ts'
 import { lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
@@ -83,7 +85,7 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
     }
     attempts.push({ charge, periodIndex: renewal.periodIndex })
   }
-  await ctx.writes.applyChanges(trx, lifecycle)
+  await ctx.writes.applyChanges(trx, lifecycle, RENEWALS)
   if (attempts.length === 0) return attempts
   await trx.insertInto('charges').values(attempts.map(({ charge }) => ({ ...charge, line_items: JSON.stringify(charge.line_items) }))).execute()
   await ctx.writes.applyChanges(
@@ -99,6 +101,7 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
         events: ['subscription.charged'],
       }
     }),
+    RENEWALS,
   )
   return attempts
 }
@@ -153,7 +156,9 @@ function addCounts(into: ClaimCounts, from: ClaimCounts): void {
 /** The subscription is not claimed again until a change to it clears the issue; said once, here. */
 async function setAsideRenewal(ctx: BillingContext, subscription: SubscriptionRow, error: unknown): Promise<void> {
   const message = `the renewal could not be recorded: ${describeFailure(error)}`
-  await setBillingIssue(ctx.db, [subscription.id], { code: RENEWAL_FAILED, message, since: toRfc3339(realNow()) })
+  // Shown to the merchant: on the store's clock (a test store's test clock).
+  const store = await findStoreById(ctx.db, subscription.store_id)
+  await setBillingIssue(ctx.db, [subscription.id], { code: RENEWAL_FAILED, message, since: toRfc3339(store?.test_clock_now ?? realNow()) })
   ctx.log?.error({ subscriptionId: subscription.id, storeId: subscription.store_id, reason: message }, 'renewal set aside: it failed on its own data')
 }
 

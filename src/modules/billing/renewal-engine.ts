@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import pLimit from 'p-limit'
 import type { ChargeRow, Db, StoreRow } from '../../db/database.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES, newLeaseToken } from '../../db/leases.ts'
+import { RENEWALS, type Actor } from '../../http/actors.ts'
 import { systemClock, type Clock } from '../../lib/clock.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import type { EventLog } from '../events/index.ts'
@@ -144,7 +145,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
       await keeper.stop()
     }
     const definite = results.filter((result) => result.outcome.status !== 'unknown') as Settled[]
-    const { refunds: owed } = await settleAll(ctx, definite, { status: 'pending', token })
+    const { refunds: owed } = await settleAll(ctx, definite, { status: 'pending', token }, RENEWALS)
     const unknown = results.filter((result) => result.outcome.status === 'unknown')
     await noteUnknown(unknown, token)
     // Money that paid no period goes back at once; the refund pass is the backstop.
@@ -179,7 +180,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
     },
 
     /** An admin settles a charge under review as if the gateway had answered so. */
-    async resolve(store: StoreRow, chargeId: string, outcome: 'succeeded' | 'failed'): Promise<ChargeView> {
+    async resolve(store: StoreRow, chargeId: string, outcome: 'succeeded' | 'failed', actor: Actor): Promise<ChargeView> {
       const charge = await db.selectFrom('charges').selectAll().where('id', '=', chargeId).where('store_id', '=', store.id).executeTakeFirst()
       if (!charge) throw notFound('charge', chargeId)
       if (charge.status !== 'requires_review') throw new AppError('invalid_state', `only a charge that requires review can be resolved; this one is ${charge.status}`)
@@ -189,7 +190,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
           ? { status: 'succeeded', gatewayChargeId: charge.gateway_charge_id }
           : { status: 'failed', failureCode: 'processing_error', failureMessage: 'Resolved as failed after review.' },
       }
-      const result = await settleAll(ctx, [settled], { status: 'requires_review' })
+      const result = await settleAll(ctx, [settled], { status: 'requires_review' }, actor)
       const after = result.settled[0]
       if (!after) {
         const now = await db.selectFrom('charges').selectAll().where('id', '=', chargeId).executeTakeFirstOrThrow()

@@ -4,6 +4,7 @@ import type { BillingIssueCode, ChargeRow, ChargeStatus, Executor } from '../../
 import { heldBy, LEASES } from '../../db/leases.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
+import type { Actor } from '../../http/actors.ts'
 import type { NewEvent } from '../events/index.ts'
 import { markAddOnsCharged } from '../onetimes/index.ts'
 import { findStoresByIds } from '../stores/index.ts'
@@ -35,7 +36,7 @@ export interface SettleResult {
   refunds: number
 }
 
-async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly Settled[], expected: Expected): Promise<SettleResult> {
+async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly Settled[], expected: Expected, actor: Actor): Promise<SettleResult> {
   let locking = trx.selectFrom('charges').selectAll().where('id', 'in', results.map((result) => result.attempt.charge.id)).where('status', '=', expected.status as ChargeStatus)
   if (expected.status === 'pending') locking = locking.where(heldBy(LEASES.charges, expected.token))
   const current = await locking.orderBy('id').forUpdate().execute()
@@ -95,8 +96,9 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
     eventType: charge.status === 'succeeded' ? 'charge.succeeded' : 'charge.failed',
     occurredAt: charge.settled_at!,
     data: presentCharge(charge),
+    actor,
   }))
-  await ctx.writes.applyChanges(trx, moves, events)
+  await ctx.writes.applyChanges(trx, moves, actor, events)
   await markAddOnsCharged(trx, paidAddOns)
   if (refunds.length > 0) await trx.insertInto('refunds').values(refunds).onConflict((oc) => oc.column('idempotency_key').doNothing()).execute()
   return { settled, refunds: refunds.length }
@@ -104,12 +106,13 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
 
 /**
  * Settles in one transaction; when one row's data breaks it, settles each on its own, and a charge
- * that still cannot be settled waits for a person (`requires_review`) while the others go on.
+ * that still cannot be settled waits for a person (`requires_review`) while the others go on. The
+ * events name `actor`: the renewal engine, or the admin who resolved a charge under review.
  */
-export async function settleAll(ctx: BillingContext, results: readonly Settled[], expected: Expected): Promise<SettleResult> {
+export async function settleAll(ctx: BillingContext, results: readonly Settled[], expected: Expected, actor: Actor): Promise<SettleResult> {
   if (results.length === 0) return { settled: [], refunds: 0 }
   try {
-    return await ctx.db.transaction().execute((trx) => settleBatch(trx, ctx, results, expected))
+    return await ctx.db.transaction().execute((trx) => settleBatch(trx, ctx, results, expected, actor))
   } catch (error) {
     if (!isRowError(error) || results.length === 1) {
       if (isRowError(error) && results.length === 1) {
@@ -124,7 +127,7 @@ export async function settleAll(ctx: BillingContext, results: readonly Settled[]
   const total: SettleResult = { settled: [], refunds: 0 }
   for (const result of results) {
     try {
-      const one = await settleAll(ctx, [result], expected)
+      const one = await settleAll(ctx, [result], expected, actor)
       total.settled.push(...one.settled)
       total.refunds += one.refunds
     } catch (error) {
@@ -149,7 +152,9 @@ export async function requireReview(
   message: string,
   gatewayChargeId: string | null = null,
 ): Promise<boolean> {
-  const since = toRfc3339(realNow())
+  // Shown to the merchant: on the store's clock (a test store's test clock), as the charge it is about.
+  const store = (await findStoresByIds(ctx.db, [charge.store_id])).get(charge.store_id)
+  const since = toRfc3339(store?.test_clock_now ?? realNow())
   message = storableText(message)
   const mark = (flagSubscription: boolean) => ctx.db.transaction().execute(async (trx) => {
     let update = trx

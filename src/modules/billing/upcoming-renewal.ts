@@ -18,7 +18,8 @@ import { planRenewal, type Renewal, type RenewalAddOn } from './renewal-plan.ts'
 export type ChargeRenewal = Extract<Renewal, { kind: 'charge' }>
 
 export type Upcoming =
-  | { kind: 'charge'; at: Date; renewal: ChargeRenewal }
+  /** `subscription` is the row as it stands when the charge is made (carried past a resumption, an activation, a skip). */
+  | { kind: 'charge'; at: Date; renewal: ChargeRenewal; subscription: SubscriptionRow }
   /** No renewal to show; `reason` is said to the client. */
   | { kind: 'none'; reason: string }
 
@@ -53,11 +54,20 @@ export function upcomingRenewal(subscription: SubscriptionRow, store: StoreRow, 
       if (error instanceof RangeError) return none(error.message)
       throw error
     }
-    if (renewal.kind === 'charge') return { kind: 'charge', at: row.next_charge_at, renewal }
+    if (renewal.kind === 'charge') return { kind: 'charge', at: row.next_charge_at, renewal, subscription: row }
     if (renewal.kind === 'expire') return none('its gifted prepaid block ends without a renewal')
     row = applied(row, renewal.set)
   }
   return none('there is no scheduled renewal')
+}
+
+/**
+ * When the next renewal that charges is due: past a skipped one, a resumption or an activation, as
+ * `upcomingRenewal` finds it; null when none is coming. One-time add-ons wait for exactly this one.
+ */
+export function upcomingRenewalAt(subscription: SubscriptionRow, store: StoreRow, addOns: readonly RenewalAddOn[] = []): Date | null {
+  const upcoming = upcomingRenewal(subscription, store, addOns)
+  return upcoming.kind === 'charge' ? upcoming.at : null
 }
 
 /**

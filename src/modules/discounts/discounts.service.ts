@@ -129,7 +129,7 @@ export function createDiscountService({ db, clock, writes }: { db: Db; clock: Cl
       // The code it already carries: nothing changes and nothing is counted again.
       if (existing && existing.id === subscription.discount_id) return presentSubscription(subscription, store.store_hash)
       const redeemed = await redeemDiscount(trx, store, code, { planId: subscription.plan_id, currency: subscription.currency, path: '/body/code' }, now)
-      return writes.apply(trx, store, subscription, withMark({ set: discountColumns(redeemed), events: ['subscription.discount_applied'] }, mark), now)
+      return writes.apply(trx, store, subscription, withMark({ set: discountColumns(redeemed), events: ['subscription.discount_applied'] }, mark), now, actor)
     })
   }
 
@@ -229,7 +229,7 @@ export function createDiscountService({ db, clock, writes }: { db: Db; clock: Cl
         if (subscription.discount_id === null) return presentSubscription(subscription, store.store_hash)
         if (FINAL.has(subscription.status)) throw new AppError('invalid_state', `cannot change the discount of a ${subscription.status} subscription`)
         const now = storeNow(store, clock)
-        return writes.apply(trx, store, subscription, { set: { discount_id: null, discount: null, discount_cycles_remaining: null }, events: ['subscription.discount_removed'] }, now)
+        return writes.apply(trx, store, subscription, { set: { discount_id: null, discount: null, discount_cycles_remaining: null }, events: ['subscription.discount_removed'] }, now, actor)
       })
     },
   }

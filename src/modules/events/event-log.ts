@@ -1,8 +1,9 @@
 import type { Executor } from '../../db/database.ts'
+import { SYSTEM_ACTORS, type Actor } from '../../http/actors.ts'
 import { findCardNumber } from '../../lib/card-data.ts'
 import { AppError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
-import type { EventType } from './event.schemas.ts'
+import type { EventActorView, EventType } from './event.schemas.ts'
 import { insertEvents, lastSequences } from './events.repository.ts'
 
 export interface NewEvent {
@@ -14,6 +15,8 @@ export interface NewEvent {
   data: { id?: string; object: string } & Record<string, unknown>
   /** For entities without an id of their own (webhook.test pings). */
   entityId?: string
+  /** Who caused it: recorded with the event and delivered in it (docs/contract.md, Events: `actor`). */
+  actor: Actor
 }
 
 export interface RecordedEvent {
@@ -21,6 +24,8 @@ export interface RecordedEvent {
   event_type: EventType
   timestamp: string
   api_version: 'v1'
+  /** Absent only from events recorded before actors were kept. */
+  actor?: EventActorView
   data: Record<string, unknown>
   sequence: number
 }
@@ -40,6 +45,9 @@ export interface EventRecorded {
  */
 export type EventReaction = (trx: Executor, recorded: readonly EventRecorded[]) => Promise<void>
 
+/** The emails of a store's subscribers, by id: how an event names a subscriber who acted (given by the subscriptions module). */
+export type SubscriberLabels = (trx: Executor, storeId: string, subscriberIds: readonly string[]) => Promise<Map<string, string>>
+
 export type EventLog = ReturnType<typeof createEventLog>
 
 /**
@@ -49,15 +57,32 @@ export type EventLog = ReturnType<typeof createEventLog>
  */
 export function createEventLog() {
   const reactions: EventReaction[] = []
+  let subscriberLabels: SubscriberLabels | undefined
+
+  /** Each event's actor as delivered; a subscriber is named by their email, read in the same transaction. */
+  async function actorsOf(trx: Executor, events: readonly NewEvent[]): Promise<EventActorView[]> {
+    const emails = new Map<string, string>()
+    const subscribers = new Map<string, Set<string>>()
+    for (const { storeId, actor } of events) {
+      if (actor.kind === 'subscriber') subscribers.set(storeId, (subscribers.get(storeId) ?? new Set()).add(actor.subscriberId))
+    }
+    if (subscriberLabels) {
+      for (const [storeId, ids] of subscribers) {
+        for (const [id, email] of await subscriberLabels(trx, storeId, [...ids])) emails.set(id, email)
+      }
+    }
+    return events.map(({ actor }) => eventActor(actor, emails))
+  }
 
   /** Numbers each entity's events on from its last sequence (0 when it has none), writes them in one statement, then reacts. */
   async function insertNumbered(trx: Executor, events: readonly NewEvent[], lastSequence: Map<string, number>): Promise<RecordedEvent[]> {
     if (events.length === 0) return []
-    const built = events.map((event) => {
+    const actors = await actorsOf(trx, events)
+    const built = events.map((event, index) => {
       const entityId = entityIdOf(event)
       const sequence = (lastSequence.get(entityId) ?? 0) + 1
       lastSequence.set(entityId, sequence)
-      return eventRow(event, entityId, sequence)
+      return eventRow(event, actors[index]!, entityId, sequence)
     })
     await insertEvents(trx, built.map(({ row }) => row))
     const recorded = built.map(({ recorded: event, row }) => ({ storeId: row.store_id, occurredAt: row.occurred_at, event }))
@@ -93,6 +118,32 @@ export function createEventLog() {
     react(reaction: EventReaction): void {
       reactions.push(reaction)
     },
+
+    /** Where the email that names a subscriber who acted is read (the subscriptions module owns subscribers). */
+    labelSubscribers(labels: SubscriberLabels): void {
+      subscriberLabels = labels
+    },
+  }
+}
+
+/**
+ * The actor as an event carries it: ids and names a person can tell apart, never a credential (an
+ * admin key by its id and name, a console session by its id).
+ */
+export function eventActor(actor: Actor, subscriberEmails: ReadonlyMap<string, string> = new Map()): EventActorView {
+  switch (actor.kind) {
+    case 'admin_key':
+      return { type: 'admin_key', id: actor.keyId, label: actor.keyName }
+    case 'console':
+      return { type: 'console', id: actor.sessionId, label: 'Console' }
+    case 'subscriber': {
+      const email = subscriberEmails.get(actor.subscriberId)
+      return { type: 'subscriber', id: actor.subscriberId, ...(email ? { label: email } : {}) }
+    }
+    case 'platform':
+      return { type: 'platform', label: actor.label }
+    case 'system':
+      return { type: 'system', id: actor.id, label: SYSTEM_ACTORS[actor.id] }
   }
 }
 
@@ -106,12 +157,13 @@ function entityIdOf(event: NewEvent): string {
   return entityId
 }
 
-function eventRow(event: NewEvent, entityId: string, sequence: number) {
+function eventRow(event: NewEvent, actor: EventActorView, entityId: string, sequence: number) {
   const recorded: RecordedEvent = {
     id: newId('evt'),
     event_type: event.eventType,
     timestamp: event.occurredAt.toISOString(),
     api_version: 'v1',
+    actor,
     data: event.data,
     sequence,
   }

@@ -88,3 +88,9 @@ export function findFeedEvent(db: Executor, storeId: string, id: string): Promis
     .where('id', '=', id)
     .executeTakeFirst()
 }
+
+/** The stored text of one of the store's events: the body every delivery of it sends, byte for byte. */
+export async function eventPayload(db: Executor, storeId: string, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('events').select('payload').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()
+  return row?.payload
+}

@@ -22,13 +22,16 @@ export function createEventsModule({ db }: { db: Db }): Module<EventsModuleServi
 export {
   CHANGE_REQUEST_EVENT_TYPES,
   CHARGE_EVENT_TYPES,
+  EVENT_ACTOR_TYPES,
   EVENT_TYPES,
+  EventActor,
   ONETIME_EVENT_TYPES,
   eventEnvelope,
   EventTypeSchema,
   SUBSCRIPTION_EVENT_TYPES,
   TEST_EVENT_TYPES,
+  type EventActorView,
   type EventType,
 } from './event.schemas.ts'
-export type { EventLog, EventReaction, EventRecorded, NewEvent, RecordedEvent } from './event-log.ts'
-export { findFeedEvent, markFannedOut, takeEventsToFanOut, type FeedEvent } from './events.repository.ts'
+export { eventActor, type EventLog, type EventReaction, type EventRecorded, type NewEvent, type RecordedEvent, type SubscriberLabels } from './event-log.ts'
+export { eventPayload, findFeedEvent, markFannedOut, takeEventsToFanOut, type FeedEvent } from './events.repository.ts'

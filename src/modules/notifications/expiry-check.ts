@@ -3,7 +3,7 @@ import { enqueueMany, handleJob, type JobHandler } from '../../jobs/job-kinds.ts
 import { runAgainIn } from '../../jobs/runner.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { sha256Hex } from '../../lib/secrets.ts'
-import { findStoresByIds, isNotificationOn } from '../stores/index.ts'
+import { findStoresByIds, isNotificationOn, storeNow } from '../stores/index.ts'
 import { findInstrumentsExpiringBeforeRenewal, type ExpiringInstrument } from '../subscriptions/index.ts'
 import { InstrumentExpiryCheck, sendEntry, SendNotification } from './notifications.jobs.ts'
 import { loggedKeys } from './notifications.repository.ts'
@@ -52,7 +52,8 @@ async function queuePage(db: Db, clock: Clock, found: ExpiringInstrument[]): Pro
         store_id: row.store_id,
         subscription_id: row.subscription_id,
         dedupe_key: key,
-        occurred_at: clock.now().toISOString(),
+        // On the store's clock, as every time a test store shows.
+        occurred_at: storeNow(stores.get(row.store_id) ?? { test_clock_now: null }, clock).toISOString(),
         facts: { next_charge_at: row.next_charge_at.toISOString(), expiry_month: row.expiry_month, expiry_year: row.expiry_year },
       }),
     ),

@@ -30,7 +30,7 @@ export interface NotificationsModuleDeps {
 export function createNotificationsModule({ db, clock, events, mailer, portalUrl, log, upcoming }: NotificationsModuleDeps): Module<NotificationsService> {
   // The email exists exactly when its event does: queued in the transaction that records the event.
   events.react(queueNotificationsFor)
-  const service = createNotificationsService({ db })
+  const service = createNotificationsService({ db, clock })
   return {
     name: 'notifications',
     service,
@@ -41,6 +41,7 @@ export function createNotificationsModule({ db, clock, events, mailer, portalUrl
 }
 
 export { Notification, type NotificationView } from './notification.schemas.ts'
+export type { NotificationsService } from './notifications.service.ts'
 export { EXPIRY_NOTICE_DAYS, queueExpiryWarnings } from './expiry-check.ts'
 export { InstrumentExpiryCheck, SEND_ATTEMPTS, SendNotification } from './notifications.jobs.ts'
 export { renderEmail } from './templates.ts'

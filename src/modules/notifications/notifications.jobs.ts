@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { jobKind, NoPayload } from '../../jobs/job-kinds.ts'
 import { StringEnum } from '../../http/schemas.ts'
-import { NOTIFICATION_TEMPLATES } from '../stores/index.ts'
+import { EMAIL_TEMPLATES } from './email-templates.ts'
 
 /** Retries back off 2 s, 4 s, 8 s ... (src/jobs/retry-schedule.ts): twelve attempts span about an hour and a half. */
 export const SEND_ATTEMPTS = 12
@@ -32,7 +32,7 @@ export const SendNotification = jobKind(
   'notifications.send',
   Type.Object(
     {
-      template: StringEnum(NOTIFICATION_TEMPLATES),
+      template: StringEnum(EMAIL_TEMPLATES),
       store_id: Type.String(),
       subscription_id: Type.String(),
       /** One email per key: the event id, or the instrument and renewal. */

@@ -7,6 +7,18 @@ export function findNotificationByKey(db: Executor, dedupeKey: string) {
   return db.selectFrom('notifications').select(['id', 'status']).where('dedupe_key', '=', dedupeKey).executeTakeFirst()
 }
 
+/**
+ * The log row of an email queued at an admin's request, before its first attempt (`attempts` 0): the
+ * request answers with it, and the send job's first attempt finds it by its key.
+ */
+export function insertQueuedNotification(db: Executor, row: { id: string; storeId: string; template: string; recipient: string; subscriptionId: string; dedupeKey: string; at: Date }) {
+  return db
+    .insertInto('notifications')
+    .values({ id: row.id, store_id: row.storeId, template: row.template, recipient: row.recipient, subscription_id: row.subscriptionId, status: 'pending', attempts: 0, dedupe_key: row.dedupeKey, created_at: row.at, updated_at: row.at })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
 /** Records an attempt: the row is made pending on the first, and counts every later one. */
 export async function recordAttempt(db: Executor, row: { id: string; storeId: string; template: string; recipient: string; subscriptionId: string; dedupeKey: string; at: Date }): Promise<void> {
   await db
@@ -45,9 +57,11 @@ export async function loggedKeys(db: Executor, keys: readonly string[]): Promise
 export function listNotifications(
   db: Executor,
   storeId: string,
-  filter: { limit: number; afterId?: string | undefined; subscriptionId?: string | undefined; template?: string | undefined; status?: NotificationStatus | undefined },
+  filter: { limit: number; afterId?: string | undefined; subscriptionId?: string | undefined; recipient?: string | undefined; template?: string | undefined; status?: NotificationStatus | undefined },
 ) {
   let query = db.selectFrom('notifications').selectAll().where('store_id', '=', storeId)
+  // notifications_store_recipient_idx (migration 0028): one subscriber's emails without reading the store's.
+  if (filter.recipient !== undefined) query = query.where('recipient', '=', filter.recipient)
   if (filter.subscriptionId) query = query.where('subscription_id', '=', filter.subscriptionId)
   if (filter.template) query = query.where('template', '=', filter.template)
   if (filter.status) query = query.where('status', '=', filter.status)

@@ -9,15 +9,16 @@ import { newId } from '../../lib/ids.ts'
 import { printableText } from '../../lib/printable-text.ts'
 import { findPlanRow } from '../catalog/index.ts'
 import { issueEmailSignInLink, type PortalLinkTarget } from '../portal-auth/index.ts'
-import { findStoreById } from '../stores/index.ts'
+import { findStoreById, storeNow } from '../stores/index.ts'
 import { findSubscriber, findSubscription } from '../subscriptions/index.ts'
-import { isNotificationOn, type NotificationTemplate } from '../stores/index.ts'
+import { isNotificationOn } from '../stores/index.ts'
+import { isRequestedTemplate, type EmailTemplate } from './email-templates.ts'
 import { SendNotification, type NotificationPayload } from './notifications.jobs.ts'
 import { findNotificationByKey, recordAttempt, recordOutcome } from './notifications.repository.ts'
 import { renderEmail, type EmailInput, type RenewalBreakdown } from './templates.ts'
 
 /** Which links each email carries besides "manage". */
-const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>> = {
+const EXTRA_LINKS: Record<EmailTemplate, Array<'skip' | 'paymentMethod'>> = {
   subscription_created: [],
   renewal_upcoming: ['skip'],
   payment_failed: ['paymentMethod'],
@@ -25,6 +26,7 @@ const EXTRA_LINKS: Record<NotificationTemplate, Array<'skip' | 'paymentMethod'>>
   cancelled: [],
   payment_instrument_expiring: ['paymentMethod'],
   renewal_skipped: [],
+  payment_update_link: ['paymentMethod'],
 }
 
 const ACTION_OF = { skip: 'skip', paymentMethod: 'payment-instrument' } as const
@@ -44,7 +46,8 @@ export function sendNotificationJob({ db, clock, mailer, portalUrl, log, upcomin
 
   async function sendNotification(payload: NotificationPayload): Promise<void> {
     const store = await findStoreById(db, payload.store_id)
-    if (!store || !isNotificationOn(store.notifications, payload.template)) return
+    // An email an admin asked for is sent whatever the store's switches say; the others follow them.
+    if (!store || (!isRequestedTemplate(payload.template) && !isNotificationOn(store.notifications, payload.template))) return
     const subscription = await findSubscription(db, store.id, payload.subscription_id)
     const subscriber = subscription ? await findSubscriber(db, store.id, subscription.subscriber_id) : undefined
     if (!subscription || !subscriber) return
@@ -52,9 +55,10 @@ export function sendNotificationJob({ db, clock, mailer, portalUrl, log, upcomin
     const existing = await findNotificationByKey(db, payload.dedupe_key)
     // Sent by an earlier run whose job could not be removed afterwards: nothing more to do.
     if (existing?.status === 'sent') return
+    // The log is on the store's clock (a test store's test clock, as its pages show); the links' expiry is real time.
     const now = clock.now()
     const id = existing?.id ?? newId('ntf')
-    await recordAttempt(db, { id, storeId: store.id, template: payload.template, recipient: subscriber.email, subscriptionId: subscription.id, dedupeKey: payload.dedupe_key, at: now })
+    await recordAttempt(db, { id, storeId: store.id, template: payload.template, recipient: subscriber.email, subscriptionId: subscription.id, dedupeKey: payload.dedupe_key, at: storeNow(store, clock) })
 
     // Fresh links on every attempt: tokens are stored only as hashes, and an unsent one expires unused.
     const linkTo = (target: PortalLinkTarget) =>
@@ -82,20 +86,20 @@ export function sendNotificationJob({ db, clock, mailer, portalUrl, log, upcomin
     // (links aside: their random tokens are not written numbers).
     const withoutLinks = (body: string) => Object.values(links).reduce((rest, link) => rest.split(link).join(''), body)
     if ([mail.subject, withoutLinks(mail.text)].some(containsCardNumber)) {
-      await record(id, 'failed', 'refused: the email would hold something that looks like a card number')
+      await record(store, id, 'failed', 'refused: the email would hold something that looks like a card number')
       throw new JobGaveUp('refusing to send an email that holds something that looks like a card number')
     }
     try {
       await mailer.send(mail)
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)
-      await record(id, 'failed', message).catch((recordError: unknown) => log.error({ err: recordError, notification: id }, 'could not record a failed email'))
+      await record(store, id, 'failed', message).catch((recordError: unknown) => log.error({ err: recordError, notification: id }, 'could not record a failed email'))
       throw error
     }
-    await record(id, 'sent', null)
+    await record(store, id, 'sent', null)
   }
 
-  function record(id: string, status: 'sent' | 'failed', error: string | null): Promise<void> {
-    return recordOutcome(db, id, { status, error: error === null ? null : printableText(Buffer.from(error.slice(0, 1000))), at: clock.now() })
+  function record(store: StoreRow, id: string, status: 'sent' | 'failed', error: string | null): Promise<void> {
+    return recordOutcome(db, id, { status, error: error === null ? null : printableText(Buffer.from(error.slice(0, 1000))), at: storeNow(store, clock) })
   }
 }

@@ -1,5 +1,5 @@
 import type { Mail } from '../../lib/mailer.ts'
-import type { NotificationTemplate } from '../stores/index.ts'
+import type { EmailTemplate } from './email-templates.ts'
 import type { NotificationFacts } from './notifications.jobs.ts'
 
 /**
@@ -20,7 +20,7 @@ export interface RenewalBreakdown {
 }
 
 export interface EmailInput {
-  template: NotificationTemplate
+  template: EmailTemplate
   to: string
   storeName: string
   /** The store's IANA time zone: dates read as the store's calendar does. */
@@ -153,6 +153,15 @@ function parts(input: EmailInput): Parts {
         actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
       }
     }
+    case 'payment_update_link':
+      return {
+        subject: `Update your payment method for ${storeName}`,
+        paragraphs: [
+          `${storeName} asks you to check the payment method for ${what}${card ? `, now your ${card}` : ''}.`,
+          'Use the link below to sign in and choose the card to pay with. Your subscription goes on with it.',
+        ],
+        actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
+      }
     case 'renewal_skipped': {
       const skipped = formatDate(facts.skipped_period_start, input.timezone)
       return {

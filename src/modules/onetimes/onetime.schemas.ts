@@ -15,6 +15,14 @@ export const Onetime = Type.Object(
     currency: Currency,
     status: StringEnum(ONETIME_STATUSES, { description: 'pending: waits for the next renewal; charged: paid by `charge_id`; removed: taken off before it was charged' }),
     charge_id: Nullable(Id('ch'), { description: 'The renewal charge that paid it' }),
+    renewal_at: Type.Optional(
+      Nullable(Timestamp, {
+        description:
+          'While pending: when the renewal that will charge it is due, the next renewal that is actually charged (a skipped renewal is passed over, a paused subscription charges at its resume), ' +
+          'the `next_charge_at` of `GET .../subscriptions/{id}/upcoming`; null when no renewal is coming (paused without a date, set to cancel, past due, a charge in progress) and once charged or removed. ' +
+          'Absent in events recorded before this field existed',
+      }),
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
   },

@@ -1,4 +1,4 @@
-import type { Db, OnetimeRow, StoreRow } from '../../db/database.ts'
+import type { Db, OnetimeRow, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
@@ -19,7 +19,14 @@ import { insertOnetime, listOnetimes, lockOnetime, markRemoved, pendingAddOns } 
  * charged when that charge succeeds (`markAddOnsCharged`): a failed attempt leaves them for the retry.
  */
 
-export function presentOnetime(row: OnetimeRow): OnetimeView {
+/**
+ * When the renewal that charges a subscription's pending add-ons is due (billing's `upcomingRenewalAt`,
+ * given by the composition root: billing is built after this module); null when none is coming.
+ */
+export type RenewalAt = (subscription: SubscriptionRow, store: StoreRow, pending: readonly OnetimeRow[]) => Date | null
+
+/** `renewalAt`: when the renewal that will charge it is due (shown while it is pending). */
+export function presentOnetime(row: OnetimeRow, renewalAt: Date | null = null): OnetimeView {
   return {
     id: row.id,
     object: 'onetime',
@@ -30,6 +37,7 @@ export function presentOnetime(row: OnetimeRow): OnetimeView {
     currency: row.currency.trim(),
     status: row.status,
     charge_id: row.charge_id,
+    renewal_at: row.status === 'pending' && renewalAt ? toRfc3339(renewalAt) : null,
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),
   }
@@ -37,7 +45,7 @@ export function presentOnetime(row: OnetimeRow): OnetimeView {
 
 const FINAL = new Set(['cancelled', 'expired'])
 
-export function createOnetimeService({ db, clock, events }: { db: Db; clock: Clock; events: EventLog }) {
+export function createOnetimeService({ db, clock, events, renewalAt = () => null }: { db: Db; clock: Clock; events: EventLog; renewalAt?: RenewalAt | undefined }) {
   return {
     async create(store: StoreRow, subscriptionId: string, actor: Actor, input: CreateOnetimeInput): Promise<OnetimeView> {
       return db.transaction().execute(async (trx) => {
@@ -59,8 +67,9 @@ export function createOnetimeService({ db, clock, events }: { db: Db; clock: Clo
         }
         const now = storeNow(store, clock)
         const row = await insertOnetime(trx, { id: newId('ot'), store_id: store.id, subscription_id: subscription.id, product_id: product.id, quantity, unit_amount: product.one_time_amount, currency, status: 'pending', charge_id: null, created_at: now, updated_at: now })
-        const view = presentOnetime(row)
-        await events.recordOfNewEntities(trx, [{ storeId: store.id, eventType: 'onetime.created', occurredAt: now, data: view }])
+        // The promise the add-on is made with: the renewal that will actually charge it.
+        const view = presentOnetime(row, renewalAt(subscription, store, [...pending, row]))
+        await events.recordOfNewEntities(trx, [{ storeId: store.id, eventType: 'onetime.created', occurredAt: now, data: view, actor }])
         return view
       })
     },
@@ -68,7 +77,9 @@ export function createOnetimeService({ db, clock, events }: { db: Db; clock: Clo
     async list(store: StoreRow, subscriptionId: string, actor: Actor, query: PageRequest & { status?: OnetimeRow['status'] | undefined }): Promise<Page<OnetimeView>> {
       const subscription = await findSubscription(db, store.id, subscriptionId)
       if (!subscription || (actor.kind === 'subscriber' && subscription.subscriber_id !== actor.subscriberId)) throw notFound('subscription', subscriptionId)
-      return listPage(query, (bounds) => listOnetimes(db, store.id, subscription.id, { ...bounds, status: query.status }), presentOnetime)
+      const pending = (await pendingAddOns(db, [subscription.id])).get(subscription.id) ?? []
+      const at = pending.length > 0 ? renewalAt(subscription, store, pending) : null
+      return listPage(query, (bounds) => listOnetimes(db, store.id, subscription.id, { ...bounds, status: query.status }), (row) => presentOnetime(row, at))
     },
 
     /** Takes a pending add-on off the next order; never while a renewal charge is in progress (it may hold it). */
@@ -82,7 +93,7 @@ export function createOnetimeService({ db, clock, events }: { db: Db; clock: Clo
         const now = storeNow(store, clock)
         const updated = await markRemoved(trx, row.id, now)
         const view = presentOnetime(updated)
-        await events.record(trx, { storeId: store.id, eventType: 'onetime.removed', occurredAt: now, data: view })
+        await events.record(trx, { storeId: store.id, eventType: 'onetime.removed', occurredAt: now, data: view, actor })
         return view
       })
     },

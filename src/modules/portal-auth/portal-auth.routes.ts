@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import { rateLimitKey } from '../../http/rate-limit-key.ts'
 import { NoContent, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
+import { waitInWords } from '../../lib/durations.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { PortalAuthService } from './portal-auth.service.ts'
 import { LinkRequested, PortalSession, RequestLinkBody, VerifyBody } from './portal-auth.schemas.ts'
@@ -56,7 +57,7 @@ export async function portalAuthRoutes(app: App, portalAuth: PortalAuthService, 
   }, async (request, reply) => {
     const fromHere = await perEmailFromAddress(request)
     if (!fromHere.isAllowed && fromHere.isExceeded) {
-      throw new AppError('rate_limited', `too many sign-in links asked for this email; retry in ${fromHere.ttlInSeconds} s`, {
+      throw new AppError('rate_limited', `too many sign-in links asked for this email; try again in ${waitInWords(fromHere.ttlInSeconds * 1_000)}`, {
         headers: { 'retry-after': String(fromHere.ttlInSeconds) },
       })
     }

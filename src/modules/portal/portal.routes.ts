@@ -124,8 +124,12 @@ export async function portalRoutes(app: App, { portal, upcoming, subscriptions, 
         'A subscriber names `platform_variant_id` only with the current `plan_id`, to change the variant alone: it must be one the platform lists for the product right now as `purchasable` (see `GET /subscriptions/{id}/variants`), ' +
         'checked live before anything changes; the price stays the subscription\'s own, since renewals are ordered at it whatever the variant. ' +
         'Else 400 `validation_failed` at `/body/platform_variant_id` (not a variant of this product, not for sale, or not the current plan). 503 `platform_unavailable` when BigCommerce cannot be asked; nothing changes then.',
+      reactivate:
+        "Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, " +
+        'charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. ' +
+        '409 `invalid_state` unless it is cancelled, and when its plan is archived or the store\'s billing is stopped. Records `subscription.reactivated`.',
     },
-    problems: { swap: [503] },
+    problems: { swap: [503], reactivate: [403] },
   })
 
   app.get('/subscriptions/:id/charges', {

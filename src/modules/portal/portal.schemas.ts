@@ -39,6 +39,7 @@ export const PortalStore = Type.Object(
     now: Timestamp,
     past_due_cancel_days: Type.Integer({ minimum: 1, maximum: 365, description: 'Days in past_due before a subscription is cancelled (from its `past_due_at`)' }),
     cancellation_reasons: CancellationReasons,
+    reactivation: Type.Boolean({ description: 'Whether the subscriber may reactivate a cancelled subscription here (the store setting `portal_reactivation`)' }),
   },
   { additionalProperties: false, description: 'The store as the portal sees it' },
 )

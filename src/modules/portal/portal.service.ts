@@ -39,6 +39,7 @@ export function createPortalService({ clock, subscriptions, charges, catalog, in
         now: toRfc3339(storeNow(store, clock)),
         past_due_cancel_days: store.past_due_cancel_days,
         cancellation_reasons: store.cancellation_reasons,
+        reactivation: store.portal_reactivation,
       }
     },
 

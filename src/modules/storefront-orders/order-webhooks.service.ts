@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { ValidateFunction } from 'ajv'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db, StoreRow } from '../../db/database.ts'
+import { PLATFORM_ORDERS } from '../../http/actors.ts'
 import { createAjv } from '../../http/ajv.ts'
 import { enqueue } from '../../jobs/job-kinds.ts'
 import { JobGaveUp } from '../../jobs/runner.ts'
@@ -439,7 +440,7 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
       if (!checked.ok) throw refuse(`the order does not make a valid checkout: ${checked.errors.join('; ')}`)
       let outcome
       try {
-        outcome = await checkouts.checkout(store as StoreRow, input)
+        outcome = await checkouts.checkout(store as StoreRow, input, PLATFORM_ORDERS)
       } catch (error) {
         if (error instanceof AppError) {
           const status = ERROR_STATUS[error.code]

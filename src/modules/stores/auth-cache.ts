@@ -45,7 +45,7 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
   // ttlResolution 0: read the time on every check, so an injected clock is obeyed at once.
   const lru = <V extends object>(max: number) => new LRUCache<string, V>({ max, ttl: ttlMs, ttlResolution: 0, perf: time })
   const stores = lru<StoreRow>(MAX_STORES)
-  const keys = lru<{ keyId: string; scope: AdminKeyScope; storeId: string }>(MAX_KEYS)
+  const keys = lru<{ keyId: string; keyName: string; scope: AdminKeyScope; storeId: string }>(MAX_KEYS)
   const liveSessions = lru<{ live: true }>(MAX_SESSIONS)
   const LIVE = Object.freeze({ live: true as const })
   let generation = 0
@@ -109,17 +109,17 @@ export function createAuthCache({ db, time = performance, ttlMs = ENTRY_TTL_MS }
     },
 
     /** The active admin key with this hash, and its store. */
-    async adminKey(keyHash: string): Promise<{ keyId: string; scope: AdminKeyScope; store: StoreRow } | undefined> {
+    async adminKey(keyHash: string): Promise<{ keyId: string; keyName: string; scope: AdminKeyScope; store: StoreRow } | undefined> {
       const key = keys.get(keyHash)
       const cached = key && stores.get(key.storeId)
-      if (key && cached) return { keyId: key.keyId, scope: key.scope, store: cached }
+      if (key && cached) return { keyId: key.keyId, keyName: key.keyName, scope: key.scope, store: cached }
       const read = ticket()
       const found = await activeKeys.load(keyHash)
       if (!found) return undefined
       const store = deepFreeze(found.store)
-      read.keep(keys, keyHash, { keyId: found.keyId, scope: found.scope, storeId: store.id })
+      read.keep(keys, keyHash, { keyId: found.keyId, keyName: found.keyName, scope: found.scope, storeId: store.id })
       read.keep(stores, store.id, store)
-      return { keyId: found.keyId, scope: found.scope, store }
+      return { keyId: found.keyId, keyName: found.keyName, scope: found.scope, store }
     },
 
     async store(storeId: string): Promise<StoreRow | undefined> {

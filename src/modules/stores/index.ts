@@ -54,6 +54,7 @@ export {
   storeDaysOf,
   storeHashOf,
   storeIdOfHash,
+  storeTestClockOf,
 } from './stores.repository.ts'
 export { storeNow } from './store-clock.ts'
 export { isNotificationOn, NOTIFICATION_TEMPLATES, NotificationSettings, notificationSettingsOf, type NotificationTemplate } from './notification-settings.ts'

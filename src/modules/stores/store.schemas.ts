@@ -37,6 +37,10 @@ export const OutOfStockPolicy = StringEnum(OUT_OF_STOCK_POLICIES, {
 })
 const OutOfStockRetryDays = Type.Integer({ minimum: 1, maximum: 30, description: 'Days the `retry` policy tries an out-of-stock renewal again, once a day, before skipping it' })
 
+const PortalReactivation = Type.Boolean({
+  description: 'Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate',
+})
+
 export const Store = Type.Object(
   {
     id: Id('store'),
@@ -61,6 +65,7 @@ export const Store = Type.Object(
     notifications: NotificationSettings,
     cancellation_reasons: CancellationReasons,
     retention_offers: RetentionOffers,
+    portal_reactivation: PortalReactivation,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -84,6 +89,7 @@ export const UpdateStoreBody = Type.Object(
     out_of_stock_retry_days: Type.Optional(OutOfStockRetryDays),
     cancellation_reasons: Type.Optional(CancellationReasons),
     retention_offers: Type.Optional(RetentionOffers),
+    portal_reactivation: Type.Optional(PortalReactivation),
     notifications: Type.Optional(NotificationSettingsPatch),
   },
   { additionalProperties: false, minProperties: 1 },

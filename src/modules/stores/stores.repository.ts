@@ -12,6 +12,11 @@ export function storeClockOf(storeIdColumn: string, now: Date): RawBuilder<Date>
   return sql<Date>`coalesce((SELECT st.test_clock_now FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)}), ${now})`
 }
 
+/** Where the test clock of the store named by `storeIdColumn` stands; null for a store on real time. */
+export function storeTestClockOf(storeIdColumn: string): RawBuilder<Date | null> {
+  return sql<Date | null>`(SELECT st.test_clock_now FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)})`
+}
+
 /**
  * A day-count setting of the store named by `storeIdColumn`: how many days ahead it announces
  * renewals (0: never), or after how many days past due it cancels.
@@ -111,6 +116,7 @@ export function updateStore(db: Executor, id: string, changes: StoreUpdate): Pro
 
 export interface ActiveKey {
   keyId: string
+  keyName: string
   scope: AdminKeyScope
   store: StoreRow
 }
@@ -126,14 +132,14 @@ export async function findActiveKeysByHash(db: Executor, keyHashes: readonly str
     .selectFrom('admin_api_keys as k')
     .innerJoin('stores as s', 's.id', 'k.store_id')
     .selectAll('s')
-    .select(['k.id as key_id', 'k.key_hash as key_hash', 'k.scope as key_scope'])
+    .select(['k.id as key_id', 'k.name as key_name', 'k.key_hash as key_hash', 'k.scope as key_scope'])
     .where('k.key_hash', 'in', [...new Set(keyHashes)])
     .where('k.revoked_at', 'is', null)
     .execute()
-  return new Map(rows.map(({ key_id, key_hash, key_scope, ...store }) => [key_hash, { keyId: key_id, scope: key_scope, store }]))
+  return new Map(rows.map(({ key_id, key_name, key_hash, key_scope, ...store }) => [key_hash, { keyId: key_id, keyName: key_name, scope: key_scope, store }]))
 }
 
-export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at' | 'scope'> & { scope?: AdminKeyScope }): Promise<AdminApiKeyRow> {
+export function insertAdminKey(db: Executor, key: Omit<AdminApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at' | 'scope'> & { scope?: AdminKeyScope; created_at?: Date }): Promise<AdminApiKeyRow> {
   return db
     .insertInto('admin_api_keys')
     .values(key)

@@ -1,5 +1,5 @@
 import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from '../../db/database.ts'
-import type { Clock } from '../../lib/clock.ts'
+import { systemClock, type Clock } from '../../lib/clock.ts'
 import { isCheckViolation, isUniqueViolation } from '../../db/errors.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
@@ -10,6 +10,7 @@ import type { AuthCacheInvalidation } from './auth-cache.ts'
 import type { StoreView, UpdateStoreInput } from './store.schemas.ts'
 import { checkRetentionSettings, retentionSettingsUpdate } from './retention-settings.ts'
 import { notificationSettingsOf } from './notification-settings.ts'
+import { storeNow } from './store-clock.ts'
 import * as repo from './stores.repository.ts'
 import type { AdminKeyScope } from './stores.tables.ts'
 
@@ -42,6 +43,7 @@ export function presentStore(store: StoreRow): StoreView {
     billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
     cancellation_reasons: store.cancellation_reasons,
     retention_offers: store.retention_offers,
+    portal_reactivation: store.portal_reactivation,
     notifications: notificationSettingsOf(store.notifications),
     created_at: toRfc3339(store.created_at),
     updated_at: toRfc3339(store.updated_at),
@@ -118,8 +120,11 @@ export async function ensureStoreForHash(db: Db, storeHash: string): Promise<Sto
 
 const KEY_PREFIX_LENGTH = 12
 
-/** Makes a key of 256 random bits; only its hash is stored, so this is the one time it can be shown. */
-export async function createAdminKey(db: Db, store: StoreRow, name = 'default', scope: AdminKeyScope = 'full'): Promise<{ id: string; key: string }> {
+/**
+ * Makes a key of 256 random bits; only its hash is stored, so this is the one time it can be shown.
+ * Its `created_at` is on the store's clock (a test store's test clock), as every time its pages show.
+ */
+export async function createAdminKey(db: Db, store: StoreRow, name = 'default', scope: AdminKeyScope = 'full', clock: Clock = systemClock): Promise<{ id: string; key: string }> {
   if (name.trim().length === 0 || name.length > 100) throw invalidField('/name', 'must be 1-100 characters')
   const key = `sk_${store.mode}_${randomToken(32)}`
   const row = await repo.insertAdminKey(db, {
@@ -129,6 +134,7 @@ export async function createAdminKey(db: Db, store: StoreRow, name = 'default', 
     key_hash: sha256Hex(key),
     key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
     scope,
+    created_at: storeNow(store, clock),
   })
   return { id: row.id, key }
 }
@@ -191,7 +197,7 @@ export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock;
 
     /** A new key, shown in this answer only, with its row. */
     async createApiKey(store: StoreRow, name: string, scope: AdminKeyScope = 'full'): Promise<{ row: AdminApiKeyRow; key: string }> {
-      const created = await createAdminKey(db, store, name, scope)
+      const created = await createAdminKey(db, store, name, scope, clock)
       const row = (await repo.listAdminKeys(db, store.id)).find((candidate) => candidate.id === created.id)!
       return { row, key: created.key }
     },
@@ -206,7 +212,7 @@ export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock;
         if (target.scope === 'full' && keys.filter((row) => row.revoked_at === null && row.scope === 'full').length === 1) {
           throw new AppError('invalid_state', "this is the store's last active full-scope key: create another first, or revoke it with the CLI")
         }
-        return repo.revokeStoreAdminKey(trx, store.id, target.id, clock.now())
+        return repo.revokeStoreAdminKey(trx, store.id, target.id, storeNow(store, clock))
       })
       if (!revoked) throw notFound('api key', id)
       auth.forgetKey(revoked.key_hash)
@@ -220,7 +226,7 @@ export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock;
       return { object: 'storefront_store', store_hash: store.store_hash, name: store.name }
     },
 
-    /** Records that a key was used (at most once a minute per key, by the admin authenticator). */
-    touchKey: (keyId: string, at: Date): Promise<void> => repo.touchKey(db, keyId, at),
+    /** Records that a key was used, at the store's time (at most once a minute per key, by the admin authenticator). */
+    touchKey: (keyId: string, store: StoreRow): Promise<void> => repo.touchKey(db, keyId, storeNow(store, clock)),
   }
 }

@@ -43,6 +43,8 @@ export interface StoresTable {
   cancellation_reasons: ColumnType<CancellationReasonValue[], CancellationReasonValue[] | string | undefined, CancellationReasonValue[] | string>
   /** What the portal offers before a cancellation is confirmed (src/modules/retention). */
   retention_offers: ColumnType<RetentionOfferValue[], RetentionOfferValue[] | string | undefined, RetentionOfferValue[] | string>
+  /** Whether subscribers may reactivate a cancelled subscription in the portal (docs/contract.md, Reactivation). */
+  portal_reactivation: Generated<boolean>
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -31,7 +31,7 @@ function assertChangedRenewalAmount(subscription: SubscriptionRow, changes: Chan
 
 /** Subscribers on business (b2b) plans propose quantity, plan or interval changes; the merchant decides. */
 export function createChangeRequestService({ db, clock, events, writes }: { db: Db; clock: Clock; events: EventLog; writes: SubscriptionWrites }) {
-  async function decide(store: StoreRow, id: string, reason: string | undefined, approve: boolean): Promise<ChangeRequestView> {
+  async function decide(store: StoreRow, id: string, actor: Actor, reason: string | undefined, approve: boolean): Promise<ChangeRequestView> {
     return db.transaction().execute(async (trx) => {
       const request = await lockChangeRequest(trx, store.id, id)
       if (!request) throw notFound('change request', id)
@@ -63,11 +63,11 @@ export function createChangeRequestService({ db, clock, events, writes }: { db: 
         if (changeEvents.length === 0) changeEvents.push('subscription.updated')
         // Applied now, the change shapes the next charge: the period already paid keeps its terms.
         effectiveAt = subscription.next_charge_at ?? now
-        await writes.apply(trx, store, subscription, { set, events: changeEvents }, now)
+        await writes.apply(trx, store, subscription, { set, events: changeEvents }, now, actor)
       }
       const decided = await recordDecision(trx, id, { status: approve ? 'approved' : 'rejected', decision_reason: reason ?? null, decided_at: now, effective_at: effectiveAt, updated_at: now })
       const view = presentChangeRequest(decided)
-      await events.record(trx, { storeId: store.id, eventType: approve ? 'change_request.approved' : 'change_request.rejected', occurredAt: now, data: view })
+      await events.record(trx, { storeId: store.id, eventType: approve ? 'change_request.approved' : 'change_request.rejected', occurredAt: now, data: view, actor })
       return view
     })
   }
@@ -96,13 +96,13 @@ export function createChangeRequestService({ db, clock, events, writes }: { db: 
           updated_at: now,
         })
         const view = presentChangeRequest(row)
-        await events.record(trx, { storeId: store.id, eventType: 'change_request.created', occurredAt: now, data: view })
+        await events.record(trx, { storeId: store.id, eventType: 'change_request.created', occurredAt: now, data: view, actor })
         return view
       })
     },
 
-    approve: (store: StoreRow, id: string, reason?: string) => decide(store, id, reason, true),
-    reject: (store: StoreRow, id: string, reason?: string) => decide(store, id, reason, false),
+    approve: (store: StoreRow, id: string, actor: Actor, reason?: string) => decide(store, id, actor, reason, true),
+    reject: (store: StoreRow, id: string, actor: Actor, reason?: string) => decide(store, id, actor, reason, false),
 
     /** A subscriber sees only requests on their own subscriptions; anyone else's is not found. */
     async get(store: StoreRow, id: string, actor: Actor): Promise<ChangeRequestView> {

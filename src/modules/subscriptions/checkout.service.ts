@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { Actor } from '../../http/actors.ts'
 import type { Db, Executor, PlanRow, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { canonicalJson } from '../../lib/canonical-json.ts'
@@ -106,7 +107,8 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
   }
 
   return {
-    async checkout(store: StoreRow, input: CheckoutInput): Promise<CheckoutOutcome> {
+    /** Who sends it is who the events name: the merchant's key or console, or BigCommerce's order webhook. */
+    async checkout(store: StoreRow, input: CheckoutInput, actor: Actor): Promise<CheckoutOutcome> {
       const now = storeNow(store, clock)
       const startAt = input.start_at ? new Date(input.start_at) : now
       if (startAt.getTime() < now.getTime() - START_NOW_TOLERANCE_MS) throw invalidField('/body/start_at', 'must not be in the past')
@@ -211,7 +213,7 @@ export function createCheckoutService({ db, clock, events, instruments, redeemDi
           if (view.status === 'active') eventTypes.push('subscription.activated')
           if (view.status === 'active' && view.prepaid !== null) eventTypes.push('prepaid.order_created')
           if (view.discount !== null) eventTypes.push('subscription.discount_applied')
-          for (const eventType of eventTypes) toRecord.push({ storeId: store.id, eventType, occurredAt: now, data: view })
+          for (const eventType of eventTypes) toRecord.push({ storeId: store.id, eventType, occurredAt: now, data: view, actor })
         }
         await events.recordOfNewEntities(trx, toRecord)
         return { data: created, replayed: false }

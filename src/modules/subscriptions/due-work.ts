@@ -1,4 +1,5 @@
 import type { Db, StoreRow, SubscriptionRow } from '../../db/database.ts'
+import { DUE_WORK } from '../../http/actors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { EventType } from '../events/index.ts'
 import { findStoreById, storeNow } from '../stores/index.ts'
@@ -134,14 +135,16 @@ export async function processDueWork(
         if (!store) return false
         const row = await lockForDueWork(trx, item.subscriptionId)
         if (!row || !stillDue(item.kind, row, item.dueAt, item.announces) || item.dueAt > storeNow(store, clock)) return false
-        await writes.apply(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock))
+        await writes.apply(trx, store, row, dueMutation(item.kind, row, store, item.dueAt), storeNow(store, clock), DUE_WORK)
         return true
       })
     } catch (error) {
       if (!isRowDataError(error)) throw error
       // One subscription's data must not hold back everyone else's due work, which would come after it forever.
       const message = `${item.kind} could not be applied: ${error instanceof Error ? error.message.slice(0, 400) : String(error)}`
-      await setBillingIssue(db, [item.subscriptionId], { code: RENEWAL_FAILED, message, since: new Date().toISOString() })
+      // Shown to the merchant: on the store's clock (a test store's test clock).
+      const store = await findStoreById(db, item.storeId)
+      await setBillingIssue(db, [item.subscriptionId], { code: RENEWAL_FAILED, message, since: storeNow(store ?? { test_clock_now: null }, clock).toISOString() })
       options.log?.error({ subscriptionId: item.subscriptionId, kind: item.kind, reason: message }, 'due work set aside: it failed on its own data')
     }
     if (done) counts[COUNTED_AS[item.kind]]++

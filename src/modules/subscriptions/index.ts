@@ -12,6 +12,7 @@ import type { RenewNow } from './order-now.ts'
 import { subscriptionSchemas } from './subscription.schemas.ts'
 import { createSubscriptionWrites, type SubscriptionWrites } from './subscription-writes.ts'
 import { subscriptionAdminRoutes } from './subscriptions.routes.ts'
+import { subscriberEmails } from './subscriptions.repository.ts'
 import { createSubscriptionService, type SubscriptionService } from './subscriptions.service.ts'
 
 export interface SubscriptionsModuleDeps {
@@ -42,6 +43,8 @@ export interface SubscriptionsModuleService {
 /** Subscribers and their subscriptions: checkouts start them, actions change them, due work moves them on the store's clock. */
 export function createSubscriptionsModule({ db, clock, events, instruments, variants, renewNow, redeemDiscount, log }: SubscriptionsModuleDeps): Module<SubscriptionsModuleService> {
   const writes = createSubscriptionWrites(events)
+  // An event a subscriber caused names them by their email (docs/contract.md, Events: `actor`).
+  events.labelSubscribers(subscriberEmails)
   const service: SubscriptionsModuleService = {
     subscriptions: createSubscriptionService({ db, clock, writes, instruments, variants, renewNow }),
     checkouts: createCheckoutService({ db, clock, events, instruments, redeemDiscount }),
@@ -72,7 +75,7 @@ export {
   type SubscriberView,
   type SubscriptionView,
 } from './subscription.schemas.ts'
-export type { SubscriptionService, VariantChoice } from './subscriptions.service.ts'
+export type { SubscriberProfile, SubscriptionListFilter, SubscriptionService, VariantChoice } from './subscriptions.service.ts'
 export type { CheckoutService } from './checkout.service.ts'
 export type { ChangeRequestService } from './change-requests.service.ts'
 export type { SubscriptionWrites } from './subscription-writes.ts'
@@ -81,10 +84,13 @@ export { registerSubscriptionActions } from './subscription-action.routes.ts'
 export { lockForActor, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 export { presentSubscription } from './subscription.presenter.ts'
 export { findSubscriberIdByEmail, findSubscriber, findSubscription } from './subscriptions.repository.ts'
+export { findSubscriptionsWithSubscriber, listSubscriptionsNeedingAttention, type AttentionRow } from './attention.repository.ts'
+export { assertCanRetryNow } from './order-now.ts'
 export { countRenewalsSetAside, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal.repository.ts'
 export { setBillingIssue, type SubscriptionChange } from './subscription-batch.repository.ts'
 export { CHARGE_REQUIRES_REVIEW, RENEWAL_FAILED } from './billing-issues.ts'
 export { findInstrumentsExpiringBeforeRenewal, type ExpiringInstrument } from './instrument-expiry.repository.ts'
+export { subscriptionsRenewingBefore } from './renewal-forecast.repository.ts'
 export { metricWindows, PERIODS_PER_YEAR, subscriptionMetrics, type MetricWindow, type SubscriptionWindowFigures } from './subscription-metrics.repository.ts'
 export { transition, assertChangeAllowed, type ChangeAction } from './subscription-state.ts'
 export type { AppliedDiscount, ShippingAddressValue } from './subscriptions.tables.ts'

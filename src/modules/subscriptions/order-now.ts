@@ -24,7 +24,7 @@ export function assertCanRenewNow(store: StoreRow, subscription: SubscriptionRow
   const refuse = (why: string) => new AppError('invalid_state', `cannot ${action}: ${why}`)
   if (subscription.status !== 'active') throw refuse(`the subscription is ${subscription.status.replace('_', ' ')}; only an active subscription renews`)
   if (subscription.pending_charge_id !== null) throw refuse('a charge is already in flight for this subscription')
-  if (subscription.dunning_attempts > 0) throw refuse('a failed charge is being retried (dunning); update the payment instrument instead')
+  if (subscription.dunning_attempts > 0) throw refuse('a failed charge is being retried (dunning); retry the failed charge now, send the subscriber a link to update their payment method, or change the payment instrument')
   if (subscription.stock_attempts > 0) throw refuse('the renewal is waiting for an item to come back in stock; it is tried again daily')
   if (subscription.billing_issue !== null && subscription.billing_issue.code !== RENEWAL_FAILED) throw refuse(`billing waits for an admin (${subscription.billing_issue.code})`)
   if (subscription.cancel_at_period_end) throw refuse('it is set to cancel at the end of the period, so there is no next renewal')
@@ -38,6 +38,26 @@ export function assertCanRenewNow(store: StoreRow, subscription: SubscriptionRow
   if (action === 'order now' && subscription.current_period_start !== null && subscription.current_period_start >= now) {
     throw refuse('the current period began at this very moment')
   }
+}
+
+/**
+ * Retry now (docs/contract.md, Payment recovery): 409 unless the subscription owes a renewal whose
+ * card failed (in dunning, or past due) and nothing holds its next attempt back. The attempt is the
+ * renewal engine's next dunning retry, brought forward.
+ */
+export function assertCanRetryNow(store: StoreRow, subscription: SubscriptionRow): void {
+  const refuse = (why: string) => new AppError('invalid_state', `cannot retry the charge: ${why}`)
+  if (subscription.status !== 'active' && subscription.status !== 'past_due') {
+    throw refuse(`the subscription is ${subscription.status.replace('_', ' ')}; only a subscription in dunning or past due has a failed renewal to retry`)
+  }
+  if (subscription.billing_issue !== null && subscription.billing_issue.code !== RENEWAL_FAILED) {
+    throw refuse(`billing waits for an admin (${subscription.billing_issue.code}): resolve the charge under review first`)
+  }
+  if (subscription.pending_charge_id !== null) throw refuse('a charge is already in flight for this subscription')
+  if (subscription.stock_attempts > 0) throw refuse('the renewal is waiting for an item to come back in stock, not for a payment; it is tried again daily')
+  if (subscription.dunning_attempts === 0 || subscription.unpaid_period_start === null) throw refuse('no renewal charge of this subscription has failed; nothing is owed')
+  if (subscription.cancel_at_period_end) throw refuse('it is set to cancel at the end of the period, so its renewal is not retried')
+  if (store.billing_stopped_at !== null) throw refuse("the store's billing is stopped")
 }
 
 /** The new renewal time: later than now on the store's clock, at most one year ahead on its calendar; else 400. */

@@ -9,6 +9,7 @@ import {
   PauseBody,
   PaymentInstrumentBody,
   QuantityBody,
+  ReactivateBody,
   RescheduleBody,
   ShippingAddressBody,
   Subscription,
@@ -89,6 +90,24 @@ const ACTIONS: SubscriptionAction[] = [
       '409 `invalid_state` in the same cases as charge-now.',
     body: RescheduleBody,
     run: (s, store, id, actor, input) => s.reschedule(store, id, actor, input),
+  },
+  {
+    path: 'reactivate',
+    operationId: 'reactivateSubscription',
+    summary: 'Start a cancelled subscription again',
+    description:
+      'On its plan, its own terms (price, quantity, interval, discount) and its payment instrument; the cancellation and its reason are cleared, and `subscription.reactivated` is recorded. ' +
+      'Without `next_charge_at`, a new period starts now and its renewal is charged at once through the renewal engine, as order now does (then `subscription.charged` and `charge.succeeded` or `charge.failed`; ' +
+      'a failed charge enters dunning as any renewal): 200 with the subscription once the charge settled, or 202 while it is still pending. ' +
+      "With `next_charge_at` (later than the store's current time, at most one year ahead, else 400 `validation_failed`) it is active from now and nothing is charged until then: 200. " +
+      '409 `invalid_state` unless the subscription is cancelled (an expired one ended by its own terms and is not reactivated), and when its plan is archived, the store\'s billing is stopped, ' +
+      'a charge of it is still in flight or under review, or it is a gifted prepaid block.',
+    body: OptionalBody(ReactivateBody),
+    alsoAnswers: [202],
+    run: async (s, store, id, actor, input) => {
+      const { view, settled } = await s.reactivate(store, id, actor, input)
+      return settled ? view : new StatusReply(202, view)
+    },
   },
 ]
 

@@ -2,16 +2,17 @@ import { AppError } from '../../lib/errors.ts'
 import type { SubscriptionStatus } from './subscription.schemas.ts'
 
 /** What moves a subscription from one status to another (docs/contract.md, Subscription states). */
-export type StatusAction = 'activate' | 'pause' | 'resume' | 'dunning_exhausted' | 'recover' | 'expire' | 'cancel'
+export type StatusAction = 'activate' | 'pause' | 'resume' | 'dunning_exhausted' | 'recover' | 'expire' | 'cancel' | 'reactivate'
 
-export const STATUS_ACTIONS: StatusAction[] = ['activate', 'pause', 'resume', 'dunning_exhausted', 'recover', 'expire', 'cancel']
+export const STATUS_ACTIONS: StatusAction[] = ['activate', 'pause', 'resume', 'dunning_exhausted', 'recover', 'expire', 'cancel', 'reactivate']
 
 export const TRANSITIONS: Record<SubscriptionStatus, Partial<Record<StatusAction, SubscriptionStatus>>> = {
   pending: { activate: 'active', cancel: 'cancelled' },
   active: { pause: 'paused', dunning_exhausted: 'past_due', expire: 'expired', cancel: 'cancelled' },
   paused: { resume: 'active', cancel: 'cancelled' },
   past_due: { recover: 'active', cancel: 'cancelled' },
-  cancelled: {},
+  // Reactivation starts a cancelled subscription again on its plan and instrument (docs/contract.md, Reactivation).
+  cancelled: { reactivate: 'active' },
   expired: {},
 }
 
@@ -53,4 +54,5 @@ export function assertChangeAllowed(status: SubscriptionStatus, change: ChangeAc
   }
 }
 
+/** Statuses in which nothing about the subscription changes; only a cancelled one may be reactivated. */
 export const FINAL_STATUSES: SubscriptionStatus[] = ['cancelled', 'expired']

@@ -18,31 +18,31 @@ export type SubscriptionWrites = ReturnType<typeof createSubscriptionWrites>
  */
 export function createSubscriptionWrites(events: EventLog) {
   return {
-    /** Applies a change and records its events in one transaction, holding the row lock throughout. */
-    async apply(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date): Promise<SubscriptionView> {
+    /** Applies a change and records its events, as the actor's, in one transaction, holding the row lock throughout. */
+    async apply(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date, actor: Actor): Promise<SubscriptionView> {
       // A renewal set aside for its data is tried again after any change: the change may have fixed it.
       const set = subscription.billing_issue?.code === RENEWAL_FAILED && !('billing_issue' in mutation.set) ? { ...mutation.set, billing_issue: null } : mutation.set
       const updated = await updateSubscription(trx, subscription.id, set, now)
       const view = presentSubscription(updated, store.store_hash)
       for (const eventType of mutation.events) {
-        await events.record(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view })
+        await events.record(trx, { storeId: store.id, eventType, occurredAt: mutation.at ?? now, data: view, actor })
       }
       if (mutation.after) await mutation.after(trx, view, mutation.at ?? now)
       return view
     },
 
     /**
-     * Applies each change and records their events in one more statement, after `precedingEvents`
-     * (events about other entities that happened first, such as the charge events of a settlement).
-     * The caller holds the rows' locks. Answers the rows afterwards, by id.
+     * Applies each change and records their events, as the actor's, in one more statement, after
+     * `precedingEvents` (events about other entities that happened first, such as the charge events
+     * of a settlement). The caller holds the rows' locks. Answers the rows afterwards, by id.
      */
-    async applyChanges(trx: Executor, changes: readonly SubscriptionChange[], precedingEvents: readonly NewEvent[] = []): Promise<Map<string, SubscriptionRow>> {
+    async applyChanges(trx: Executor, changes: readonly SubscriptionChange[], actor: Actor, precedingEvents: readonly NewEvent[] = []): Promise<Map<string, SubscriptionRow>> {
       const after = changes.length === 0 ? new Map<string, SubscriptionRow>() : await updateSubscriptionsInBatch(trx, changes)
       const recorded: NewEvent[] = [...precedingEvents]
       for (const change of changes) {
         if (!change.events?.length) continue
         const view = presentSubscription(after.get(change.id)!, change.storeHash)
-        for (const eventType of change.events) recorded.push({ storeId: change.storeId, eventType, occurredAt: change.at, data: view })
+        for (const eventType of change.events) recorded.push({ storeId: change.storeId, eventType, occurredAt: change.at, data: view, actor })
       }
       await events.recordMany(trx, recorded)
       return after
@@ -62,7 +62,7 @@ export function createMutator(db: Db, clock: Clock, writes: SubscriptionWrites) 
       const subscription = await lockForActor(trx, store, id, actor)
       const now = storeNow(store, clock)
       const mutation = await decide({ trx, subscription, store, now })
-      return writes.apply(trx, store, subscription, mutation, now)
+      return writes.apply(trx, store, subscription, mutation, now, actor)
     })
   }
 }

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox'
+import { SEARCH_MAX_LENGTH } from './subscription-search.ts'
 import { Amount, Currency, Id, Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { MAX_AMOUNT } from '../../lib/money.ts'
 
@@ -258,6 +259,17 @@ export const RescheduleBody = Type.Object(
   },
   { additionalProperties: false },
 )
+export const ReactivateBody = Type.Object(
+  {
+    next_charge_at: Type.Optional({
+      ...Timestamp,
+      description:
+        "When the reactivated subscription is first charged: later than the store's current time, at most one year ahead on its calendar. " +
+        'Active from now, nothing charged until then; the billing anchor is there. Without it, a new period starts now and is charged at once',
+    }),
+  },
+  { additionalProperties: false },
+)
 export const SwapBody = Type.Object(
   {
     plan_id: Id('plan'),
@@ -299,8 +311,18 @@ export const SubscriptionListQuery = Type.Object(
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     status: Type.Optional(StringEnum(SUBSCRIPTION_STATUSES)),
-    email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: "The subscriber's email" })),
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: "The subscriber's email, exactly" })),
     plan_id: Type.Optional(Id('plan')),
+    q: Type.Optional(
+      Type.String({
+        maxLength: SEARCH_MAX_LENGTH,
+        description:
+          "Search, case-insensitive: any part of the subscriber's email or name, a platform order id (the first order or a renewal's; `#1042` is order 1042), " +
+          'a subscription id or the start of one, a subscriber id. Every character is matched as it is (`%` and `_` are not wildcards). Combines with the other filters.',
+        example: 'lovelace',
+      }),
+    ),
+    subscriber_id: Type.Optional(Id('cus')),
   },
   { additionalProperties: false },
 )

@@ -1,5 +1,6 @@
-import type { ExpressionBuilder, Insertable, SelectQueryBuilder, Updateable } from 'kysely'
+import { sql, type ExpressionBuilder, type Insertable, type SelectQueryBuilder, type Updateable } from 'kysely'
 import type { ChangeRequestsTable, CheckoutsTable, Database, Executor, SubscriberRow, SubscribersTable, SubscriptionRow, SubscriptionsTable } from '../../db/database.ts'
+import { escapeLike, type SearchTerms } from './subscription-search.ts'
 
 export function findSubscription(db: Executor, storeId: string, id: string): Promise<SubscriptionRow | undefined> {
   return db.selectFrom('subscriptions').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
@@ -22,6 +23,8 @@ export interface SubscriptionFilter {
   email?: string | undefined
   planId?: string | undefined
   subscriberId?: string | undefined
+  /** A search (`q`): what subscription-search.ts makes of the text. */
+  search?: SearchTerms | undefined
 }
 
 /** The one subscription list query: the store's rows the filter selects, newest first, one more than a page. */
@@ -63,8 +66,98 @@ function pageOf<QB extends SelectQueryBuilder<any, any, any>>(query: QB, storeId
       eb.selectFrom('subscribers').select('id').where('store_id', '=', storeId).where('email', '=', email),
     )
   }
+  if (filter.search) page = page.where('s.id', 'in', searchMatches(storeId, filter.search))
   if (filter.afterId) page = page.where('s.id', '<', filter.afterId)
   return page.orderBy('s.id', 'desc').limit(filter.limit + 1) as QB
+}
+
+/**
+ * The ids of the store's subscriptions a search finds, as one union of index reads (migration 0028):
+ * those of subscribers whose email or name holds the text (trigram indexes), whose id it is; those
+ * started by the order it names, or renewed by it (a charge's order); those whose id starts with it.
+ * Every branch is the store's own rows only.
+ */
+function searchMatches(storeId: string, search: SearchTerms) {
+  return (eb: ExpressionBuilder<Database, 'subscriptions'>) => {
+    let matches = eb
+      .selectFrom('subscriptions as bySubscriber')
+      .select('bySubscriber.id')
+      .where('bySubscriber.store_id', '=', storeId)
+      .where('bySubscriber.subscriber_id', 'in', (inner) =>
+        inner
+          .selectFrom('subscribers as who')
+          .select('who.id')
+          .where('who.store_id', '=', storeId)
+          .where((w) => {
+            const found = [w('who.email', 'ilike', search.pattern), w('who.name', 'ilike', search.pattern)]
+            if (search.subscriberId) found.push(w('who.id', '=', search.subscriberId))
+            return w.or(found)
+          }),
+      )
+      .union((u) => u.selectFrom('subscriptions as byOrder').select('byOrder.id').where('byOrder.store_id', '=', storeId).where('byOrder.platform_order_id', 'in', search.orderIds))
+      .union((u) =>
+        u.selectFrom('charges as byRenewal').select('byRenewal.subscription_id as id').where('byRenewal.store_id', '=', storeId).where('byRenewal.platform_order_id', 'in', search.orderIds),
+      )
+    const prefix = search.subscriptionIdPrefix
+    if (prefix) {
+      // A range on the (store_id, id) index whatever the collation (ids hold only 0-9 and A-Z after
+      // the prefix), and LIKE for exactness.
+      matches = matches.union((u) =>
+        u
+          .selectFrom('subscriptions as byId')
+          .select('byId.id')
+          .where('byId.store_id', '=', storeId)
+          .where('byId.id', '>=', prefix)
+          .where('byId.id', '<=', `${prefix}${'Z'.repeat(32)}`)
+          .where('byId.id', 'like', `${escapeLike(prefix)}%`),
+      )
+    }
+    return matches
+  }
+}
+
+/** The store's subscribers of these ids, by id (a page of subscriptions names each one's subscriber). */
+export async function findSubscribersByIds(db: Executor, storeId: string, ids: readonly string[]): Promise<Map<string, SubscriberRow>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('subscribers').selectAll().where('store_id', '=', storeId).where('id', 'in', [...new Set(ids)]).execute()
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+/** How many distinct addresses and instruments a subscriber page lists at most (the most recently used first). */
+export const SUBSCRIBER_PROFILE_LIMIT = 50
+
+/** The shipping addresses a subscriber's subscriptions ship to, each with the subscriptions that use it, the most recent first. */
+export function shippingAddressesOfSubscriber(db: Executor, storeId: string, subscriberId: string) {
+  return db
+    .selectFrom('subscriptions')
+    .select((eb) => ['shipping_address', sql<string[]>`json_agg(${eb.ref('id')} ORDER BY ${eb.ref('id')} DESC)`.as('subscription_ids')])
+    .where('store_id', '=', storeId)
+    .where('subscriber_id', '=', subscriberId)
+    .where('shipping_address', 'is not', null)
+    .groupBy('shipping_address')
+    .orderBy(sql`max(id)`, 'desc')
+    .limit(SUBSCRIBER_PROFILE_LIMIT)
+    .execute()
+}
+
+/** The payment instruments a subscriber's subscriptions are paid with, as stored (brand, last 4, expiry: never more), the most recent first. */
+export function instrumentsOfSubscriber(db: Executor, storeId: string, subscriberId: string) {
+  return db
+    .selectFrom('subscriptions')
+    .select((eb) => [
+      'payment_instrument_id',
+      'payment_instrument_brand',
+      'payment_instrument_last4',
+      'payment_instrument_expiry_month',
+      'payment_instrument_expiry_year',
+      sql<string[]>`json_agg(${eb.ref('id')} ORDER BY ${eb.ref('id')} DESC)`.as('subscription_ids'),
+    ])
+    .where('store_id', '=', storeId)
+    .where('subscriber_id', '=', subscriberId)
+    .groupBy(['payment_instrument_id', 'payment_instrument_brand', 'payment_instrument_last4', 'payment_instrument_expiry_month', 'payment_instrument_expiry_year'])
+    .orderBy(sql`max(id)`, 'desc')
+    .limit(SUBSCRIBER_PROFILE_LIMIT)
+    .execute()
 }
 
 export function insertSubscriptions(trx: Executor, rows: Insertable<SubscriptionsTable>[]): Promise<SubscriptionRow[]> {
@@ -83,6 +176,13 @@ export function updateSubscription(trx: Executor, id: string, changes: Updateabl
 
 export function findSubscriber(db: Executor, storeId: string, id: string): Promise<SubscriberRow | undefined> {
   return db.selectFrom('subscribers').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
+}
+
+/** The emails of these subscribers of a store, by id: how an event names a subscriber who acted. */
+export async function subscriberEmails(db: Executor, storeId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('subscribers').select(['id', 'email']).where('store_id', '=', storeId).where('id', 'in', [...ids]).execute()
+  return new Map(rows.map((row) => [row.id, row.email]))
 }
 
 export async function findSubscriberIdByEmail(db: Executor, storeId: string, email: string): Promise<string | undefined> {

@@ -1,7 +1,7 @@
 import { adminStore } from '../../http/admin-auth.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import type { Actor } from '../../http/actors.ts'
+import { adminActor } from '../../http/actors.ts'
 import type { ChangeRequestService } from './change-requests.service.ts'
 import type { CheckoutService } from './checkout.service.ts'
 import {
@@ -17,8 +17,7 @@ import {
 } from './subscription.schemas.ts'
 import type { SubscriptionService } from './subscriptions.service.ts'
 import { registerSubscriptionActions } from './subscription-action.routes.ts'
-
-const ADMIN: Actor = { kind: 'admin' }
+import { PaymentInstrumentList } from '../platform/index.ts'
 
 export interface SubscriptionRouteDeps {
   subscriptions: SubscriptionService
@@ -45,19 +44,23 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       response: { 201: Ref(CheckoutResult), ...problemResponses(404, 409, 503) },
     },
   }, async (request, reply) => {
-    const outcome = await checkouts.checkout(adminStore(request), request.body)
+    const { store, actor } = adminActor(request)
+    const outcome = await checkouts.checkout(store, request.body, actor)
     return reply.code(201).send({ data: outcome.data })
   })
 
   app.get('/subscriptions', {
     schema: {
       operationId: 'listSubscriptions',
-      summary: 'List subscriptions, newest first',
+      summary: 'List or search subscriptions, newest first',
+      description:
+        'Each with its subscriber. `q` searches (docs/contract.md, Search and the subscriber page): part of the email or name, an order id, an id. ' +
+        'Filters combine; a search pages like any list, with `next_cursor`.',
       tags: ['Subscriptions'],
       querystring: SubscriptionListQuery,
-      response: { 200: PageOf(Ref(Subscription), 'A page of subscriptions, newest first') },
+      response: { 200: PageOf(Ref(SubscriptionWithSubscriber), 'A page of subscriptions with their subscribers, newest first'), ...problemResponses(400) },
     },
-  }, async (request) => subscriptions.list(adminStore(request), request.query, ADMIN))
+  }, async (request) => subscriptions.listWithSubscribers(adminStore(request), request.query, adminActor(request).actor))
 
   app.get('/subscriptions/:id', {
     schema: {
@@ -69,7 +72,21 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
     },
   }, async (request) => subscriptions.getWithSubscriber(adminStore(request), request.params.id))
 
-  registerSubscriptionActions(app, { subscriptions, audience: 'admin', tags: ['Subscriptions'], actorOf: (request) => ({ store: adminStore(request), actor: ADMIN }) })
+  app.get('/subscriptions/:id/payment-instruments', {
+    schema: {
+      operationId: 'listSubscriptionPaymentInstruments',
+      summary: 'The stored payment instruments this subscription may change to',
+      description:
+        "What `POST .../payment-instrument` accepts, as the portal's `GET /api/v1/portal/payment-instruments` lists it for the subscriber: on a store whose gateway is `platform`, the stored cards of the subscription's paying platform customer (the subscriber's, else the one its checkout named), read live from BigCommerce; its current one is the card whose `token` is the subscription's `payment_instrument_id`. " +
+        'A subscription without a platform customer has an empty list. On a test-gateway store (`gateway: test`) the list is empty: any instrument id is accepted. ' +
+        '503 `platform_unavailable` when BigCommerce cannot be asked (not connected, unreachable, refusing the token or rate limiting past a few seconds).',
+      tags: ['Subscriptions'],
+      params: Params,
+      response: { 200: PaymentInstrumentList, ...problemResponses(404, 503) },
+    },
+  }, async (request) => subscriptions.paymentInstrumentsOf(adminStore(request), request.params.id))
+
+  registerSubscriptionActions(app, { subscriptions, audience: 'admin', tags: ['Subscriptions'], actorOf: adminActor })
 
   const RequestParams = IdParams('cr')
 
@@ -81,11 +98,11 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       querystring: ChangeRequestListQuery,
       response: { 200: PageOf(Ref(ChangeRequest), 'A page of change requests, newest first') },
     },
-  }, async (request) => changeRequests.list(adminStore(request), request.query, ADMIN))
+  }, async (request) => changeRequests.list(adminStore(request), request.query, adminActor(request).actor))
 
   app.get('/change-requests/:id', {
     schema: { operationId: 'getChangeRequest', summary: 'Read a change request', tags: ['Change requests'], params: RequestParams, response: { 200: Ref(ChangeRequest), ...problemResponses(404) } },
-  }, async (request) => changeRequests.get(adminStore(request), request.params.id, ADMIN))
+  }, async (request) => changeRequests.get(adminStore(request), request.params.id, adminActor(request).actor))
 
   app.post('/change-requests/:id/approve', {
     schema: {
@@ -96,7 +113,7 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       body: OptionalBody(DecisionBody),
       response: { 200: Ref(ChangeRequest), ...problemResponses(404, 409) },
     },
-  }, async (request) => changeRequests.approve(adminStore(request), request.params.id, request.body?.reason))
+  }, async (request) => changeRequests.approve(adminStore(request), request.params.id, adminActor(request).actor, request.body?.reason))
 
   app.post('/change-requests/:id/reject', {
     schema: {
@@ -107,5 +124,5 @@ export async function subscriptionAdminRoutes(app: App, { subscriptions, checkou
       body: OptionalBody(DecisionBody),
       response: { 200: Ref(ChangeRequest), ...problemResponses(404, 409) },
     },
-  }, async (request) => changeRequests.reject(adminStore(request), request.params.id, request.body?.reason))
+  }, async (request) => changeRequests.reject(adminStore(request), request.params.id, adminActor(request).actor, request.body?.reason))
 }

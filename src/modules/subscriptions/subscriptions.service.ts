@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, Executor, PlanInterval, PlanRow, ShippingAddressValue, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
@@ -8,15 +9,45 @@ import { createFirstPageLoader } from './first-pages.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 import { createMutator, type SubscriptionWrites } from './subscription-writes.ts'
-import { assertCanRenewNow, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
+import { assertCanReactivate, assertMayReactivate, reactivation } from './reactivation.ts'
+import { assertCanRenewNow, assertCanRetryNow, RENEW_NOW_WAIT_MS, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
 import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
 import { reanchorAtNextCharge, scheduleAtResume, scheduleFrom } from './subscription-schedule.ts'
 import type { SubscriberView, SubscriptionView } from './subscription.schemas.ts'
-import { findSubscriber, findSubscription, listSubscriptions, updateSubscriber as updateSubscriberRow } from './subscriptions.repository.ts'
+import {
+  findSubscriber,
+  findSubscribersByIds,
+  findSubscription,
+  instrumentsOfSubscriber,
+  listSubscriptions,
+  shippingAddressesOfSubscriber,
+  updateSubscriber as updateSubscriberRow,
+} from './subscriptions.repository.ts'
+import { searchTerms } from './subscription-search.ts'
 import { findPlanRow, isBusinessPlan, platformProductIdOf } from '../catalog/index.ts'
-import type { PlatformVariant, ProductVariants, StoredCard, StoredInstruments } from '../platform/index.ts'
+import { presentInstrument, type PaymentInstrumentListView, type PlatformVariant, type ProductVariants, type StoredCard, type StoredInstruments } from '../platform/index.ts'
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>
+
+/** What the subscription list filters by (GET /subscriptions; the portal's list sends only the page). */
+export interface SubscriptionListFilter {
+  limit: number
+  cursor?: string | undefined
+  status?: string | undefined
+  email?: string | undefined
+  plan_id?: string | undefined
+  /** A search: part of the subscriber's email or name, an order id, a subscription or subscriber id (subscription-search.ts). */
+  q?: string | undefined
+  /** One subscriber's subscriptions (admins; a subscriber's own list is always theirs). */
+  subscriber_id?: string | undefined
+}
+
+/** A subscriber with what their subscriptions hold of them: where they ship, what pays (as stored). */
+export interface SubscriberProfile {
+  subscriber: SubscriberView
+  shipping_addresses: { address: ShippingAddressValue; subscription_ids: string[] }[]
+  payment_instruments: { id: string; brand: string | null; last4: string | null; expiry_month: number | null; expiry_year: number | null; subscription_ids: string[] }[]
+}
 
 /** A variant of the subscription's product, as the portal offers it (GET .../variants). */
 export interface VariantChoice {
@@ -155,6 +186,25 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     return { productId: subscription.product_id }
   }
 
+  async function list(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<SubscriptionView>> {
+    const search = query.q?.trim() ? searchTerms(query.q) : undefined
+    // A subscriber sees their own, whatever the query names; an admin may ask for one subscriber's.
+    const subscriberId = actor.kind === 'subscriber' ? actor.subscriberId : query.subscriber_id
+    // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
+    if (!query.cursor && !query.status && !query.email && !query.plan_id && !search) {
+      const rows = await firstPages.load({ storeId: store.id, subscriberId: subscriberId ?? null, limit: query.limit })
+      return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+    }
+    return listPage(query, (bounds) => listSubscriptions(db, store.id, {
+      ...bounds,
+      status: query.status,
+      email: query.email,
+      planId: query.plan_id,
+      subscriberId,
+      search,
+    }), (row) => presentSubscription(row, store.store_hash))
+  }
+
   function change(store: StoreRow, id: string, actor: Actor, action: ChangeAction, decide: Parameters<typeof mutate>[3]) {
     return mutate(store, id, actor, async (context) => {
       assertChangeAllowed(context.subscription.status, action)
@@ -201,23 +251,36 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
       return { ...presentSubscription(row, store.store_hash), subscriber: presentSubscriber(subscriber, store.store_hash) }
     },
 
-    async list(
-      store: StoreRow,
-      query: { limit: number; cursor?: string | undefined; status?: string | undefined; email?: string | undefined; plan_id?: string | undefined },
-      actor: Actor,
-    ): Promise<Page<SubscriptionView>> {
-      // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
-      if (!query.cursor && !query.status && !query.email && !query.plan_id) {
-        const rows = await firstPages.load({ storeId: store.id, subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : null, limit: query.limit })
-        return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+    list,
+
+    /** The admin list: each subscription with its subscriber (one more read a page), so a search's results say whose they are. */
+    async listWithSubscribers(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<SubscriptionView & { subscriber: SubscriberView }>> {
+      const page = await list(store, query, actor)
+      const subscribers = await findSubscribersByIds(db, store.id, page.data.map((subscription) => subscription.subscriber_id))
+      return {
+        // A subscriber is never deleted while a subscription refers to it (the foreign key restricts it).
+        data: page.data.map((subscription) => ({ ...subscription, subscriber: presentSubscriber(subscribers.get(subscription.subscriber_id)!, store.store_hash) })),
+        next_cursor: page.next_cursor,
       }
-      return listPage(query, (bounds) => listSubscriptions(db, store.id, {
-        ...bounds,
-        status: query.status,
-        email: query.email,
-        planId: query.plan_id,
-        subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : undefined,
-      }), (row) => presentSubscription(row, store.store_hash))
+    },
+
+    /** One subscriber of the store (404 when there is none), with the addresses and instruments their subscriptions use. */
+    async getSubscriberProfile(store: StoreRow, subscriberId: string): Promise<SubscriberProfile> {
+      const subscriber = await findSubscriber(db, store.id, subscriberId)
+      if (!subscriber) throw notFound('subscriber', subscriberId)
+      const [addresses, instruments] = await Promise.all([shippingAddressesOfSubscriber(db, store.id, subscriberId), instrumentsOfSubscriber(db, store.id, subscriberId)])
+      return {
+        subscriber: presentSubscriber(subscriber, store.store_hash),
+        shipping_addresses: addresses.map((row) => ({ address: row.shipping_address!, subscription_ids: row.subscription_ids })),
+        payment_instruments: instruments.map((row) => ({
+          id: row.payment_instrument_id,
+          brand: row.payment_instrument_brand,
+          last4: row.payment_instrument_last4,
+          expiry_month: row.payment_instrument_expiry_month,
+          expiry_year: row.payment_instrument_expiry_year,
+          subscription_ids: row.subscription_ids,
+        })),
+      }
     },
 
     pause(store: StoreRow, id: string, actor: Actor, input: { resume_at?: string | null | undefined }, mark?: ActionMark) {
@@ -283,6 +346,79 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
         // No event of its own: the renewal's subscription.charged follows at once, as for any renewal.
         return { set: { ...scheduleFrom(subscription, now), skip_next: false }, events: [] }
       })
+      if (!renewNow) return { view, settled: false }
+      const before = view.latest_charge_id
+      const settled = await waitForRenewal(() => renewNow(store.id, id), async () => {
+        const row = await findSubscription(db, store.id, id)
+        return row !== undefined && row.pending_charge_id === null && row.latest_charge_id !== before
+      }, renewNowWaitMs)
+      return { view: presentSubscription((await findSubscription(db, store.id, id))!, store.store_hash), settled }
+    },
+
+    /**
+     * Retry now (docs/contract.md, Payment recovery): the next dunning retry of the unpaid period is
+     * brought forward to now, with the subscription's current instrument, and run through the renewal
+     * engine's own claim, charge and settlement (as order now). Answers the attempt's charge id once
+     * it settled, or when `renewNowWaitMs` has passed (`settled: false`: the worker finishes it).
+     * Two requests at once make one attempt: the engine claims the subscription once, and the second
+     * is refused (a charge in flight) or waits for the same charge.
+     */
+    async retryCharge(store: StoreRow, id: string, actor: Actor): Promise<{ chargeId: string; settled: boolean }> {
+      const view = await mutate(store, id, actor, ({ subscription, now }) => {
+        assertCanRetryNow(store, subscription)
+        // No event of its own: the attempt's subscription.charged follows at once, as for any retry.
+        return { set: { next_charge_at: now }, events: [] }
+      })
+      const before = view.latest_charge_id
+      const claimed = async () => (await findSubscription(db, store.id, id))?.latest_charge_id !== before
+      const settled = renewNow
+        ? await waitForRenewal(async () => {
+            // The engine skips a row another transaction holds at that instant: asked again until it is claimed.
+            const deadline = Date.now() + (renewNowWaitMs ?? RENEW_NOW_WAIT_MS)
+            while (!(await renewNow(store.id, id).then(claimed)) && Date.now() < deadline) await sleep(50)
+          }, async () => {
+            const row = await findSubscription(db, store.id, id)
+            return row !== undefined && row.pending_charge_id === null && row.latest_charge_id !== before
+          }, renewNowWaitMs)
+        : false
+      const after = (await findSubscription(db, store.id, id))!
+      // Never claimed within the wait (no engine in this process, or the database kept refusing): due now, the worker charges it.
+      if (after.latest_charge_id === before || after.latest_charge_id === null) {
+        throw new AppError('service_unavailable', "the retry is due now but could not be started here; the worker charges it shortly: read the subscription's latest_charge_id")
+      }
+      return { chargeId: after.latest_charge_id, settled: settled && after.pending_charge_id !== after.latest_charge_id }
+    },
+
+    /**
+     * The stored payment instruments the subscription may change to (the admin's list): on a platform
+     * store the paying customer's stored cards, read live (503 when BigCommerce cannot be asked); on a
+     * test-gateway store none (any instrument id is accepted there).
+     */
+    async paymentInstrumentsOf(store: StoreRow, id: string): Promise<PaymentInstrumentListView> {
+      const subscription = await findSubscription(db, store.id, id)
+      if (!subscription) throw notFound('subscription', id)
+      if (store.gateway !== 'platform' || !instruments) return { gateway: 'test', data: [] }
+      const customerId = await payingCustomerOf(db, subscription)
+      if (customerId === null) return { gateway: 'platform', data: [] }
+      const listed = await instruments.list(store, customerId)
+      return { gateway: 'platform', data: listed.filter((instrument): instrument is StoredCard => instrument.type === 'stored_card').map(presentInstrument) }
+    },
+
+    /**
+     * Reactivation (reactivation.ts): a cancelled subscription starts again on its plan, terms and
+     * instrument. From now, the first renewal is charged at once through the renewal engine, as order
+     * now's is, and the answer waits for it like order now's (`settled: false` past the wait: the
+     * worker finishes it); from a later `next_charge_at`, nothing is charged until then.
+     */
+    async reactivate(store: StoreRow, id: string, actor: Actor, input: { next_charge_at?: string | undefined }): Promise<{ view: SubscriptionView; settled: boolean }> {
+      assertMayReactivate(store, actor)
+      const later = input.next_charge_at !== undefined
+      const view = await mutate(store, id, actor, async ({ trx, subscription, now }) => {
+        const at = input.next_charge_at !== undefined ? requireRescheduleTime(store, input.next_charge_at, now) : now
+        assertCanReactivate(store, subscription, await findPlanRow(trx, store.id, subscription.plan_id))
+        return reactivation(subscription, now, at)
+      })
+      if (later) return { view, settled: true }
       if (!renewNow) return { view, settled: false }
       const before = view.latest_charge_id
       const settled = await waitForRenewal(() => renewNow(store.id, id), async () => {

@@ -6,10 +6,11 @@ import type { Db, Executor } from '../../db/database.ts'
 import { claimLeased, keepLeases, leaseFree, LEASES } from '../../db/leases.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { printableText } from '../../lib/printable-text.ts'
+import { printableTextWithin } from '../../lib/printable-text.ts'
 import { takeEventsToFanOut } from '../events/index.ts'
+import { storeClockOf, storeTestClockOf } from '../stores/index.ts'
 import { classifyAnswer, nextAttemptAt, type AttemptResult } from './retry-schedule.ts'
-import { signatureHeader } from './webhook-signing.ts'
+import { deliveryHeaders, signatureHeader } from './webhook-signing.ts'
 
 /**
  * Outbound delivery, at least once (docs/contract.md, Webhook delivery):
@@ -19,8 +20,11 @@ import { signatureHeader } from './webhook-signing.ts'
  *      HTTP call; a dispatcher that dies mid-call lets the lease run out and another sends again
  *      (the same `webhook-id` and body, so receivers can drop the duplicate).
  *   3. Each attempt is recorded with the delivery's new state and the endpoint's health: a first attempt
- *      that succeeds stays on the delivery row (delivered_latency_ms, delivered_response_body), any
- *      other attempt gets a webhook_attempts row; the delivery log shows both alike.
+ *      that succeeds stays on the delivery row (delivered_latency_ms, delivered_response_body,
+ *      delivered_sent_at, delivered_request_signature), any other attempt gets a webhook_attempts row;
+ *      the delivery log shows both alike. The real time it was sent and the signature are kept with
+ *      the attempt, so the inspector shows its headers as they were (deliveryHeaders); of the answer
+ *      the first KiB is kept, never more.
  * One entity's events reach an endpoint in order: a delivery waits while an earlier one of the
  * same entity to the same endpoint is still pending.
  */
@@ -51,6 +55,8 @@ interface Claimed {
   previous_secret: string | null
   previous_secret_expires_at: Date | null
   endpoint_status: string
+  /** Where the store's test clock stood at the claim; null for a store on real time. */
+  store_clock: Date | null
 }
 
 interface Sent {
@@ -60,13 +66,28 @@ interface Sent {
   statusCode: number | null
   error: string | null
   responseBody: string | null
+  /** The webhook-signature header sent; null when nothing was sent (the endpoint was disabled). */
+  signature: string | null
   result: AttemptResult | { kind: 'endpoint_disabled' }
 }
 
-const RESPONSE_KEPT_BYTES = 1024
+/** The error of an attempt that was never sent: its endpoint was disabled while it waited. */
+export const NOT_SENT_ERROR = 'the endpoint is disabled'
+
+/**
+ * When an attempt happened as the merchant reads it: on the store's clock, so a test store's deliveries
+ * line up with its subscriptions. Everything that drives delivery (next_attempt_at, leases, the
+ * signature's timestamp, failing_since and the disabling it leads to) stays on real time: a receiver
+ * checks the signature against its own clock, and retries wait for real.
+ */
+function shownAt(attempt: Sent): Date {
+  return attempt.claimed.store_clock ?? attempt.attemptedAt
+}
+
+/** How much of an answer is kept: its start, in bytes of the stored text (escapes included). */
+export const RESPONSE_KEPT_BYTES = 1024
 // Beyond this the answer is not read to its end: the connection is dropped instead.
 const RESPONSE_DRAINED_BYTES = 64 * 1024
-const USER_AGENT = 'subscription-billing-webhooks/1'
 
 export function createWebhookDispatcher(options: DispatcherOptions) {
   const { db, clock, agent } = options
@@ -121,7 +142,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       if (ids.length > 0) {
         await sql`
           INSERT INTO webhook_deliveries (id, store_id, webhook_subscription_id, event_id, event_type, entity_id, event_position, status, next_attempt_at, created_at, updated_at)
-          SELECT r.id, r.store_id, r.endpoint_id, r.event_id, r.event_type, r.entity_id, r.position, 'pending', ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+          SELECT r.id, r.store_id, r.endpoint_id, r.event_id, r.event_type, r.entity_id, r.position, 'pending', ${now}::timestamptz, ${storeClockOf('r.store_id', now)}, ${now}::timestamptz
             FROM unnest(${ids}::text[], ${stores}::text[], ${endpointIds}::text[], ${eventIds}::text[], ${types}::text[], ${entities}::text[], ${positions}::bigint[])
               AS r(id, store_id, endpoint_id, event_id, event_type, entity_id, position)
           ${skipExisting ? sql`ON CONFLICT DO NOTHING` : sql``}`.execute(trx)
@@ -152,7 +173,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         from: sql`events e, webhook_subscriptions w`,
         where: sql`e.id = t.event_id AND w.id = t.webhook_subscription_id`,
         returning: sql`t.id, t.attempts, t.event_id, t.webhook_subscription_id, e.payload, w.url, w.secret, w.previous_secret,
-                       w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since`,
+                       w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since, ${storeTestClockOf('t.store_id')} AS store_clock`,
       })
       for (const row of rows) if (row.failing_since !== null) failingKnown.add(row.webhook_subscription_id)
       return rows.map((row) => ({ ...row, token }))
@@ -164,10 +185,11 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   async function send(claimed: Claimed): Promise<Sent> {
     const attemptedAt = clock.now()
     if (claimed.endpoint_status !== 'enabled') {
-      return { claimed, attemptedAt, latencyMs: 0, statusCode: null, error: 'the endpoint is disabled', responseBody: null, result: { kind: 'endpoint_disabled' } }
+      return { claimed, attemptedAt, latencyMs: 0, statusCode: null, error: NOT_SENT_ERROR, responseBody: null, signature: null, result: { kind: 'endpoint_disabled' } }
     }
     const secrets = [claimed.secret]
     if (claimed.previous_secret && claimed.previous_secret_expires_at && claimed.previous_secret_expires_at > attemptedAt) secrets.push(claimed.previous_secret)
+    const signature = signatureHeader(secrets, claimed.event_id, attemptedAt, claimed.payload)
     const started = performance.now()
     // The whole call's bound (headersTimeout and bodyTimeout bound each wait): a signal the sweeper aborts.
     const call = deadlines.start()
@@ -175,13 +197,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       const response = await request(claimed.url, {
         method: 'POST',
         dispatcher: agent,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'webhook-id': claimed.event_id,
-          'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
-          'webhook-signature': signatureHeader(secrets, claimed.event_id, attemptedAt, claimed.payload),
-        },
+        headers: deliveryHeaders(claimed.event_id, attemptedAt, signature),
         body: claimed.payload,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
@@ -196,10 +212,11 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         statusCode: response.statusCode,
         error: null,
         responseBody,
+        signature,
         result: classifyAnswer(response.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, attemptedAt),
       }
     } catch (error) {
-      return { claimed, attemptedAt, latencyMs: Math.round(performance.now() - started), statusCode: null, error: call.timedOut ? describeTimeout(timeoutMs) : describe(error, timeoutMs), responseBody: null, result: { kind: 'failed' } }
+      return { claimed, attemptedAt, latencyMs: Math.round(performance.now() - started), statusCode: null, error: call.timedOut ? describeTimeout(timeoutMs) : describe(error, timeoutMs), responseBody: null, signature, result: { kind: 'failed' } }
     } finally {
       deadlines.end(call)
     }
@@ -300,6 +317,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     const ids = new Array<string>(n), tokens = new Array<string>(n), statuses = new Array<string>(n), attemptCounts = new Array<number>(n)
     const nexts = new Array<string | null>(n), codes = new Array<number | null>(n), errors = new Array<string | null>(n)
     const delivered = new Array<string | null>(n), latencies = new Array<number | null>(n), bodies = new Array<string | null>(n)
+    const sentAt = new Array<string | null>(n), signatures = new Array<string | null>(n)
     for (let i = 0; i < n; i++) {
       const attempt = sent[i]!
       const { claimed, result, statusCode } = attempt
@@ -313,9 +331,11 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         statuses[i] = 'succeeded'
         nexts[i] = null
         errors[i] = null
-        delivered[i] = attempt.attemptedAt.toISOString()
+        delivered[i] = shownAt(attempt).toISOString()
         latencies[i] = first ? attempt.latencyMs : null
         bodies[i] = first ? attempt.responseBody : null
+        sentAt[i] = first ? attempt.attemptedAt.toISOString() : null
+        signatures[i] = first ? attempt.signature : null
       } else {
         const next = result.kind === 'failed' ? nextAttemptAt(attempts, options.retrySchedule, attempt.attemptedAt, result.retryAfterMs) : null
         statuses[i] = next ? 'pending' : 'failed'
@@ -324,17 +344,20 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         delivered[i] = null
         latencies[i] = null
         bodies[i] = null
+        sentAt[i] = null
+        signatures[i] = null
       }
     }
     const { rows } = await sql<{ id: string }>`
       UPDATE webhook_deliveries AS d
          SET status = v.status, attempts = v.attempts, next_attempt_at = v.next,
              last_status_code = v.code, last_error = v.error, delivered_at = v.delivered,
-             delivered_latency_ms = v.latency, delivered_response_body = v.body,
+             delivered_latency_ms = v.latency, delivered_response_body = v.body, delivered_sent_at = v.sent_at, delivered_request_signature = v.signature,
              locked_until = NULL, lease_token = NULL, updated_at = ${now}
         FROM unnest(${ids}::text[], ${tokens}::text[], ${statuses}::text[], ${attemptCounts}::int[], ${nexts}::timestamptz[], ${codes}::int[],
-                    ${errors}::text[], ${delivered}::timestamptz[], ${latencies}::int[], ${bodies}::text[])
-          AS v(id, token, status, attempts, next, code, error, delivered, latency, body)
+                    ${errors}::text[], ${delivered}::timestamptz[], ${latencies}::int[], ${bodies}::text[],
+                    ${sentAt}::timestamptz[], ${signatures}::text[])
+          AS v(id, token, status, attempts, next, code, error, delivered, latency, body, sent_at, signature)
        WHERE d.id = v.id AND d.lease_token = v.token
          AND d.id = ANY(${ids}::text[]) -- else the planner may hash-join a scan of the whole table
    RETURNING d.id`.execute(executor)
@@ -349,10 +372,10 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   async function insertAttempts(executor: Executor, sent: Sent[]): Promise<void> {
     if (sent.length === 0) return
     await sql`
-      WITH v (delivery_id, attempted_at, status_code, latency_ms, error, response_body) AS (VALUES ${sql.join(sent.map((a) => sql`(${a.claimed.id}, ${a.attemptedAt.toISOString()}::timestamptz, ${a.statusCode}::int, ${a.latencyMs}::int, ${a.error}, ${a.responseBody})`))}),
+      WITH v (delivery_id, attempted_at, status_code, latency_ms, error, response_body, sent_at, request_signature) AS (VALUES ${sql.join(sent.map((a) => sql`(${a.claimed.id}, ${shownAt(a).toISOString()}::timestamptz, ${a.statusCode}::int, ${a.latencyMs}::int, ${a.error}, ${a.responseBody}, ${a.signature === null ? null : a.attemptedAt.toISOString()}::timestamptz, ${a.signature})`))}),
            existing AS (SELECT id FROM webhook_deliveries WHERE id = ANY(${sent.map((attempt) => attempt.claimed.id)}::text[]) FOR KEY SHARE)
-      INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body)
-      SELECT v.delivery_id, v.attempted_at, v.status_code, v.latency_ms, v.error, v.response_body FROM v JOIN existing ON existing.id = v.delivery_id`.execute(executor)
+      INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_body, sent_at, request_signature)
+      SELECT v.delivery_id, v.attempted_at, v.status_code, v.latency_ms, v.error, v.response_body, v.sent_at, v.request_signature FROM v JOIN existing ON existing.id = v.delivery_id`.execute(executor)
   }
 
   return {
@@ -436,7 +459,10 @@ export interface Delivery {
 
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>
 
-/** The first KiB of an answer, as printable text (NUL and bad UTF-8 escaped); the rest is drained (keep-alive) or the connection dropped. */
+/**
+ * The first KiB of an answer, as printable text (NUL and bad UTF-8 escaped) of at most a KiB: escapes
+ * that lengthen it cut it shorter. The rest is drained (keep-alive) or the connection dropped.
+ */
 async function readStart(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
   const kept: Buffer[] = []
   let keptBytes = 0
@@ -453,7 +479,7 @@ async function readStart(body: AsyncIterable<Buffer> & { destroy(): void }): Pro
       break
     }
   }
-  return keptBytes === 0 ? null : printableText(Buffer.concat(kept))
+  return keptBytes === 0 ? null : printableTextWithin(Buffer.concat(kept), RESPONSE_KEPT_BYTES)
 }
 
 /** "5 days", "36 hours", "1 minute": the threshold as a disabled endpoint's reason states it. */

@@ -35,3 +35,19 @@ export function signatureHeader(secrets: readonly string[], messageId: string, t
   }
   return header
 }
+
+export const WEBHOOK_USER_AGENT = 'subscription-billing-webhooks/1'
+
+/**
+ * The headers of one delivery attempt, exactly as the dispatcher sends them: the inspector rebuilds an
+ * attempt's request from its event id, its time and the signature kept with it, by this same function.
+ */
+export function deliveryHeaders(messageId: string, attemptedAt: Date, signature: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'webhook-id': messageId,
+    'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
+    'webhook-signature': signature,
+  }
+}

@@ -1,14 +1,25 @@
 import type { Db, StoreRow, WebhookAttemptRow, WebhookSubscriptionRow } from '../../db/database.ts'
+import type { Actor } from '../../http/actors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { invalidField, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
-import { toRfc3339 } from '../../lib/time.ts'
-import { findFeedEvent, markFannedOut, type EventLog } from '../events/index.ts'
+import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
+import { eventPayload, findFeedEvent, markFannedOut, type EventLog } from '../events/index.ts'
+import { storeNow } from '../stores/index.ts'
 import * as repo from './webhooks.repository.ts'
 import { checkWebhookUrl } from './ssrf-guard.ts'
-import { ATTEMPTS_SHOWN, presentDelivery, presentWebhookSubscription } from './webhook.presenter.ts'
-import type { CreateWebhookInput, UpdateWebhookInput, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
+import { NOT_SENT_ERROR } from './dispatcher.ts'
+import { ATTEMPTS_SHOWN, presentDelivery, presentDeliveryDetail, presentWebhookSubscription } from './webhook.presenter.ts'
+import {
+  WEBHOOK_HEALTH_WINDOW_HOURS,
+  type CreateWebhookInput,
+  type UpdateWebhookInput,
+  type WebhookDeliveryDetailView,
+  type WebhookDeliveryView,
+  type WebhookHealthView,
+  type WebhookSubscriptionView,
+} from './webhook.schemas.ts'
 import { newWebhookSecret } from './webhook-signing.ts'
 
 /** How long the previous secret keeps signing after a rotation (docs/contract.md, Webhook delivery). */
@@ -17,7 +28,10 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000
 export interface WebhookServiceOptions {
   db: Db
   events: EventLog
-  /** Real time: deliveries and their bookkeeping happen now, whatever a store's test clock says. */
+  /**
+   * Real time: deliveries and their bookkeeping happen now, whatever a store's test clock says; what
+   * the merchant reads (created_at, updated_at, a test event's time) is on the store's clock.
+   */
   clock: Clock
   allowPrivateNetworks: boolean
   /** Tells the dispatcher there is work, so a test ping or a replay goes out without waiting for its poll. */
@@ -53,6 +67,8 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
   /** Sends one stored event to one endpoint again, whatever became of earlier deliveries. */
   async function queueDelivery(store: StoreRow, endpoint: WebhookSubscriptionRow, eventId: string): Promise<WebhookDeliveryView> {
     const now = clock.now()
+    // Made at the store's time (what the merchant reads), sent at once in real time.
+    const storeTime = storeNow(store, clock)
     const event = await findFeedEvent(db, store.id, eventId)
     if (!event) throw notFound('event', eventId)
     const row = await db.transaction().execute((trx) => repo.requeueDelivery(trx, {
@@ -65,7 +81,7 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       event_position: event.position,
       status: 'pending',
       next_attempt_at: now,
-      created_at: now,
+      created_at: storeTime,
       updated_at: now,
     }))
     onWork?.()
@@ -79,7 +95,7 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
 
     async create(store: StoreRow, input: CreateWebhookInput): Promise<WebhookSubscriptionView & { secret: string }> {
       await assertUrlAllowed(store, input.url)
-      const now = clock.now()
+      const now = storeNow(store, clock)
       const status = input.status ?? 'enabled'
       const row = await repo.insertEndpoint(db, {
           id: newId('wh'),
@@ -103,7 +119,7 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
     async update(store: StoreRow, id: string, input: UpdateWebhookInput): Promise<WebhookSubscriptionView> {
       await requireEndpoint(store, id)
       if (input.url !== undefined) await assertUrlAllowed(store, input.url)
-      const changes: Record<string, unknown> = { updated_at: clock.now() }
+      const changes: Record<string, unknown> = { updated_at: storeNow(store, clock) }
       if (input.url !== undefined) changes.url = input.url
       if (input.event_types !== undefined) changes.event_types = [...input.event_types]
       if (input.description !== undefined) changes.description = input.description
@@ -122,20 +138,21 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       const now = clock.now()
       const expires = new Date(now.getTime() + ROTATION_OVERLAP_MS)
       const secret = newWebhookSecret()
-      await repo.updateEndpoint(db, store.id, id, { secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires, updated_at: now })
+      await repo.updateEndpoint(db, store.id, id, { secret, previous_secret: endpoint.secret, previous_secret_expires_at: expires, updated_at: storeNow(store, clock) })
       return { object: 'webhook_secret' as const, secret, previous_secret_expires_at: toRfc3339(expires) }
     },
 
     /** A `webhook.test` event, delivered to this endpoint only (whatever its event_types). */
-    async sendTest(store: StoreRow, id: string): Promise<WebhookDeliveryView> {
+    async sendTest(store: StoreRow, id: string, actor: Actor): Promise<WebhookDeliveryView> {
       const endpoint = await requireEndpoint(store, id)
       const event = await db.transaction().execute(async (trx) => {
         const recorded = await events.record(trx, {
           storeId: store.id,
           eventType: 'webhook.test',
-          occurredAt: clock.now(),
+          occurredAt: storeNow(store, clock),
           data: { object: 'webhook_test', webhook_subscription_id: endpoint.id },
           entityId: endpoint.id,
+          actor,
         })
         await markFannedOut(trx, [recorded.id])
         return recorded
@@ -147,6 +164,43 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       await requireEndpoint(store, id)
       const page = await listPage(query, (bounds) => repo.listDeliveries(db, id, { ...bounds, status: query.status }), (row) => row)
       return { data: await deliveryViews(page.data), next_cursor: page.next_cursor }
+    },
+
+    /** One delivery for the inspector: the body sent and each attempt's headers, status and answer. */
+    async delivery(store: StoreRow, id: string, deliveryId: string): Promise<WebhookDeliveryDetailView> {
+      await requireEndpoint(store, id)
+      const row = await repo.findDelivery(db, id, deliveryId)
+      if (!row) throw notFound('webhook delivery', deliveryId)
+      const [attempts, payload] = await Promise.all([repo.attemptsOf(db, [row.id]), eventPayload(db, store.id, row.event_id)])
+      if (payload === undefined) throw notFound('event', row.event_id)
+      return presentDeliveryDetail(row, attempts.slice(0, ATTEMPTS_SHOWN), payload)
+    },
+
+    /** How the endpoint is doing: its attempts of the last 24 hours (real time), whether it is failing now, what waits. */
+    async health(store: StoreRow, id: string): Promise<WebhookHealthView> {
+      const endpoint = await requireEndpoint(store, id)
+      const since = new Date(clock.now().getTime() - WEBHOOK_HEALTH_WINDOW_HOURS * 3_600_000)
+      const figures = await repo.endpointHealth(db, id, since, NOT_SENT_ERROR)
+      return {
+        object: 'webhook_health',
+        webhook_subscription_id: endpoint.id,
+        status: endpoint.status,
+        disabled_reason: endpoint.disabled_reason,
+        window_hours: WEBHOOK_HEALTH_WINDOW_HOURS,
+        attempts: figures.attempts,
+        succeeded: figures.succeeded,
+        failed: figures.attempts - figures.succeeded,
+        success_rate: figures.attempts === 0 ? null : figures.succeeded / figures.attempts,
+        failing: endpoint.failing_since !== null,
+        failing_since: toRfc3339OrNull(endpoint.failing_since),
+        failures_since_success: figures.failuresSinceSuccess,
+        last_success_at: toRfc3339OrNull(figures.lastSuccessAt),
+        last_failure: figures.lastFailure
+          ? { attempted_at: toRfc3339(figures.lastFailure.attempted_at), status_code: figures.lastFailure.status_code, error: figures.lastFailure.error }
+          : null,
+        pending: figures.pending,
+        next_retry_at: toRfc3339OrNull(figures.nextRetryAt),
+      }
     },
 
     async redeliver(store: StoreRow, id: string, eventId: string): Promise<WebhookDeliveryView> {

@@ -1,6 +1,7 @@
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookSubscriptionRow } from '../../db/database.ts'
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
-import type { WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
+import { deliveryHeaders } from './webhook-signing.ts'
+import type { WebhookDeliveryDetailView, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
 
 /** Attempts shown per delivery. */
 export const ATTEMPTS_SHOWN = 20
@@ -58,4 +59,18 @@ function attemptLog(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[]): Web
     })
   }
   return log
+}
+
+/**
+ * The delivery inspector's view: the body every attempt sent (the stored event) and each attempt's
+ * request headers as sent, rebuilt by the dispatcher's own deliveryHeaders from the real time it was
+ * sent and the signature kept with it. Neither holds the secret.
+ */
+export function presentDeliveryDetail(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[], payload: string): WebhookDeliveryDetailView {
+  const headers = (sentAt: Date | null, signature: string | null) => (sentAt && signature ? deliveryHeaders(row.event_id, sentAt, signature) as WebhookDeliveryDetailView['attempt_log'][number]['request_headers'] : null)
+  const sent: WebhookDeliveryDetailView['attempt_log'][number]['request_headers'][] = []
+  if (row.delivered_latency_ms !== null && row.delivered_at !== null) sent.push(headers(row.delivered_sent_at, row.delivered_request_signature))
+  for (const attempt of attempts) sent.push(headers(attempt.sent_at, attempt.request_signature))
+  const view = presentDelivery(row, attempts)
+  return { ...view, request_body: payload, attempt_log: view.attempt_log.map((attempt, i) => ({ ...attempt, request_headers: sent[i] ?? null })) }
 }

@@ -105,6 +105,71 @@ export const WebhookDelivery = Type.Object(
 )
 export type WebhookDeliveryView = Static<typeof WebhookDelivery>
 
+/** The headers of one attempt's request, as sent (Standard Webhooks). */
+export const WebhookRequestHeaders = Type.Object(
+  {
+    'content-type': Type.Literal('application/json'),
+    'user-agent': Type.String(),
+    'webhook-id': Id('evt', 'The event id, the same in every attempt'),
+    'webhook-timestamp': Type.String({ pattern: '^[0-9]+$', description: 'Unix seconds when the attempt was sent (real time, also on a test store)' }),
+    'webhook-signature': Type.String({ description: '`v1,<base64 HMAC-SHA256>` per signing secret, space-separated (two during a rotation). The signature, not the secret: the secret is never shown again' }),
+  },
+  { additionalProperties: false },
+)
+
+export const WebhookAttemptDetail = Type.Object(
+  {
+    ...WebhookAttempt.properties,
+    request_headers: Nullable(WebhookRequestHeaders, {
+      description: 'The request headers exactly as sent; null when nothing was sent (the endpoint was disabled) or for attempts made before the service kept them',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+/** One delivery with what each attempt sent and got back: the delivery inspector. */
+export const WebhookDeliveryDetail = Type.Object(
+  {
+    ...WebhookDelivery.properties,
+    request_body: Type.String({ description: 'The body every attempt sent: the event exactly as stored, byte for byte (the signature covers it)' }),
+    attempt_log: Type.Array(WebhookAttemptDetail, { description: 'The latest attempts, newest first (at most 20), each with its request headers, status and the first KiB of the answer' }),
+  },
+  { $id: 'WebhookDeliveryDetail', title: 'WebhookDeliveryDetail', additionalProperties: false },
+)
+export type WebhookDeliveryDetailView = Static<typeof WebhookDeliveryDetail>
+
+export const WEBHOOK_HEALTH_WINDOW_HOURS = 24
+
+/** How an endpoint is doing, from its real attempts (docs/contract.md, Webhook delivery: health). */
+export const WebhookHealth = Type.Object(
+  {
+    object: Type.Literal('webhook_health'),
+    webhook_subscription_id: Id('wh'),
+    status: StringEnum(WEBHOOK_STATUSES),
+    disabled_reason: Nullable(Type.String({ description: 'Why deliveries stopped: 410 Gone, days of failures without a success, or an admin' })),
+    window_hours: Type.Literal(WEBHOOK_HEALTH_WINDOW_HOURS, { description: 'The figures below count the attempts sent in the last 24 hours (real time)' }),
+    attempts: Type.Integer({ minimum: 0, description: 'Requests sent in the window: first attempts and retries alike (an attempt never sent because the endpoint was disabled is not one)' }),
+    succeeded: Type.Integer({ minimum: 0, description: 'Attempts answered 2xx' }),
+    failed: Type.Integer({ minimum: 0, description: 'Attempts answered otherwise (410 included), or not answered (refused, timed out)' }),
+    success_rate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: '`succeeded` / `attempts`; null when nothing was sent in the window' })),
+    failing: Type.Boolean({ description: 'True while the endpoint is failing: its latest attempts failed and none has succeeded since `failing_since`' }),
+    failing_since: Nullable(Timestamp, { description: 'When it started failing without a success; it is disabled once this is 5 days old (the service setting)' }),
+    failures_since_success: Type.Integer({ minimum: 0, description: "The window's attempts after its last success: all of them when none succeeded" }),
+    last_success_at: Nullable(Timestamp, { description: 'The latest successful attempt in the window' }),
+    last_failure: Nullable(
+      Type.Object(
+        { attempted_at: Timestamp, status_code: Nullable(Type.Integer()), error: Nullable(Type.String()) },
+        { additionalProperties: false },
+      ),
+      { description: 'The latest failed attempt in the window' },
+    ),
+    pending: Type.Integer({ minimum: 0, description: 'Deliveries waiting to be sent or retried' }),
+    next_retry_at: Nullable(Timestamp, { description: 'When the next retry of a failed delivery is due; null when none waits' }),
+  },
+  { $id: 'WebhookHealth', title: 'WebhookHealth', additionalProperties: false },
+)
+export type WebhookHealthView = Static<typeof WebhookHealth>
+
 export const DeliveryListQuery = Type.Object(
   { ...PageQuery, status: Type.Optional(StringEnum(DELIVERY_STATUSES)) },
   { additionalProperties: false },
@@ -120,4 +185,4 @@ export const ReplayResult = Type.Object(
   { $id: 'WebhookReplay', title: 'WebhookReplay', additionalProperties: false },
 )
 
-export const webhookSchemas = [WebhookSubscription, WebhookSubscriptionWithSecret, RotatedSecret, WebhookDelivery, ReplayResult]
+export const webhookSchemas = [WebhookSubscription, WebhookSubscriptionWithSecret, RotatedSecret, WebhookDelivery, WebhookDeliveryDetail, WebhookHealth, ReplayResult]

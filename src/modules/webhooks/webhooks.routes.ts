@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { adminStore } from '../../http/admin-auth.ts'
-import { IdParams, NoContent, PageOf, PageQuery, problemResponses, Ref } from '../../http/schemas.ts'
+import { adminActor } from '../../http/actors.ts'
+import { Id, IdParams, NoContent, PageOf, PageQuery, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
 import type { WebhookService } from './webhook-subscriptions.service.ts'
 import {
@@ -12,11 +13,14 @@ import {
   RotatedSecret,
   UpdateWebhookBody,
   WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookHealth,
   WebhookSubscription,
   WebhookSubscriptionWithSecret,
 } from './webhook.schemas.ts'
 
 const Params = IdParams('wh')
+const DeliveryParams = Type.Object({ id: Id('wh'), delivery_id: Id('msg') }, { additionalProperties: false })
 const PageOnly = Type.Object({ ...PageQuery }, { additionalProperties: false })
 const tags = ['Webhooks']
 
@@ -92,7 +96,7 @@ export async function webhookAdminRoutes(app: App, webhooks: WebhookService): Pr
       params: Params,
       response: { 202: Ref(WebhookDelivery), ...problemResponses(404) },
     },
-  }, async (request, reply) => reply.code(202).send(await webhooks.sendTest(adminStore(request), request.params.id)))
+  }, async (request, reply) => reply.code(202).send(await webhooks.sendTest(adminStore(request), request.params.id, adminActor(request).actor)))
 
   app.get('/webhook-subscriptions/:id/deliveries', {
     schema: {
@@ -104,6 +108,33 @@ export async function webhookAdminRoutes(app: App, webhooks: WebhookService): Pr
       response: { 200: PageOf(Ref(WebhookDelivery), 'A page of deliveries'), ...problemResponses(404) },
     },
   }, async (request) => webhooks.listDeliveries(adminStore(request), request.params.id, request.query))
+
+  app.get('/webhook-subscriptions/:id/deliveries/:delivery_id', {
+    schema: {
+      operationId: 'getWebhookDelivery',
+      summary: 'One delivery as it was sent and answered: the delivery inspector',
+      description:
+        'The body every attempt sent (the stored event, byte for byte) and, for each attempt (newest first, at most 20), the request headers exactly as sent ' +
+        '(`webhook-id`, `webhook-timestamp`, `webhook-signature`: the signature, never the signing secret), the status answered and the first KiB of the answer (at most 1,024 bytes are kept).',
+      tags,
+      params: DeliveryParams,
+      response: { 200: Ref(WebhookDeliveryDetail), ...problemResponses(404) },
+    },
+  }, async (request) => webhooks.delivery(adminStore(request), request.params.id, request.params.delivery_id))
+
+  app.get('/webhook-subscriptions/:id/health', {
+    schema: {
+      operationId: 'getWebhookHealth',
+      summary: "An endpoint's health from its real attempts: the last 24 hours, failing now, disabled and why",
+      description:
+        'Counts the requests sent to the endpoint in the last 24 hours (real time; first attempts and retries alike): `attempts`, `succeeded` (2xx), `failed` and `success_rate`. ' +
+        '`failing` and `failing_since` say whether it is failing now (no success since), `failures_since_success` how many attempts failed after its last success, ' +
+        '`pending` and `next_retry_at` what waits; `status` and `disabled_reason` whether and why deliveries stopped.',
+      tags,
+      params: Params,
+      response: { 200: Ref(WebhookHealth), ...problemResponses(404) },
+    },
+  }, async (request) => webhooks.health(adminStore(request), request.params.id))
 
   app.post('/webhook-subscriptions/:id/redeliver', {
     schema: {

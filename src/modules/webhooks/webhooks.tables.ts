@@ -45,6 +45,10 @@ export interface WebhookDeliveriesTable {
   delivered_latency_ms: ColumnType<number | null, number | null | undefined, number | null>
   /** ... and the first KiB of its answer. */
   delivered_response_body: ColumnType<string | null, string | null | undefined, string | null>
+  /** ... the real time it was sent (its webhook-timestamp; delivered_at may be on a test store's clock) ... */
+  delivered_sent_at: NullableTimestamp
+  /** ... and the webhook-signature it carried (migration 0029). */
+  delivered_request_signature: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface WebhookAttemptsTable {
@@ -54,5 +58,10 @@ export interface WebhookAttemptsTable {
   status_code: number | null
   latency_ms: number
   error: string | null
+  /** The first KiB of the answer (at most 1,024 bytes stored). */
   response_body: string | null
+  /** The real time the request was sent (its webhook-timestamp); null when nothing was sent, or before migration 0029. */
+  sent_at: NullableTimestamp
+  /** The webhook-signature header sent; null when nothing was sent, or before migration 0029. */
+  request_signature: ColumnType<string | null, string | null | undefined, string | null>
 }

@@ -4,24 +4,30 @@ import { currentKey } from './session.ts'
 import type {
   AnalyticsSummary,
   AnalyticsTimeseries,
+  AttentionList,
+  ExpectedRevenue,
   ApiKey,
   Charge,
   CreatedApiKey,
   Delivery,
+  DeliveryDetail,
   Discount,
   Event,
   Notification,
   Onetime,
   Page,
+  PaymentInstrumentList,
   Plan,
   PlatformConnection,
   Product,
   Store,
+  SubscriberDetail,
   Subscription,
   SubscriptionWithSubscriber,
   UpcomingRenewal,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookHealth,
 } from './types.ts'
 
 export { all, ApiError, errorText, query }
@@ -41,6 +47,8 @@ export function call<T>(method: string, path: string, options: CallOptions = {})
 export interface SubscriptionFilter {
   status?: string | null
   email?: string | null
+  /** The search: part of an email or name, an order number, an id. */
+  q?: string | null
   plan_id?: string | null
   cursor?: string | null
   limit?: number
@@ -50,14 +58,22 @@ export const api = {
   store: (key?: string) => call<Store>('GET', '/store', key === undefined ? {} : { credential: key }),
   updateStore: (body: Partial<Store>) => call<Store>('PATCH', '/store', { body }),
 
-  subscriptions: (filter: SubscriptionFilter) => call<Page<Subscription>>('GET', `/subscriptions${query({ limit: filter.limit ?? 20, status: filter.status, email: filter.email, plan_id: filter.plan_id, cursor: filter.cursor })}`),
+  subscriptions: (filter: SubscriptionFilter) =>
+    call<Page<SubscriptionWithSubscriber>>('GET', `/subscriptions${query({ limit: filter.limit ?? 20, q: filter.q, status: filter.status, email: filter.email, plan_id: filter.plan_id, cursor: filter.cursor })}`),
+  /** One subscriber with every subscription, address, instrument, their latest charges and emails. */
+  subscriber: (id: string) => call<SubscriberDetail>('GET', `/subscribers/${enc(id)}`),
   subscription: (id: string) => call<SubscriptionWithSubscriber>('GET', `/subscriptions/${enc(id)}`),
   /** The next renewal as the server prices it (409 invalid_state when there is none). */
   upcoming: (id: string) => call<UpcomingRenewal>('GET', `/subscriptions/${enc(id)}/upcoming`),
   action: (id: string, action: string, body?: unknown) => call<Subscription>('POST', `/subscriptions/${enc(id)}/${action}`, { body: body ?? {} }),
+  /** Payment recovery: the failed renewal charged now (200 settled, 202 still pending), the update-card email, the cards to change to, what needs attention. */
+  retryCharge: (id: string) => call<Charge>('POST', `/subscriptions/${enc(id)}/retry-charge`, { body: {} }),
+  paymentUpdateLink: (id: string) => call<Notification>('POST', `/subscriptions/${enc(id)}/payment-update-link`, { body: {} }),
+  paymentInstruments: (id: string) => call<PaymentInstrumentList>('GET', `/subscriptions/${enc(id)}/payment-instruments`),
+  attention: () => call<AttentionList>('GET', `/attention${query({ limit: 500 })}`),
 
-  charges: (filter: { subscription_id?: string; status?: string; cursor?: string | null; limit?: number }) =>
-    call<Page<Charge>>('GET', `/charges${query({ limit: filter.limit ?? 20, subscription_id: filter.subscription_id, status: filter.status, cursor: filter.cursor })}`),
+  charges: (filter: { subscription_id?: string; subscriber_id?: string; status?: string; cursor?: string | null; limit?: number }) =>
+    call<Page<Charge>>('GET', `/charges${query({ limit: filter.limit ?? 20, subscription_id: filter.subscription_id, subscriber_id: filter.subscriber_id, status: filter.status, cursor: filter.cursor })}`),
   refund: (id: string, body: { amount?: number; reason?: string }) => call<Charge>('POST', `/charges/${enc(id)}/refund`, { body }),
   resolve: (id: string, outcome: 'succeeded' | 'failed') => call<Charge>('POST', `/charges/${enc(id)}/resolve`, { body: { outcome } }),
 
@@ -79,6 +95,8 @@ export const api = {
   updateWebhook: (id: string, body: Record<string, unknown>) => call<WebhookEndpoint>('PATCH', `/webhook-subscriptions/${enc(id)}`, { body }),
   deliveries: (id: string, filter: { status?: string; cursor?: string | null; limit?: number } = {}) =>
     call<Page<Delivery>>('GET', `/webhook-subscriptions/${enc(id)}/deliveries${query({ limit: filter.limit ?? 20, status: filter.status, cursor: filter.cursor })}`),
+  delivery: (id: string, deliveryId: string) => call<DeliveryDetail>('GET', `/webhook-subscriptions/${enc(id)}/deliveries/${enc(deliveryId)}`),
+  webhookHealth: (id: string) => call<WebhookHealth>('GET', `/webhook-subscriptions/${enc(id)}/health`),
   redeliver: (id: string, eventId: string) => call<Delivery>('POST', `/webhook-subscriptions/${enc(id)}/redeliver`, { body: { event_id: eventId } }),
   replay: (id: string, since: string) => call<{ replayed?: number } & Record<string, unknown>>('POST', `/webhook-subscriptions/${enc(id)}/replay`, { body: { since } }),
   rotate: (id: string) => call<{ secret: string } & Record<string, unknown>>('POST', `/webhook-subscriptions/${enc(id)}/rotate-secret`, { body: {} }),
@@ -95,8 +113,8 @@ export const api = {
   addOnetime: (subscriptionId: string, body: { product_id: string; quantity: number }) => call<Onetime>('POST', `/subscriptions/${enc(subscriptionId)}/onetimes`, { body }),
   removeOnetime: (subscriptionId: string, onetimeId: string) => call<Onetime>('DELETE', `/subscriptions/${enc(subscriptionId)}/onetimes/${enc(onetimeId)}`),
 
-  notifications: (filter: { status?: string; template?: string; cursor?: string | null; limit?: number } = {}) =>
-    call<Page<Notification>>('GET', `/notifications${query({ limit: filter.limit ?? 20, status: filter.status, template: filter.template, cursor: filter.cursor })}`),
+  notifications: (filter: { status?: string; template?: string; subscriber_id?: string; cursor?: string | null; limit?: number } = {}) =>
+    call<Page<Notification>>('GET', `/notifications${query({ limit: filter.limit ?? 20, status: filter.status, template: filter.template, subscriber_id: filter.subscriber_id, cursor: filter.cursor })}`),
 
   apiKeys: () => call<{ data: ApiKey[] }>('GET', '/api-keys'),
   createApiKey: (name: string) => call<CreatedApiKey>('POST', '/api-keys', { body: { name } }),
@@ -105,8 +123,12 @@ export const api = {
   signOutConsoleSession: (token: string) => call<null>('DELETE', '/console-session', { credential: token }),
   revokeApiKey: (id: string) => call<ApiKey>('DELETE', `/api-keys/${enc(id)}`),
 
+  /** A test-mode store's clock (404 for a live store). */
+  testClock: () => call<{ object: 'test_clock'; now: string; follows_real_time: boolean }>('GET', '/test-clock'),
+
   analyticsSummary: () => call<AnalyticsSummary>('GET', '/analytics/summary'),
   analyticsTimeseries: (days: number) => call<AnalyticsTimeseries>('GET', `/analytics/timeseries${query({ days })}`),
+  expectedRevenue: (days: number) => call<ExpectedRevenue>('GET', `/analytics/expected-revenue${query({ days })}`),
 
   platformConnection: () => call<PlatformConnection>('GET', '/platform-connection'),
   connectPlatform: (accessToken: string) => call<PlatformConnection>('PUT', '/platform-connection', { body: { access_token: accessToken } }),

@@ -1,7 +1,7 @@
 import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
 import { Shell, type SignInMessage } from '../shared/shell.ts'
-import { useStore } from './format.ts'
+import { dateTime, useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
 import { clearKey, credentialScope, currentKey, setCredentialScope, signedInVia } from './session.ts'
 import type { Store } from './types.ts'
@@ -68,6 +68,32 @@ class ConsoleApp extends Shell {
     this.storeName.textContent = store.name
     this.storeMode.textContent = store.mode === 'test' ? 'Test mode' : ''
     this.storeMode.hidden = store.mode !== 'test'
+    // In the store's zone, which may have just changed.
+    this.renderClock()
+  }
+
+  /**
+   * A test store's clock beside "Test mode", read with each page: every time the console shows for the
+   * store (subscriptions, emails, webhooks, keys) is on it, while a failed webhook's retry waits in real time.
+   */
+  showClock(): void {
+    if (this.store?.mode !== 'test') return
+    void api.testClock().then(
+      (clock) => {
+        this.clock = clock
+        this.renderClock()
+      },
+      () => {},
+    )
+  }
+
+  private clock: { now: string; follows_real_time: boolean } | null = null
+
+  private renderClock(): void {
+    const clock = this.clock
+    if (this.store?.mode !== 'test' || !clock) return
+    this.storeMode.textContent = clock.follows_real_time ? 'Test mode' : `Test mode · clock ${dateTime(clock.now)}`
+    this.storeMode.title = clock.follows_real_time ? 'The test clock follows real time until it is advanced.' : "The store's test clock: the times shown for this store are on it."
   }
 
   /** The navigation, with the current section marked for assistive technology. */

@@ -61,6 +61,21 @@ export function dateTime(iso: string | null | undefined): string {
   return iso ? dateTimeFormat.format(new Date(iso)) : '—'
 }
 
+/**
+ * When a real-time wait ends, said from now: "in 4 minutes", "in 2 hours", "now". For what follows the
+ * wall clock whatever a test store's clock says (a webhook's next attempt), where a date on the
+ * store's clock would mislead.
+ */
+export function fromNow(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return '—'
+  const ms = Date.parse(iso) - now
+  if (ms <= 0) return 'now'
+  const units: [number, string][] = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'minute'], [1_000, 'second']]
+  const [size, name] = units.find(([unit]) => ms >= 2 * unit || ms === unit) ?? units[3]!
+  const count = Math.ceil(ms / size)
+  return `in ${count} ${name}${count === 1 ? '' : 's'}`
+}
+
 const UNIT: Record<Interval, [string, string]> = { day: ['day', 'days'], week: ['week', 'weeks'], month: ['month', 'months'], year: ['year', 'years'] }
 
 export function interval(unit: Interval, count: number): string {
@@ -82,6 +97,16 @@ export const CHARGE_STATUS_LABEL: Record<string, string> = {
   succeeded: 'Succeeded',
   failed: 'Failed',
   requires_review: 'Requires review',
+}
+
+/**
+ * A charge's status as the merchant reads it: a succeeded charge refunded in full is "Refunded", one
+ * refunded in part "Partly refunded ($5.00)" (the service's `refund_status` and `amount_refunded`).
+ */
+export function chargeStatusLabel(charge: { status: string; refund_status?: 'none' | 'partial' | 'full'; amount_refunded: number; currency: string }): string {
+  if (charge.status === 'succeeded' && charge.refund_status === 'full') return 'Refunded'
+  if (charge.status === 'succeeded' && charge.refund_status === 'partial') return `Partly refunded (${money(charge.amount_refunded, charge.currency)})`
+  return CHARGE_STATUS_LABEL[charge.status] ?? charge.status
 }
 
 /** "subscription.paused" as "Subscription paused". */

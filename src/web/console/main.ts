@@ -7,6 +7,7 @@ import { errorBox } from './ui.ts'
 import { renderSignIn } from './views/sign-in.ts'
 import { renderSubscriptions } from './views/subscriptions.ts'
 import { renderSubscription } from './views/subscription.ts'
+import { renderSubscriber } from './views/subscriber.ts'
 import { renderAttention } from './views/attention.ts'
 import { renderWebhooks, renderWebhook } from './views/webhooks.ts'
 import { renderCatalogue } from './views/catalogue.ts'
@@ -32,6 +33,7 @@ async function render(): Promise<void> {
     return
   }
   if (!isCurrent()) return
+  app.showClock()
   const route = parseRoute(location)
   switch (route.name) {
     case 'overview':
@@ -40,6 +42,8 @@ async function render(): Promise<void> {
       return renderSubscriptions(app, isCurrent, route.params)
     case 'subscription':
       return renderSubscription(app, isCurrent, route.id)
+    case 'subscriber':
+      return renderSubscriber(app, isCurrent, route.id)
     case 'attention':
       return renderAttention(app, isCurrent)
     case 'webhooks':

@@ -5,6 +5,7 @@ export type Route =
   | { name: 'overview' }
   | { name: 'subscriptions'; params: URLSearchParams }
   | { name: 'subscription'; id: string }
+  | { name: 'subscriber'; id: string }
   | { name: 'attention' }
   | { name: 'webhooks' }
   | { name: 'webhook'; id: string }
@@ -29,6 +30,8 @@ export function parseRoute(location: Location | URL): Route {
       return { name: 'overview' }
     case 'subscriptions':
       return second ? { name: 'subscription', id: decodeURIComponent(second) } : { name: 'subscriptions', params: new URLSearchParams(location.search) }
+    case 'subscribers':
+      return second ? { name: 'subscriber', id: decodeURIComponent(second) } : { name: 'not-found' }
     case 'attention':
       return second ? { name: 'not-found' } : { name: 'attention' }
     case 'webhooks':
@@ -53,6 +56,7 @@ export const paths = {
     return `${ROOT}/subscriptions${text ? `?${text}` : ''}`
   },
   subscription: (id: string) => `${ROOT}/subscriptions/${encodeURIComponent(id)}`,
+  subscriber: (id: string) => `${ROOT}/subscribers/${encodeURIComponent(id)}`,
   attention: `${ROOT}/attention`,
   webhooks: `${ROOT}/webhooks`,
   webhook: (id: string) => `${ROOT}/webhooks/${encodeURIComponent(id)}`,

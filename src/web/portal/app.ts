@@ -4,6 +4,7 @@ import { Shell, type SignInMessage } from '../shared/shell.ts'
 import { navigate, ROOT, signInPath } from './router.ts'
 import { clearSession, currentSession, type Session } from './session.ts'
 import type { PortalStore, Subscriber } from './types.ts'
+import { useStoreZone } from './format.ts'
 
 /** The shared page shell, with the portal's header (the store's name, the account) and session. */
 class PortalApp extends Shell {
@@ -68,10 +69,17 @@ class PortalApp extends Shell {
   /** The subscriber's store (clock, time zone, past-due days, cancellation reasons), read once per session; null when it cannot be read. */
   portalStore(): Promise<PortalStore | null> {
     if (!this.store) {
-      this.store = api.portalStore().catch(() => {
-        this.store = null
-        return null
-      })
+      this.store = api.portalStore().then(
+        (store) => {
+          // Every date of the portal on the store's calendar, as its emails and the console give them.
+          useStoreZone(store.timezone)
+          return store
+        },
+        () => {
+          this.store = null
+          return null
+        },
+      )
     }
     return this.store
   }

@@ -7,17 +7,61 @@ export function formatMoney(minor: number, currency: string): string {
   return sharedFormatMoney(minor, currency)
 }
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+/**
+ * Dates and times on the store's clock face (its IANA time zone, GET /portal/store), as the store's
+ * emails and the merchant's console give them: the renewal of "Mar 26" is the same day everywhere.
+ * A time names its zone; when the subscriber's own zone reads it differently, their time follows in
+ * brackets. Set once the store is read (useStoreZone); the browser's zone until then.
+ */
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone
+let storeZone = browserZone
+let dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
+let dateTimeFormat = zonedTimeFormat(browserZone)
+const ownTimeFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', timeZoneName: 'short' })
+const ownDateTimeFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' })
+const dayKey = (zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' })
 
+function zonedTimeFormat(timeZone: string): Intl.DateTimeFormat {
+  // dateStyle and timeStyle cannot be combined with timeZoneName: the parts are spelled out instead.
+  return new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' })
+}
+
+/** Dates from now on in the store's zone (an unknown zone name keeps the browser's). */
+export function useStoreZone(zone: string): void {
+  try {
+    dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: zone })
+    dateTimeFormat = zonedTimeFormat(zone)
+    storeZone = zone
+  } catch {
+    // Keep the browser's zone rather than fail the page.
+  }
+}
+
+/** The store's time zone, as the page formats dates. */
+export function currentStoreZone(): string {
+  return storeZone
+}
+
+/** Says whose calendar the dates are on when it is not the subscriber's own: "The store's: America/New York". */
+export function storeZoneNote(): string | null {
+  return storeZone === browserZone ? null : `Dates and times are the store's (${storeZone.replaceAll('_', ' ')})`
+}
+
+/** A calendar day on the store's calendar: "Mar 26, 2027". */
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return '—'
   return dateFormat.format(new Date(iso))
 }
 
+/** A time with the store's zone, and the subscriber's own time in brackets when it reads differently: "Mar 26, 2027, 9:00 AM EST (3:00 PM CET)". */
 export function formatDateTime(iso: string | null | undefined): string {
   if (!iso) return '—'
-  return dateTimeFormat.format(new Date(iso))
+  const at = new Date(iso)
+  const shown = dateTimeFormat.format(at)
+  if (storeZone === browserZone) return shown
+  const theirs = (dayKey(storeZone).format(at) === dayKey(browserZone).format(at) ? ownTimeFormat : ownDateTimeFormat).format(at)
+  // The same wall-clock time under another zone name is no different for the reader.
+  return shown.endsWith(theirs) ? shown : `${shown} (${theirs} your time)`
 }
 
 /** A machine-readable <time> value. */
@@ -38,7 +82,13 @@ export function formatInterval(interval: Interval, count: number): string {
   return count === 1 ? `every ${one}` : `every ${count} ${many}`
 }
 
-/** Like the storefront widget: "$18.00 every month"; a prepaid plan "$20.40 every month, $61.20 per charge". */
+/** A length of time: "one month", "3 months" ("follows one month after today", never "follows month after today"). */
+export function formatLength(interval: Interval, count: number): string {
+  const [one, many] = UNIT[interval]
+  return count === 1 ? `one ${one}` : `${count} ${many}`
+}
+
+/** As the console says it: "$18.00 every month"; a prepaid plan "$20.40 a month, $61.20 every 3 months". */
 export function formatPlanPrice(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>): string {
   return planPriceText(plan)
 }
@@ -118,6 +168,18 @@ export const CHARGE_STATUS_LABEL: Record<Charge['status'], string> = {
   succeeded: 'Paid',
   failed: 'Failed',
   requires_review: 'Being checked',
+}
+
+/** A charge's status for its subscriber: a refunded payment no longer reads "Paid". */
+export function chargeStatusLabel(charge: Pick<Charge, 'status' | 'refund_status' | 'amount_refunded' | 'currency'>): string {
+  if (charge.status === 'succeeded' && charge.refund_status === 'full') return 'Refunded'
+  if (charge.status === 'succeeded' && charge.refund_status === 'partial') return `Partly refunded (${formatMoney(charge.amount_refunded, charge.currency)})`
+  return CHARGE_STATUS_LABEL[charge.status]
+}
+
+/** The badge's class: refunded charges are told apart from paid ones. */
+export function chargeStatusClass(charge: Pick<Charge, 'status' | 'refund_status'>): string {
+  return charge.status === 'succeeded' && (charge.refund_status === 'partial' || charge.refund_status === 'full') ? 'charge-status-refunded' : `charge-status-${charge.status}`
 }
 
 export const CHANGE_REQUEST_STATUS_LABEL: Record<ChangeRequest['status'], string> = {

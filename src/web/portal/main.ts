@@ -35,6 +35,9 @@ async function render(): Promise<void> {
   portal.scheduleExpiry(session)
   portal.renderAccount()
   void portal.me().catch(() => {})
+  // The store's time zone before any date is written (read once per session; the browser's if it cannot be read).
+  await portal.portalStore()
+  if (!isCurrent()) return
   switch (route.name) {
     case 'home':
       if (route.store) rewriteAddress(ROOT)

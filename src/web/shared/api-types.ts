@@ -478,6 +478,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/portal/subscriptions/{id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a cancelled subscription again
+         * @description Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. 409 `invalid_state` unless it is cancelled, and when its plan is archived or the store's billing is stopped. Records `subscription.reactivated`.
+         */
+        post: operations["reactivatePortalSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/portal/subscriptions/{id}/charges": {
         parameters: {
             query?: never;
@@ -997,7 +1017,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List subscriptions, newest first */
+        /**
+         * List or search subscriptions, newest first
+         * @description Each with its subscriber. `q` searches (docs/contract.md, Search and the subscriber page): part of the email or name, an order id, an id. Filters combine; a search pages like any list, with `next_cursor`.
+         */
         get: operations["listSubscriptions"];
         put?: never;
         post?: never;
@@ -1016,6 +1039,26 @@ export type paths = {
         };
         /** Read a subscription with its subscriber */
         get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/subscriptions/{id}/payment-instruments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The stored payment instruments this subscription may change to
+         * @description What `POST .../payment-instrument` accepts, as the portal's `GET /api/v1/portal/payment-instruments` lists it for the subscriber: on a store whose gateway is `platform`, the stored cards of the subscription's paying platform customer (the subscriber's, else the one its checkout named), read live from BigCommerce; its current one is the card whose `token` is the subscription's `payment_instrument_id`. A subscription without a platform customer has an empty list. On a test-gateway store (`gateway: test`) the list is empty: any instrument id is accepted. 503 `platform_unavailable` when BigCommerce cannot be asked (not connected, unreachable, refusing the token or rate limiting past a few seconds).
+         */
+        get: operations["listSubscriptionPaymentInstruments"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1237,6 +1280,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/subscriptions/{id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a cancelled subscription again
+         * @description On its plan, its own terms (price, quantity, interval, discount) and its payment instrument; the cancellation and its reason are cleared, and `subscription.reactivated` is recorded. Without `next_charge_at`, a new period starts now and its renewal is charged at once through the renewal engine, as order now does (then `subscription.charged` and `charge.succeeded` or `charge.failed`; a failed charge enters dunning as any renewal): 200 with the subscription once the charge settled, or 202 while it is still pending. With `next_charge_at` (later than the store's current time, at most one year ahead, else 400 `validation_failed`) it is active from now and nothing is charged until then: 200. 409 `invalid_state` unless the subscription is cancelled (an expired one ended by its own terms and is not reactivated), and when its plan is archived, the store's billing is stopped, a charge of it is still in flight or under review, or it is a gifted prepaid block.
+         */
+        post: operations["reactivateSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/change-requests": {
         parameters: {
             query?: never;
@@ -1445,7 +1508,7 @@ export type paths = {
         };
         /**
          * Charge attempts, newest first
-         * @description Filter by subscription or status. Each attempt is one row: a renewal is attempt 1, dunning retries of the same period count up from 2.
+         * @description Filter by subscription, subscriber or status. Each attempt is one row: a renewal is attempt 1, dunning retries of the same period count up from 2.
          */
         get: operations["listCharges"];
         put?: never;
@@ -1550,6 +1613,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/subscriptions/{id}/retry-charge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry the failed renewal now
+         * @description For a subscription in dunning (its renewal charge failed and a retry is to come) or `past_due`: the next retry of the unpaid period runs now, with the subscription's current payment instrument, through the renewal engine (the same claim, idempotency key, lease, events and settlement as a scheduled retry: `subscription.charged`, then `charge.succeeded` or `charge.failed`). A success recovers the subscription as a scheduled retry would (`past_due` becomes `active` with `subscription.activated`; the paid period becomes current, the next renewal follows it). A failure counts as one of the dunning attempts: the next retry is the store's schedule's next (`charge.next_retry_at`), or none after the last (`past_due`). The request waits up to 10 s for the outcome: 200 with the charge once it is settled (`status` `succeeded` or `failed`), else 202 with the charge while it is still `pending` (the worker finishes it). Two requests at once make one attempt: the second is 409, or answers the same charge. 409 `invalid_state` when there is nothing to retry now: an active subscription not in dunning, a cancelled, expired, paused or pending one, a charge in flight or under review, a renewal waiting for an item to come back in stock, a subscription set to cancel at the end of its period, or the store's billing stopped.
+         */
+        post: operations["retrySubscriptionCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What needs a person now
+         * @description The store's subscriptions that need an admin now, one item per subscription, the one waiting longest first, read from their current state: a charge under review (`charge_requires_review`), a renewal set aside (`billing_issue`), `past_due`, or in dunning (a renewal charge failed and is retried on the schedule: `charge` is the latest failed attempt, `next_retry_at` the next). A cancelled or expired subscription appears only while a charge of it waits for review; one that recovered, or whose renewal waits for stock, does not. Each item lists the `actions` the admin API takes for it now.
+         */
+        get: operations["listAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/notifications": {
         parameters: {
             query?: never;
@@ -1559,11 +1662,31 @@ export type paths = {
         };
         /**
          * Subscriber emails, newest first
-         * @description Every subscriber email the store sent or is sending, one row per email however many attempts it took. Filter by subscription, template or status. Templates switched off in the store setting `notifications` send nothing and are not listed.
+         * @description Every subscriber email the store sent or is sending, one row per email however many attempts it took. Filter by subscription, subscriber (the emails sent to their address), template or status. Templates switched off in the store setting `notifications` send nothing and are not listed.
          */
         get: operations["listNotifications"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/subscriptions/{id}/payment-update-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email the subscriber a link to update their payment method
+         * @description Queues a `payment_update_link` email to the subscriber with a single-use sign-in link (valid 72 hours, like every email's links) that opens the portal's payment method change for this subscription (`{PORTAL_URL}/login?token=...&store=...&subscription={id}&action=payment-instrument`): once signed in, the subscriber chooses the card the subscription pays with; a subscription in dunning or past due retries at once with it. 202 with the email's log row (`status: pending`, `attempts: 0`), as `GET /notifications` lists it from then on; the worker sends it, with retries, like every subscriber email. It is sent whatever the store's `notifications` switches say (an admin asked for it). Each request is an email of its own (an `Idempotency-Key` replay answers the first). 409 `invalid_state` for a cancelled or expired subscription.
+         */
+        post: operations["sendPaymentUpdateLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1664,6 +1787,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/webhook-subscriptions/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery as it was sent and answered: the delivery inspector
+         * @description The body every attempt sent (the stored event, byte for byte) and, for each attempt (newest first, at most 20), the request headers exactly as sent (`webhook-id`, `webhook-timestamp`, `webhook-signature`: the signature, never the signing secret), the status answered and the first KiB of the answer (at most 1,024 bytes are kept).
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/webhook-subscriptions/{id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's health from its real attempts: the last 24 hours, failing now, disabled and why
+         * @description Counts the requests sent to the endpoint in the last 24 hours (real time; first attempts and retries alike): `attempts`, `succeeded` (2xx), `failed` and `success_rate`. `failing` and `failing_since` say whether it is failing now (no success since), `failures_since_success` how many attempts failed after its last success, `pending` and `next_retry_at` what waits; `status` and `disabled_reason` whether and why deliveries stopped.
+         */
+        get: operations["getWebhookHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/webhook-subscriptions/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -1730,6 +1893,46 @@ export type paths = {
          * @description One point per calendar day in the store's time zone (a test-mode store's test clock sets today), oldest first, today last and ending now. Each point has the summary's figures for that day: MRR and active subscriptions as they stood at the day's end; new, churned, dunning and revenue for the day.
          */
         get: operations["getAnalyticsTimeseries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/analytics/expected-revenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the renewals due in the next `days` (default 30) will charge, per currency
+         * @description The window is `[from, to)`: from the store's current time (a test-mode store's test clock) to the same time `days` calendar days later in the store's time zone; `days` is 1-366 (400 otherwise). Every renewal due in the window counts, each priced as the renewal engine prices it and as `GET .../subscriptions/{id}/upcoming` shows the next one: price x quantity, the discount as it will stand at that renewal (a `once` or `repeating` discount used up by the renewals before it), the pending one-time add-ons on the first renewal only, shipping by the store's policy and tax (a platform store's estimated from the latest paid renewal). Each renewal is taken to succeed when due: a weekly subscription counts four or five times in 30 days, a prepaid block only at its renewal, a skipped renewal drops only itself, a trial counts at its end and a paused subscription from its resume date. Nothing counts for a subscription cancelled, expired, set to cancel at its period end (after that end), paused without a resume date, past due (it waits for a new payment instrument), held for an admin (a billing issue), or in a store whose billing is stopped; a subscription in dunning counts its open renewal at its next retry; a renewal already due and not yet made counts at `from`; one whose charge is in progress is a charge already and does not.
+         */
+        get: operations["getExpectedRevenue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/subscribers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One subscriber with everything of theirs
+         * @description The subscriber with every subscription (any state), the shipping addresses and payment instruments their subscriptions use (as stored: brand, last 4, expiry), their latest charges and the latest emails sent to them; each list that can be longer has `next_cursor` for its own list filtered by `subscriber_id`.
+         */
+        get: operations["getSubscriber"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1862,6 +2065,8 @@ export type components = {
                 /** @description One of the store's discount codes, applied to the subscription */
                 code: string;
             })[];
+            /** @description Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate */
+            portal_reactivation: boolean;
             /**
              * Format: date-time
              * @description RFC 3339 UTC time
@@ -2362,6 +2567,12 @@ export type components = {
             charge_id: string | null;
             /**
              * Format: date-time
+             * @description While pending: when the renewal that will charge it is due, the next renewal that is actually charged (a skipped renewal is passed over, a paused subscription charges at its resume), the `next_charge_at` of `GET .../subscriptions/{id}/upcoming`; null when no renewal is coming (paused without a date, set to cancel, past due, a charge in progress) and once charged or removed. Absent in events recorded before this field existed
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            renewal_at?: string | null;
+            /**
+             * Format: date-time
              * @description RFC 3339 UTC time
              * @example 2026-11-22T05:00:00.000Z
              */
@@ -2372,6 +2583,43 @@ export type components = {
              * @example 2026-11-22T05:00:00.000Z
              */
             updated_at: string;
+        };
+        /** Refund */
+        Refund: {
+            /** @example re_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "refund";
+            /** @description Integer minor units given back (or asked for, while pending) */
+            amount: number;
+            /**
+             * @description ISO 4217 code, upper case
+             * @example USD
+             */
+            currency: string;
+            /** @description The merchant's reason as given with the refund, or why the service refunded by itself (`automatic`); null when none was given */
+            reason: string | null;
+            /** @description True when the service refunded by itself: a renewal that succeeded after its subscription left billing */
+            automatic: boolean;
+            /**
+             * @description pending: the gateway has not answered yet; failed: the gateway refused it and nothing moved
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** @description The gateway's refusal, when failed */
+            failure_message: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the gateway answered
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            settled_at: string | null;
         };
         /** Charge */
         Charge: {
@@ -2423,6 +2671,13 @@ export type components = {
             status: "pending" | "succeeded" | "failed" | "requires_review";
             /** @description Integer minor units refunded so far (refunds whose answer is still awaited are not counted) */
             amount_refunded: number;
+            /**
+             * @description `none`: nothing refunded; `partial`: some of `amount` refunded; `full`: all of it (`amount_refunded` = `amount`). Refunds still awaiting the gateway do not count. Every charge the API answers has it; only charge events recorded before it existed (stored as they were sent) lack it
+             * @enum {string}
+             */
+            refund_status?: "none" | "partial" | "full";
+            /** @description Every refund of the charge, oldest first, with its reason: in the admin API's charges and in charge events. The portal's charges leave it out (a reason is the merchant's note) */
+            refunds?: components["schemas"]["Refund"][];
             /** @description Why the charge requires review; null otherwise */
             review: {
                 /**
@@ -2537,6 +2792,48 @@ export type components = {
             /** @description Integer minor units to be collected: `subtotal` - `discount_amount` + `shipping_amount` + `tax_amount` */
             amount: number;
         };
+        /**
+         * AttentionItem
+         * @description A subscription that needs a person now, with its latest charge (`charge`: the failed one in dunning or past due, the one under review), absent when it has none
+         */
+        AttentionItem: {
+            /** @enum {string} */
+            object: "attention_item";
+            /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            subscription_id: string;
+            /** @enum {string} */
+            subscription_status: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
+            subscriber: {
+                /** @example cus_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+                id: string;
+                email: string;
+                name: string | null;
+            };
+            /**
+             * @description Why, the first that applies: `charge_requires_review` (a charge of it waits for an admin to resolve it), `billing_issue` (its renewal was set aside, `billing_issue`), `past_due` (its dunning retries are used up: it waits for a new payment method or its cancellation), `dunning` (a renewal charge failed and is retried on the store's schedule)
+             * @enum {string}
+             */
+            reason: "charge_requires_review" | "billing_issue" | "past_due" | "dunning";
+            /**
+             * Format: date-time
+             * @description Since when it has needed a person: the review or billing issue began, else the first failed attempt of the unpaid period (in dunning and past due alike)
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            since: string;
+            /** @description What happened, in words: the gateway's failure message, the review's or the billing issue's */
+            message: string;
+            /** @description Failed payment attempts of the unpaid period (dunning); 0 when none failed */
+            failed_attempts: number;
+            /**
+             * Format: date-time
+             * @description In dunning, when the next retry runs; null otherwise
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            next_retry_at: string | null;
+            charge?: components["schemas"]["Charge"];
+            /** @description What the admin API can do about it now: `resolve_charge` (`POST /charges/{charge.id}/resolve`), `retry_charge` (`POST /subscriptions/{id}/retry-charge`), `payment_update_link` (`POST /subscriptions/{id}/payment-update-link`) */
+            actions: ("resolve_charge" | "retry_charge" | "payment_update_link")[];
+        };
         /** TestClock */
         TestClock: {
             /** @enum {string} */
@@ -2599,10 +2896,10 @@ export type components = {
             /** @enum {string} */
             object: "notification";
             /**
-             * @description Which email
+             * @description Which email: one of the store's switchable templates (store setting `notifications`), or `payment_update_link`, sent when an admin asks for it (`POST /api/v1/admin/subscriptions/{id}/payment-update-link`)
              * @enum {string}
              */
-            template: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped";
+            template: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped" | "payment_update_link";
             /** @description The subscriber's email address */
             recipient: string;
             /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
@@ -2618,13 +2915,13 @@ export type components = {
             error: string | null;
             /**
              * Format: date-time
-             * @description When the mail server accepted it (real time); null until then
+             * @description When the mail server accepted it, on the store's clock (a test store's test clock); null until then
              * @example 2026-11-22T05:00:00.000Z
              */
             sent_at: string | null;
             /**
              * Format: date-time
-             * @description RFC 3339 UTC time
+             * @description When it was first tried, on the store's clock
              * @example 2026-11-22T05:00:00.000Z
              */
             created_at: string;
@@ -2748,11 +3045,231 @@ export type components = {
                 response_body: string | null;
             }[];
         };
+        /** WebhookDeliveryDetail */
+        WebhookDeliveryDetail: {
+            /** @example msg_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "webhook_delivery";
+            /** @example wh_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            webhook_subscription_id: string;
+            /**
+             * @description Also the webhook-id header of every attempt
+             * @example evt_01JD2Y5T1P8Q0W9KZ3M6N4R7BC
+             */
+            event_id: string;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            delivered_at: string | null;
+            /** @description The latest attempts, newest first (at most 20), each with its request headers, status and the first KiB of the answer */
+            attempt_log: {
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC time
+                 * @example 2026-11-22T05:00:00.000Z
+                 */
+                attempted_at: string;
+                status_code: number | null;
+                latency_ms: number;
+                error: string | null;
+                /** @description The first KiB of the answer */
+                response_body: string | null;
+                /** @description The request headers exactly as sent; null when nothing was sent (the endpoint was disabled) or for attempts made before the service kept them */
+                request_headers: {
+                    /** @enum {string} */
+                    "content-type": "application/json";
+                    "user-agent": string;
+                    /**
+                     * @description The event id, the same in every attempt
+                     * @example evt_01JD2Y5T1P8Q0W9KZ3M6N4R7BC
+                     */
+                    "webhook-id": string;
+                    /** @description Unix seconds when the attempt was sent (real time, also on a test store) */
+                    "webhook-timestamp": string;
+                    /** @description `v1,<base64 HMAC-SHA256>` per signing secret, space-separated (two during a rotation). The signature, not the secret: the secret is never shown again */
+                    "webhook-signature": string;
+                } | null;
+            }[];
+            /** @description The body every attempt sent: the event exactly as stored, byte for byte (the signature covers it) */
+            request_body: string;
+        };
+        /** WebhookHealth */
+        WebhookHealth: {
+            /** @enum {string} */
+            object: "webhook_health";
+            /** @example wh_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            webhook_subscription_id: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description Why deliveries stopped: 410 Gone, days of failures without a success, or an admin */
+            disabled_reason: string | null;
+            /**
+             * @description The figures below count the attempts sent in the last 24 hours (real time)
+             * @enum {number}
+             */
+            window_hours: 24;
+            /** @description Requests sent in the window: first attempts and retries alike (an attempt never sent because the endpoint was disabled is not one) */
+            attempts: number;
+            /** @description Attempts answered 2xx */
+            succeeded: number;
+            /** @description Attempts answered otherwise (410 included), or not answered (refused, timed out) */
+            failed: number;
+            /** @description `succeeded` / `attempts`; null when nothing was sent in the window */
+            success_rate: number | null;
+            /** @description True while the endpoint is failing: its latest attempts failed and none has succeeded since `failing_since` */
+            failing: boolean;
+            /**
+             * Format: date-time
+             * @description When it started failing without a success; it is disabled once this is 5 days old (the service setting)
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            failing_since: string | null;
+            /** @description The window's attempts after its last success: all of them when none succeeded */
+            failures_since_success: number;
+            /**
+             * Format: date-time
+             * @description The latest successful attempt in the window
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            last_success_at: string | null;
+            /** @description The latest failed attempt in the window */
+            last_failure: {
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC time
+                 * @example 2026-11-22T05:00:00.000Z
+                 */
+                attempted_at: string;
+                status_code: number | null;
+                error: string | null;
+            } | null;
+            /** @description Deliveries waiting to be sent or retried */
+            pending: number;
+            /**
+             * Format: date-time
+             * @description When the next retry of a failed delivery is due; null when none waits
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            next_retry_at: string | null;
+        };
         /** WebhookReplay */
         WebhookReplay: {
             /** @enum {string} */
             object: "webhook_replay";
             redelivered: number;
+        };
+        /** SubscriberShippingAddress */
+        SubscriberShippingAddress: {
+            address: {
+                name: string;
+                line1: string;
+                line2?: string | null;
+                city: string;
+                state?: string | null;
+                postal_code: string;
+                /**
+                 * @description ISO 3166-1 alpha-2
+                 * @example US
+                 */
+                country: string;
+                phone?: string | null;
+            };
+            /** @description The subscriptions that use it, newest first */
+            subscription_ids: string[];
+        };
+        /** SubscriberPaymentInstrument */
+        SubscriberPaymentInstrument: {
+            /** @description The platform vault's instrument id (never a card number) */
+            id: string;
+            /** @description As the platform listed it; null on the test gateway */
+            brand: string | null;
+            last4: string | null;
+            expiry_month: number | null;
+            expiry_year: number | null;
+            /** @description The subscriptions that use it, newest first */
+            subscription_ids: string[];
+        };
+        /** SubscriberDetail */
+        SubscriberDetail: {
+            /** @example cus_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "subscriber";
+            store_hash: string;
+            /** Format: email */
+            email: string;
+            name: string | null;
+            shipping_address: {
+                name: string;
+                line1: string;
+                line2?: string | null;
+                city: string;
+                state?: string | null;
+                postal_code: string;
+                /**
+                 * @description ISO 3166-1 alpha-2
+                 * @example US
+                 */
+                country: string;
+                phone?: string | null;
+            } | null;
+            /** @description The platform customer this subscriber is: checkouts find the subscriber by it first, and an email of another customer never changes it */
+            platform_customer_id: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            updated_at: string;
+            /** @description Every subscription, in any state, newest first (100 at most); `next_cursor` pages on in GET /api/v1/admin/subscriptions?subscriber_id= */
+            subscriptions: {
+                data: components["schemas"]["Subscription"][];
+                /** @description Pass as `cursor` for the next page; null on the last page */
+                next_cursor: string | null;
+            };
+            /** @description Where their subscriptions ship, each address once, the most recently used first (50 at most) */
+            shipping_addresses: components["schemas"]["SubscriberShippingAddress"][];
+            /** @description What pays their subscriptions, as stored (brand, last 4, expiry; never card data), each once, the most recently used first (50 at most) */
+            payment_instruments: components["schemas"]["SubscriberPaymentInstrument"][];
+            /** @description The 10 latest charge attempts of their subscriptions; `next_cursor` pages on in GET /api/v1/admin/charges?subscriber_id= */
+            charges: {
+                data: components["schemas"]["Charge"][];
+                /** @description Pass as `cursor` for the next page; null on the last page */
+                next_cursor: string | null;
+            };
+            /** @description The 10 latest emails sent to their address; `next_cursor` pages on in GET /api/v1/admin/notifications?subscriber_id= */
+            notifications: {
+                data: components["schemas"]["Notification"][];
+                /** @description Pass as `cursor` for the next page; null on the last page */
+                next_cursor: string | null;
+            };
         };
         /**
          * SubscriptionVariant
@@ -3026,7 +3543,22 @@ export type components = {
          * @description Every event type the service emits
          * @enum {string}
          */
-        EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
+        EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
+        /**
+         * EventActor
+         * @description Who did it. Every event carries it, except those recorded before the service kept actors
+         */
+        EventActor: {
+            /**
+             * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
+             * @enum {string}
+             */
+            type: "admin_key" | "console" | "subscriber" | "platform" | "system";
+            /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
+            id?: string;
+            /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
+            label?: string;
+        };
         /**
          * SubscriptionEvent
          * @description Events about a subscription; data is the subscription as the API shows it
@@ -3038,7 +3570,7 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            event_type: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "prepaid.order_created" | "shipping.address_updated";
+            event_type: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "prepaid.order_created" | "shipping.address_updated";
             /**
              * Format: date-time
              * @description When it happened, on the store's clock
@@ -3046,6 +3578,7 @@ export type components = {
             timestamp: string;
             /** @enum {string} */
             api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
             data: components["schemas"]["Subscription"];
             /** @description Grows by one per entity: drop an update whose sequence is not above the last one you applied */
             sequence: number;
@@ -3069,6 +3602,7 @@ export type components = {
             timestamp: string;
             /** @enum {string} */
             api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
             data: components["schemas"]["Charge"];
             /** @description Grows by one per entity: drop an update whose sequence is not above the last one you applied */
             sequence: number;
@@ -3092,6 +3626,7 @@ export type components = {
             timestamp: string;
             /** @enum {string} */
             api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
             data: components["schemas"]["ChangeRequest"];
             /** @description Grows by one per entity: drop an update whose sequence is not above the last one you applied */
             sequence: number;
@@ -3115,6 +3650,7 @@ export type components = {
             timestamp: string;
             /** @enum {string} */
             api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
             data: components["schemas"]["Onetime"];
             /** @description Grows by one per entity: drop an update whose sequence is not above the last one you applied */
             sequence: number;
@@ -3138,6 +3674,7 @@ export type components = {
             timestamp: string;
             /** @enum {string} */
             api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
             data: components["schemas"]["WebhookTest"];
             /** @description Grows by one per entity: drop an update whose sequence is not above the last one you applied */
             sequence: number;
@@ -3158,6 +3695,7 @@ export type components = {
             timestamp: string;
             /** @enum {string} */
             api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
             /** @description The affected entity; its `object` field says which */
             data: components["schemas"]["Subscription"] | components["schemas"]["Charge"] | components["schemas"]["ChangeRequest"] | components["schemas"]["Onetime"] | components["schemas"]["WebhookTest"];
             sequence: number;
@@ -4407,6 +4945,8 @@ export interface operations {
                              */
                             label: string;
                         }[];
+                        /** @description Whether the subscriber may reactivate a cancelled subscription here (the store setting `portal_reactivation`) */
+                        reactivation: boolean;
                     };
                 };
             };
@@ -6111,6 +6651,144 @@ export interface operations {
             };
         };
     };
+    reactivatePortalSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description May be left out: every field is optional */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When the reactivated subscription is first charged: later than the store's current time, at most one year ahead on its calendar. Active from now, nothing charged until then; the billing anchor is there. Without it, a new period starts now and is charged at once
+                     * @example 2026-11-22T05:00:00.000Z
+                     */
+                    next_charge_at?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `forbidden`: Forbidden; `insufficient_scope`: The key's scope does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listPortalSubscriptionCharges: {
         parameters: {
             query: {
@@ -7397,6 +8075,8 @@ export interface operations {
                         /** @description One of the store's discount codes, applied to the subscription */
                         code: string;
                     })[];
+                    /** @description Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate */
+                    portal_reactivation?: boolean;
                     /** @description The switches to change; templates not named keep their setting */
                     notifications?: {
                         /** @description When a checkout starts a subscription */
@@ -7892,7 +8572,7 @@ export interface operations {
                 limit: number;
                 /** @description next_cursor from the previous page */
                 cursor?: string;
-                event_type?: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
+                event_type?: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
                 /** @description Only events about this subscription, charge or change request */
                 entity_id?: string;
                 /** @description Only events at or after this time (store clock) */
@@ -9591,9 +10271,12 @@ export interface operations {
                 limit: number;
                 cursor?: string;
                 status?: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
-                /** @description The subscriber's email */
+                /** @description The subscriber's email, exactly */
                 email?: string;
                 plan_id?: string;
+                /** @description Search, case-insensitive: any part of the subscriber's email or name, a platform order id (the first order or a renewal's; `#1042` is order 1042), a subscription id or the start of one, a subscriber id. Every character is matched as it is (`%` and `_` are not wildcards). Combines with the other filters. */
+                q?: string;
+                subscriber_id?: string;
             };
             header?: {
                 /** @description Optional; any other value answers 406 */
@@ -9604,14 +10287,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of subscriptions, newest first */
+            /** @description A page of subscriptions with their subscribers, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["Subscription"][];
+                        data: components["schemas"]["SubscriptionWithSubscriber"][];
                         /** @description Pass as `cursor` for the next page; null on the last page */
                         next_cursor: string | null;
                     };
@@ -9734,6 +10417,101 @@ export interface operations {
             };
             /** @description `internal_error`: Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSubscriptionPaymentInstruments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in subscriber's stored payment instruments */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The store's gateway. `platform`: `data` is the customer's stored cards on BigCommerce, and only these tokens are accepted as `payment_instrument_id`. `test`: the built-in test gateway keeps no instruments, `data` is empty and any instrument id is accepted
+                         * @enum {string}
+                         */
+                        gateway: "platform" | "test";
+                        data: components["schemas"]["PaymentInstrument"][];
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `service_unavailable`: Service unavailable; `platform_unavailable`: The commerce platform could not be asked */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11057,6 +11835,135 @@ export interface operations {
         responses: {
             /** @description Default Response */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reactivateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description May be left out: every field is optional */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When the reactivated subscription is first charged: later than the store's current time, at most one year ahead on its calendar. Active from now, nothing charged until then; the billing anchor is there. Without it, a new period starts now and is charged at once
+                     * @example 2026-11-22T05:00:00.000Z
+                     */
+                    next_charge_at?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Default Response */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12633,6 +13540,8 @@ export interface operations {
                 /** @description next_cursor from the previous page */
                 cursor?: string;
                 subscription_id?: string;
+                /** @description Every charge of this subscriber's subscriptions */
+                subscriber_id?: string;
                 status?: "pending" | "succeeded" | "failed" | "requires_review";
             };
             header?: {
@@ -13229,6 +14138,210 @@ export interface operations {
             };
         };
     };
+    retrySubscriptionCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `service_unavailable`: Service unavailable; `platform_unavailable`: The commerce platform could not be asked */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAttention: {
+        parameters: {
+            query?: {
+                /** @description At most this many items (1-500, default 200) */
+                limit?: number;
+            };
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        /** @description One item per subscription, the one waiting longest first */
+                        data: components["schemas"]["AttentionItem"][];
+                        /** @description More subscriptions need attention than `limit` shows: the ones waiting longest are shown */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listNotifications: {
         parameters: {
             query: {
@@ -13237,8 +14350,10 @@ export interface operations {
                 /** @description next_cursor from the previous page */
                 cursor?: string;
                 subscription_id?: string;
-                /** @description Which email */
-                template?: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped";
+                /** @description The emails sent to this subscriber's address */
+                subscriber_id?: string;
+                /** @description Which email: one of the store's switchable templates (store setting `notifications`), or `payment_update_link`, sent when an admin asks for it (`POST /api/v1/admin/subscriptions/{id}/payment-update-link`) */
+                template?: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped" | "payment_update_link";
                 /** @description `pending` while being sent; `sent` once the mail server accepted it; `failed` after a failed attempt (retried with back-off until it is sent or its attempts run out) */
                 status?: "pending" | "sent" | "failed";
             };
@@ -13284,6 +14399,114 @@ export interface operations {
             };
             /** @description `unsupported_version`: Unsupported API version */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendPaymentUpdateLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One subscriber email: what was sent, to whom, and how it went. Never its body (it holds sign-in links) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14081,6 +15304,165 @@ export interface operations {
             };
         };
     };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookHealth"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     redeliverWebhookEvent: {
         parameters: {
             query?: never;
@@ -14516,6 +15898,184 @@ export interface operations {
             };
             /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getExpectedRevenue: {
+        parameters: {
+            query?: {
+                /** @description How many days ahead, from now (default 30) */
+                days?: number;
+            };
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "expected_revenue";
+                        /**
+                         * Format: date-time
+                         * @description The window's start, inclusive: the store's current time (a test-mode store's test clock)
+                         * @example 2026-11-22T05:00:00.000Z
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @description The window's end, exclusive: `days` calendar days after `from` in the store's time zone
+                         * @example 2026-11-22T05:00:00.000Z
+                         */
+                        to: string;
+                        days: number;
+                        /** @description One entry per currency with a renewal in the window, by currency code */
+                        currencies: {
+                            /**
+                             * @description ISO 4217 code, upper case
+                             * @example USD
+                             */
+                            currency: string;
+                            /** @description What the renewals due in the window will charge, integer minor units: each priced as the renewal engine prices it (price x quantity, discount, add-ons, shipping, tax) */
+                            amount: number;
+                            /** @description How many renewals that is (a weekly subscription counts each week) */
+                            renewals: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSubscriber: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional; any other value answers 406 */
+                "accept-version"?: "1" | "v1";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberDetail"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 /**
- * How a plan's price is put in words, shared by the storefront widget and the subscriber portal (so a
- * prepaid plan reads "$20.40 every month, $61.20 per charge" in both). No DOM, no dependencies.
+ * How a plan's price is put in words, shared by the storefront widget, the subscriber portal and the
+ * merchant console (so a prepaid plan reads "$20.40 a month, $61.20 every 3 months" in each, and a
+ * plan is named with its product: "Coffee · Every month · $18.00 every month"). No DOM, no dependencies.
  */
 import { formatMoney } from './money.ts'
 
@@ -66,11 +67,22 @@ export function planNotes(plan: Plan, locale?: string): string[] {
 }
 
 /**
- * A plan's price in one line: "$18.00 every month"; a prepaid plan per cycle and per charge,
- * "$20.40 every month, $61.20 per charge". One item: what a subscription charges is the service's to
- * say (GET .../upcoming).
+ * A plan's price in one line: "$18.00 every month", "$9.00 every 2 weeks"; a prepaid plan per cycle
+ * and per charge, the charge with the span it pays for: "$20.40 a month, $61.20 every 3 months"
+ * ("$9.00 every 2 weeks, $36.00 every 8 weeks" when a cycle is several intervals). One item: what a
+ * subscription charges is the service's to say (GET .../upcoming).
  */
 export function planPriceText(plan: Pick<Plan, 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string): string {
-  const each = `${formatMoney(perCycle(plan), plan.currency, locale)} ${intervalText(plan as Plan)}`
-  return plan.prepaid_cycles ? `${each}, ${formatMoney(plan.amount, plan.currency, locale)} per charge` : each
+  const charge = formatMoney(plan.amount, plan.currency, locale)
+  if (!plan.prepaid_cycles) return `${charge} ${intervalText(plan as Plan)}`
+  const cycle = plan.interval_count === 1 ? `a ${plan.interval}` : intervalText(plan as Plan)
+  return `${formatMoney(perCycle(plan), plan.currency, locale)} ${cycle}, ${charge} every ${span(plan.prepaid_cycles * plan.interval_count, plan.interval)}`
+}
+
+/**
+ * A plan named so that no two products' plans read alike: "Coffee · Every month · $18.00 every month"
+ * (product, plan, price). Without the product's name (not readable), the plan and its price.
+ */
+export function planLabel(productName: string | null | undefined, plan: Pick<Plan, 'name' | 'amount' | 'currency' | 'interval' | 'interval_count' | 'prepaid_cycles'>, locale?: string): string {
+  return [productName, plan.name, planPriceText(plan, locale)].filter((part) => part !== null && part !== undefined && part !== '').join(' · ')
 }

@@ -13,6 +13,7 @@ import { createTestDatabase } from '../../helpers/database.ts'
 import { SHIPPING_ADDRESS } from '../../helpers/subscriptions.ts'
 import { testModules } from '../../helpers/modules.ts'
 import { waitUntil } from '../../helpers/wait.ts'
+import { TEST_ADMIN } from '../../helpers/actors.ts'
 
 /**
  * Refunds on the platform, which takes no idempotency key (docs/platform-api.md §5): a quote, then
@@ -50,7 +51,7 @@ async function seed(db: Db, sim: BigCommerceSimulator, connections: PlatformConn
     platform_customer_id: CUSTOMER_ID,
     payment_instrument_id: card,
     items: Array.from({ length: renewals }, () => ({ plan_id: plan.id, quantity: 1 })),
-  })
+  }, TEST_ADMIN)
   // The renewal, due now, paid through the platform: the order to refund is a real paid order.
   await testModules(db).renewalEngine({ clock: systemClock, gateways: resolver }).runDue({ storeId: store.id })
   const rows = await db.selectFrom('charges').selectAll().where('store_id', '=', store.id).orderBy('platform_order_id').execute()
@@ -106,7 +107,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     const leaseClock = fixedClock(new Date())
     const engine = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
     sim.loseNextAnswer('createOrderRefund')
-    const first = await engine.refund(store, chargeId, { amount: 500 })
+    const first = await engine.refund(store, chargeId, { amount: 500 }, TEST_ADMIN)
     assert.equal(first.completed, false, '202: the answer was lost')
     leaseClock.advance(LEASE_MS + 50)
     await engine.reconcile()
@@ -118,7 +119,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     assert.equal(row!.status, 'pending')
     assert.equal(row!.review?.code, 'outcome_unknown')
     assert.ok(row!.submitted_at, 'recorded as sent before it was sent')
-    const rest = await engine.refund(store, chargeId, { amount: 1001 }).catch((error: { code?: string }) => error)
+    const rest = await engine.refund(store, chargeId, { amount: 1001 }, TEST_ADMIN).catch((error: { code?: string }) => error)
     assert.equal((rest as { code?: string }).code, 'validation_failed', 'the 500 in doubt is still reserved: 1000 is all that is left')
     assert.equal(refundRequests(hash, orderId).length, 1, 'nothing more was sent')
     assert.deepEqual(sim.doubleCharges(), [])
@@ -133,7 +134,7 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     const b = testModules(handle.db).renewalEngine({ clock: systemClock, gateways: resolver, leaseMs: LEASE_MS, leaseClock })
     sim.setLatency(3 * LEASE_MS, 'createOrderRefund')
     try {
-      const inFlight = a.refund(store, chargeId, { amount: 400 })
+      const inFlight = a.refund(store, chargeId, { amount: 400 }, TEST_ADMIN)
       await atThePlatform(hash, orderId)
       // Past the lease a took the refund with; a is alive and at the platform, so its keeper renews it.
       leaseClock.advance(LEASE_MS + 100)
@@ -215,9 +216,9 @@ describe('platform refunds are sent once (BigCommerce simulator)', () => {
     sim.setLatency(400, 'createOrderRefund')
     let second
     try {
-      const first = engine.refund(store, chargeId, { amount: 100 })
+      const first = engine.refund(store, chargeId, { amount: 100 }, TEST_ADMIN)
       await atThePlatform(hash, orderId)
-      second = await engine.refund(store, chargeId, { amount: 200 })
+      second = await engine.refund(store, chargeId, { amount: 200 }, TEST_ADMIN)
       assert.equal((await first).completed, true)
     } finally {
       sim.setLatency(0, 'createOrderRefund')

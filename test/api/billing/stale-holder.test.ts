@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { createPlatformGateway } from '../../../src/modules/billing/gateways/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault } from '../../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator } from '../../helpers/bigcommerce-simulator.ts'
+import { TEST_ADMIN } from '../../helpers/actors.ts'
 
 /**
  * A worker that stalls while raising a renewal's order, and wakes after another worker took the
@@ -41,7 +42,7 @@ describe('an order raised by a worker that lost its lease', () => {
     await testModules(db, { clock: clock }).checkouts.checkout(store, {
       platform_order_id: 'order-1', email: 'a@example.com', name: 'A', shipping_address: SHIPPING_ADDRESS, payment_instrument_id: 'vault_tok_1',
       items: [{ plan_id: plan.id, quantity: 1 }],
-    })
+    }, TEST_ADMIN)
 
     // A platform without idempotency keys on orders: each create is a new order.
     let nextOrder = 100
@@ -98,7 +99,7 @@ describe('an order raised by a worker that lost its lease', () => {
     await runB
 
     const charge = await db.selectFrom('charges').selectAll().executeTakeFirstOrThrow()
-    const refund = await b.refund(store, charge.id, {})
+    const refund = await b.refund(store, charge.id, {}, TEST_ADMIN)
     assert.equal(refund.completed, true, 'the refund goes to the order that was paid')
     assert.deepEqual(refundedOrders, [charge.platform_order_id])
     assert.deepEqual([...paid.keys()], [charge.platform_order_id], 'the order the charge names is the order that was paid')
@@ -124,7 +125,7 @@ describe('an order raised by a worker that lost its lease', () => {
       const { data } = await testModules(db, { clock }).checkouts.checkout(store, {
         platform_order_id: 'order-9', email: 'b@example.com', name: 'B', shipping_address: SHIPPING_ADDRESS, billing_address: SHIPPING_ADDRESS,
         platform_customer_id: customer.id, payment_instrument_id: customer.instruments[0]!.token, items: [{ plan_id: plan.id, quantity: 1 }],
-      })
+      }, TEST_ADMIN)
       const subscriptionId = data[0]!.id
       const gateway = createPlatformGateway({ client, accessOf: connections.accessOf })
       const resolver: GatewayResolver = { forStore: () => gateway, byName: () => gateway }

@@ -90,6 +90,9 @@ describe('unknown outcomes: looked up, never charged again, then reviewed', () =
     const subscription = await getSubscription(t.app, shop.auth, subscriptionId)
     assert.equal(subscription.billing_issue.code, 'charge_requires_review')
     assert.match(subscription.billing_issue.message, new RegExp(chargeId))
+    // On the store's clock, as every time its pages show (it was the real time of the reconciler's pass).
+    assert.equal(charge.json.review.since, FEB10)
+    assert.equal(subscription.billing_issue.since, FEB10)
     assert.equal((await t.db.selectFrom('charges').select('id').where('subscription_id', '=', subscriptionId).execute()).length, 1, 'never a second charge')
 
     // Only a charge under review resolves; a bad outcome is a 400.

@@ -136,6 +136,27 @@ describe('stored instruments of platform customers (BigCommerce simulator)', () 
     assert.ok(!response.body.includes('issuer_identification_number') && !response.body.includes('billing_address'))
   })
 
+  test("the admin lists the cards a subscription may change to: its paying customer's, as the portal does (GET .../subscriptions/{id}/payment-instruments)", async () => {
+    const [subscription] = await checkout(t.app, shop.auth, platformCheckout(ADA_MASTERCARD))
+    const adminList = (id: string) => call(t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${id}/payment-instruments`, headers: shop.auth })
+    const listed = await adminList(subscription.id)
+    assert.equal(listed.statusCode, 200, listed.body)
+    assert.equal(listed.json.gateway, 'platform')
+    assert.deepEqual(listed.json.data.map((card: any) => [card.token, card.brand, card.last_4]), [[ADA_VISA, 'VISA', '4242'], [ADA_MASTERCARD, 'MASTERCARD', '4444']])
+    for (const instrument of listed.json.data) assert.deepEqual(Object.keys(instrument).sort(), INSTRUMENT_FIELDS)
+    // The same list the subscriber sees, and a card of it is what the admin's change takes.
+    const portal = await signInSubscriber(t.app, t.db, shop.store.id, subscription.subscriber_id)
+    assert.deepEqual(listed.json, (await listInstruments(portal.auth)).json)
+    const changed = await act(t.app, shop.auth, subscription.id, 'payment-instrument', { payment_instrument_id: listed.json.data[0].token })
+    assert.equal(changed.statusCode, 200, changed.body)
+    assert.deepEqual(changed.json.payment_instrument, { brand: 'VISA', last_4: '4242' })
+    // Another store's subscription is not found; a platform that cannot say is 503 and nothing else.
+    const other = await createStoreWithKey(t.db)
+    assertProblem(await call(t.app, { method: 'GET', url: `/api/v1/admin/subscriptions/${subscription.id}/payment-instruments`, headers: other.auth }), 404, 'not_found')
+    sim.failNext('getCustomerStoredInstruments', 500, { afterProcessing: false, times: 1 })
+    assertProblem(await adminList(subscription.id), 503, 'platform_unavailable')
+  })
+
   test("the portal's instrument change takes a listed card and refuses another customer's; the admin's too", async () => {
     const [subscription] = await checkout(t.app, shop.auth, platformCheckout(ADA_VISA))
     const portal = await signInSubscriber(t.app, t.db, shop.store.id, subscription.subscriber_id)

@@ -52,6 +52,7 @@ describe('portal: the store as the portal sees it', () => {
       now: undefined,
       past_due_cancel_days: 12,
       cancellation_reasons: [{ code: 'too_expensive', label: 'It costs too much' }, { code: 'moving', label: 'I am moving' }],
+      reactivation: false,
     })
     assert.ok(Math.abs(Date.parse(body.now) - before) < 60_000, `now is the store's clock: ${body.now}`)
   })

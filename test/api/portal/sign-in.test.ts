@@ -470,6 +470,8 @@ describe('portal sign-in rate limits', () => {
       assertProblem(refused, 429, 'rate_limited')
       const retryAfter = Number(refused.headers['retry-after'])
       assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 900, `Retry-After: ${refused.headers['retry-after']}`)
+      // The wait in words a subscriber reads on the sign-in page ("retry in 741 s" before).
+      assert.match(refused.json.detail, /; try again in \d+ (?:minutes?|seconds?)$/)
       refusals.push(refused)
     }
     const [known, unknown] = refusals as [Response, Response]

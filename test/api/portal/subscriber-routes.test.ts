@@ -438,6 +438,7 @@ describe('subscriber portal routes', () => {
         currency: sub.currency,
         status: 'failed',
         amount_refunded: 0,
+        refund_status: 'none',
         review: null,
         attempt: 1,
         payment_instrument_id: sub.payment_instrument_id,

@@ -48,6 +48,7 @@ describe('GET and PATCH /api/v1/admin/store', () => {
         billing_stopped_at: null,
         cancellation_reasons: [],
         retention_offers: [],
+        portal_reactivation: false,
         notifications: { subscription_created: true, renewal_upcoming: true, payment_failed: true, past_due: true, cancelled: true, payment_instrument_expiring: true, renewal_skipped: true },
         created_at: undefined,
         updated_at: undefined,

@@ -96,7 +96,8 @@ const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 
 /** The event envelope (docs/contract.md, Events), exactly. */
 export function assertEnvelope(event: any, eventType: string): void {
-  assert.deepEqual(Object.keys(event).sort(), ['api_version', 'data', 'event_type', 'id', 'sequence', 'timestamp'])
+  assert.deepEqual(Object.keys(event).sort(), ['actor', 'api_version', 'data', 'event_type', 'id', 'sequence', 'timestamp'])
+  assert.ok(['admin_key', 'console', 'subscriber', 'platform', 'system'].includes(event.actor.type), `an actor of a known type: ${JSON.stringify(event.actor)}`)
   assert.match(event.id, /^evt_[0-9A-HJKMNP-TV-Z]{26}$/)
   assert.equal(event.event_type, eventType)
   assert.match(event.timestamp, RFC3339_UTC)

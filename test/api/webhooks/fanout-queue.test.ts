@@ -12,6 +12,7 @@ import { startDispatchLoop } from '../../../src/modules/webhooks/index.ts'
 import { createTestDatabase, onPostgres } from '../../helpers/database.ts'
 import { createStoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { createEndpoint, drive, endpointAction, listDeliveries, newShop, removeEndpoints, webhookSuite } from './fixtures.ts'
+import { TEST_ADMIN } from '../../helpers/actors.ts'
 
 /** The event log as the modules record with it (no reactions: these tests watch the fan-out only). */
 const eventLog = (db: Db) => createEventsModule({ db }).service.log
@@ -27,6 +28,7 @@ const updated = (storeId: string, entityId: string, note: string): NewEvent => (
   eventType: 'subscription.updated',
   occurredAt: new Date(),
   data: { id: entityId, object: 'subscription', note },
+  actor: TEST_ADMIN,
 })
 
 async function queued(db: Db, storeId: string): Promise<string[]> {

@@ -9,11 +9,14 @@ import type { ChargeOutcome, ChargeRequest, FailureCode, PaymentGateway, RefundO
 export type ScriptedOutcome =
   | { status: 'succeeded'; timesOutFirst: boolean }
   | { status: 'failed'; failureCode: FailureCode }
+  /** Declined the first time the subscription is charged with it, paid from then on: a card that works again (funds arrived). */
+  | { status: 'failed_once'; failureCode: FailureCode }
   /** The gateway never learns what became of the charge: no money moves, yet nobody can say so. */
   | { status: 'unknown' }
 
 export function scriptedOutcome(paymentInstrumentId: string): ScriptedOutcome {
   if (paymentInstrumentId.endsWith('_declined')) return { status: 'failed', failureCode: 'card_declined' }
+  if (paymentInstrumentId.endsWith('_declined_once')) return { status: 'failed_once', failureCode: 'card_declined' }
   if (paymentInstrumentId.endsWith('_insufficient_funds')) return { status: 'failed', failureCode: 'insufficient_funds' }
   // The charge goes through, but the caller never hears so: the case exactly-once has to survive.
   if (paymentInstrumentId.endsWith('_timeout')) return { status: 'succeeded', timesOutFirst: true }
@@ -138,6 +141,19 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
     }
   }
 
+  async function declinedBefore(request: ChargeRequest): Promise<boolean> {
+    const row = await db
+      .selectFrom('test_gateway_charges')
+      .select('idempotency_key')
+      .where('subscription_id', '=', request.subscriptionId)
+      .where('payment_instrument_id', '=', request.paymentInstrumentId)
+      .where('status', '=', 'failed')
+      .where('idempotency_key', '!=', request.idempotencyKey)
+      .limit(1)
+      .executeTakeFirst()
+    return row !== undefined
+  }
+
   return {
     name: 'test',
     honoursIdempotencyKeys: true,
@@ -148,6 +164,8 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
       const scripted = scriptedOutcome(request.paymentInstrumentId)
       // No ledger row: no money moved, and `lookup` finds nothing, yet the caller is never told so.
       if (scripted.status === 'unknown') return { status: 'unknown', reason: 'The test gateway never learned the outcome (instrument ending in _unknown).' }
+      // Declined once: paid when the ledger already declined this subscription with this instrument under another key.
+      const outcome = scripted.status === 'failed_once' ? ((await declinedBefore(request)) ? ({ status: 'succeeded', timesOutFirst: false } as const) : ({ status: 'failed', failureCode: scripted.failureCode } as const)) : scripted
       const row = await record({
         idempotency_key: request.idempotencyKey,
         store_id: request.storeId,
@@ -155,16 +173,16 @@ export function createTestGateway(db: Db, options: TestGatewayOptions = {}): Tes
         amount: request.amount,
         currency: request.currency,
         payment_instrument_id: request.paymentInstrumentId,
-        status: scripted.status,
-        failure_code: scripted.status === 'failed' ? scripted.failureCode : null,
-        gateway_charge_id: scripted.status === 'succeeded' ? `tgw_${nextUlid()}` : null,
+        status: outcome.status,
+        failure_code: outcome.status === 'failed' ? outcome.failureCode : null,
+        gateway_charge_id: outcome.status === 'succeeded' ? `tgw_${nextUlid()}` : null,
         created_at: clock.now(),
       })
       // Reusing a key for a different charge is an engine bug; real gateways refuse it, and so do we, loudly.
       if (row.amount !== request.amount || row.currency.trim() !== request.currency || row.payment_instrument_id !== request.paymentInstrumentId || row.subscription_id !== request.subscriptionId || row.store_id !== request.storeId) {
         throw new Error(`test gateway: idempotency key ${request.idempotencyKey} was first used for a different charge`)
       }
-      if (row.calls === 1 && scripted.status === 'succeeded' && scripted.timesOutFirst) {
+      if (row.calls === 1 && outcome.status === 'succeeded' && outcome.timesOutFirst) {
         return { status: 'unknown', reason: 'The test gateway timed out (instrument ending in _timeout); the charge was made.' }
       }
       return outcomeOf(row)

@@ -1,104 +1,108 @@
-import { all, api, emailOf } from '../api.ts'
+import { api } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../../shared/dom.ts'
-import { dateTime, money } from '../format.ts'
+import { h, replaceChildren, type Child } from '../../shared/dom.ts'
+import { date, dateTime, money } from '../format.ts'
 import { paths } from '../router.ts'
-import type { Charge, Subscription } from '../types.ts'
-import { errorBox, loading, pageHeader, section, table } from '../ui.ts'
+import type { AttentionItem, AttentionList } from '../types.ts'
+import { badge, errorBox, loading, pageHeader } from '../ui.ts'
+import { retryNowForm, sendLinkForm } from './payment-recovery.ts'
 import { resolveForms } from './subscription.ts'
 
+const REASON: Record<AttentionItem['reason'], [string, string]> = {
+  charge_requires_review: ['Charge to review', 'warn'],
+  billing_issue: ['Billing issue', 'bad'],
+  past_due: ['Past due', 'bad'],
+  dunning: ['Payment failed', 'warn'],
+}
+
 /**
- * What needs a person: charges whose outcome is unknown (requires_review, resolved here), failed
- * charges still in dunning with their next retry, past_due subscriptions, and subscriptions whose
- * renewal was set aside (billing_issue). The API has no billing_issue filter: the active and
- * past_due subscriptions are read (up to 1,000) and those with one are shown.
+ * What needs a person now (docs/contract.md, Payment recovery; GET /attention): one row per
+ * subscription, the one waiting longest first, read by the service from current state: a subscription
+ * in dunning once (its latest failure, attempts and next retry), past due, a charge under review, a
+ * renewal set aside. Nothing cancelled or already recovered. The action is beside each row.
  */
 export async function renderAttention(app: ConsoleApp, isCurrent: () => boolean, { focus = true }: { focus?: boolean } = {}): Promise<void> {
   if (focus) {
     replaceChildren(app.main, pageHeader('Needs attention'), loading())
     app.finishRender('Needs attention')
   }
-  let review: Charge[], failed: Charge[], pastDue: Subscription[], withIssue: Subscription[]
+  let list: AttentionList
   try {
-    ;[review, failed, pastDue, withIssue] = await Promise.all([
-      all((cursor) => api.charges({ status: 'requires_review', cursor, limit: 100 }), 500),
-      all((cursor) => api.charges({ status: 'failed', cursor, limit: 100 }), 500),
-      all((cursor) => api.subscriptions({ status: 'past_due', cursor, limit: 100 }), 500),
-      all((cursor) => api.subscriptions({ status: 'active', cursor, limit: 100 }), 1000).then((rows) => rows.filter((s) => s.billing_issue)),
-    ])
+    list = await api.attention()
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, pageHeader('Needs attention'), errorBox(error))
     return
   }
   if (!isCurrent()) return
-  // A renewal waiting for stock is retried too, but no card is failing: it is not dunning.
-  const dunning = failed.filter((charge) => charge.next_retry_at && charge.failure_code !== 'out_of_stock')
-  withIssue = [...withIssue, ...pastDue.filter((s) => s.billing_issue)]
   const reload = () =>
     renderAttention(app, isCurrent, { focus: false }).then(() => {
       if (!isCurrent()) return
       app.focusHeading()
       app.announce(app.takeFlash() ?? 'Updated.')
     })
-  // Rows name the subscriber (read once per subscription), the id under it.
-  const ids = [...new Set([...review, ...dunning].map((c) => c.subscription_id).concat([...pastDue, ...withIssue].map((s) => s.id)))]
-  const emails = new Map(await Promise.all(ids.map(async (id) => [id, await emailOf(id)] as const)))
-  if (!isCurrent()) return
-  const subscriptionLink = (id: string) => h('span', { class: 'who' }, h('a', { href: paths.subscription(id) }, emails.get(id) ?? id), emails.get(id) ? h('code', null, id) : null)
-  const total = review.length + dunning.length + pastDue.length + withIssue.length
+  const items = list.data
+  const count = `${items.length} subscription${items.length === 1 ? '' : 's'}`
   replaceChildren(
     app.main,
-    pageHeader('Needs attention', h('p', { class: 'subtitle' }, total === 0 ? 'Nothing needs attention.' : `${total} item${total === 1 ? '' : 's'} to look at.`)),
-    section(
-      `Charges to review (${review.length})`,
-      h('p', { class: 'hint' }, "The gateway never answered these charges. Check the payment in the gateway's dashboard, then resolve each as paid or failed."),
-      review.length === 0
-        ? h('p', null, 'None.')
-        : table(
-            'Charges that require review',
-            ['Subscription', 'Amount', 'Since', 'Why', 'Resolve'],
-            review.map((c) => [subscriptionLink(c.subscription_id), money(c.amount, c.currency), dateTime(c.review?.since ?? c.created_at), c.review?.message ?? '—', resolveForms(c, reload)]),
-            { captionHidden: true },
-          ),
+    pageHeader(
+      'Needs attention',
+      h('p', { class: 'subtitle' }, items.length === 0 ? 'Nothing needs attention.' : `${count} to look at, the one waiting longest first.${list.has_more ? ' Only the longest waiting are shown.' : ''}`),
     ),
-    section(
-      `Failed charges in dunning (${dunning.length})`,
-      dunning.length === 0
-        ? h('p', null, 'None.')
-        : table(
-            'Failed charges with a retry to come',
-            ['Subscription', 'Amount', 'Failed', 'Reason', 'Attempt', 'Next retry'],
-            dunning.map((c) => [subscriptionLink(c.subscription_id), money(c.amount, c.currency), dateTime(c.settled_at ?? c.created_at), c.failure_message ?? c.failure_code ?? '—', String(c.attempt), dateTime(c.next_retry_at)]),
-            { captionHidden: true },
-          ),
-    ),
-    section(
-      `Past due subscriptions (${pastDue.length})`,
-      pastDue.length === 0
-        ? h('p', null, 'None.')
-        : table(
-            'Past due subscriptions',
-            ['Subscription', 'Last failed charge', 'Unpaid since'],
-            pastDue.map((s) => {
-              // What is owed is what the last attempt asked for (failed charges come newest first).
-              const last = failed.find((c) => c.subscription_id === s.id)
-              return [subscriptionLink(s.id), last ? money(last.amount, last.currency) : '—', dateTime(s.current_period_end ?? s.next_charge_at)]
-            }),
-            { captionHidden: true },
-          ),
-    ),
-    section(
-      `Subscriptions with a billing issue (${withIssue.length})`,
-      withIssue.length === 0
-        ? h('p', null, 'None.')
-        : table(
-            'Subscriptions with a billing issue',
-            ['Subscription', 'Issue', 'Since'],
-            withIssue.map((s) => [subscriptionLink(s.id), s.billing_issue!.message, dateTime(s.billing_issue!.since)]),
-            { captionHidden: true },
-          ),
-    ),
+    items.length === 0
+      ? h('section', { class: 'panel', 'aria-label': 'Nothing to do' }, h('p', null, 'No failed payments, past due subscriptions, charges to review or billing issues. Failed payments appear here until they are paid.'))
+      : h('ol', { class: 'attention-list', 'aria-label': 'Subscriptions that need attention, the one waiting longest first' }, items.map((item) => row(app, item, reload))),
   )
   if (focus) app.refocusHeading()
+}
+
+function row(app: ConsoleApp, item: AttentionItem, reload: () => Promise<unknown>): HTMLElement {
+  const [label, tone] = REASON[item.reason]
+  const c = item.charge
+  const amount = c ? `${money(c.amount, c.currency)} for the renewal of ${date(c.period_start)}` : 'The renewal'
+  const failedAt = c ? dateTime(c.settled_at ?? c.created_at) : null
+  const why = item.message.replace(/\.+$/, '')
+  const attempts = `${item.failed_attempts} failed attempt${item.failed_attempts === 1 ? '' : 's'}`
+  let what: Child
+  switch (item.reason) {
+    case 'dunning':
+      what = `${amount}: ${attempts}, the last on ${failedAt}: ${why}. Next retry ${dateTime(item.next_retry_at)}.`
+      break
+    case 'past_due': {
+      const cancelDays = app.store?.past_due_cancel_days
+      const pastDueAt = item.charge?.settled_at ?? null
+      const cancels = cancelDays && pastDueAt ? ` Cancelled on ${date(new Date(Date.parse(pastDueAt) + cancelDays * 86_400_000).toISOString())} unless paid.` : ''
+      what = `${amount}: ${attempts}, the last on ${failedAt}: ${why}. No retries left.${cancels}`
+      break
+    }
+    case 'charge_requires_review':
+      what = `${c ? `The ${money(c.amount, c.currency)} charge of ${dateTime(c.created_at)}` : 'A charge'}: ${why}. Check the payment in the gateway’s dashboard, then resolve it as paid or failed.`
+      break
+    case 'billing_issue':
+      what = `${why}. The renewal is set aside until the subscription is changed.`
+      break
+  }
+  const target = { id: item.subscription_id, email: item.subscriber.email, charge: c, card: undefined }
+  const actions: HTMLElement[] = []
+  if (item.actions.includes('resolve_charge') && c) actions.push(resolveForms(c, reload))
+  if (item.actions.includes('retry_charge')) actions.push(retryNowForm(target, reload, { compact: true }))
+  if (item.actions.includes('payment_update_link')) actions.push(sendLinkForm(target, reload, { compact: true }))
+  return h(
+    'li',
+    { class: 'attention-item', 'data-subscription': item.subscription_id, 'data-reason': item.reason },
+    h(
+      'div',
+      { class: 'attention-main' },
+      h(
+        'p',
+        { class: 'attention-who' },
+        h('a', { href: paths.subscription(item.subscription_id) }, item.subscriber.name ? `${item.subscriber.name} (${item.subscriber.email})` : item.subscriber.email),
+        ' ',
+        badge(label, tone),
+      ),
+      h('p', { class: 'attention-what' }, what),
+      h('p', { class: 'attention-since' }, `Waiting since ${dateTime(item.since)}`, ' · ', h('code', null, item.subscription_id)),
+    ),
+    h('div', { class: 'attention-actions inline-actions' }, actions.length ? actions : h('a', { href: paths.subscription(item.subscription_id), class: 'button secondary compact-link' }, 'Open the subscription')),
+  )
 }

@@ -2,8 +2,9 @@ import uPlot from 'uplot'
 import { api } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
-import { currency, date, minorDigits, money, number, percent } from '../format.ts'
-import type { AnalyticsSummary, AnalyticsTimeseries, CurrencyFigures } from '../types.ts'
+import { currency, date, dateTime, minorDigits, money, number, percent } from '../format.ts'
+import { errorText } from '../api.ts'
+import type { AnalyticsSummary, AnalyticsTimeseries, CurrencyFigures, ExpectedRevenue } from '../types.ts'
 import { errorBox, loading, pageHeader } from '../ui.ts'
 
 type Figures = CurrencyFigures
@@ -12,16 +13,22 @@ const EMPTY: Figures = { currency: '', mrr: 0, active_subscriptions: 0, new_subs
 
 /**
  * The overview: the analytics summary of the last 30 days in the store's currency, each figure with
- * a chart of its daily values over 90 days (GET /admin/analytics/timeseries). Every figure is the
+ * a chart of its daily values over 90 days (GET /admin/analytics/timeseries), and what the renewals
+ * of the next 30 days will charge (GET /admin/analytics/expected-revenue). Every figure is the
  * service's: the page adds nothing up.
  */
 export async function renderOverview(app: ConsoleApp, isCurrent: () => boolean): Promise<void> {
   replaceChildren(app.main, pageHeader('Overview'), loading('Loading the figures…'))
   app.finishRender('Overview')
   const code = currency()
-  let summary: AnalyticsSummary, series: AnalyticsTimeseries
+  let summary: AnalyticsSummary, series: AnalyticsTimeseries, expected: ExpectedRevenue | Error
   try {
-    ;[summary, series] = await Promise.all([api.analyticsSummary(), api.analyticsTimeseries(90)])
+    ;[summary, series, expected] = await Promise.all([
+      api.analyticsSummary(),
+      api.analyticsTimeseries(90),
+      // The forecast failing leaves the other figures standing: its card says so.
+      api.expectedRevenue(EXPECTED_DAYS).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
+    ])
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, pageHeader('Overview'), errorBox(error))
@@ -55,13 +62,45 @@ export async function renderOverview(app: ConsoleApp, isCurrent: () => boolean):
     const chart = h('div', { class: 'chart', role: 'img', 'aria-label': chartLabel(card.title, card.values, card.kind, code, series) })
     grid.append(h('section', { class: 'card', 'aria-labelledby': `card-${card.id}` }, h('h2', { id: `card-${card.id}` }, card.title), h('p', { class: 'figure', 'data-figure': card.id }, card.figure), chart, h('p', { class: 'note' }, card.note)))
     drawChart(chart, days, card.values, card.kind, code, card.bars ?? false)
+    if (card.id === 'mrr') grid.append(expectedCard(expected, code))
   }
   if (others.length > 0) {
     grid.append(
-      h('section', { class: 'card', 'aria-labelledby': 'card-others' }, h('h2', { id: 'card-others' }, 'Other currencies'), h('ul', null, others.map((f) => h('li', null, `${f.currency}: MRR ${money(f.mrr, f.currency)}, ${f.active_subscriptions} active, revenue ${money(f.revenue, f.currency)}`)))),
+      h('section', { class: 'card', 'aria-labelledby': 'card-others' }, h('h2', { id: 'card-others' }, 'Other currencies'), h('ul', null, others.map((f) => h('li', null, `${f.currency}: MRR ${money(f.mrr, f.currency)}, ${f.active_subscriptions} active, revenue ${money(f.revenue, f.currency)}${expectedIn(expected, f.currency)}`)))),
     )
   }
   app.refocusHeading()
+}
+
+/** How far ahead the overview's expected revenue looks. */
+const EXPECTED_DAYS = 30
+
+/**
+ * What the renewals of the next 30 days will charge in the store's currency, as the service forecasts
+ * it (every renewal due: weekly ones each week, after discounts, add-ons on their renewal). No chart:
+ * it is one figure about the future.
+ */
+function expectedCard(expected: ExpectedRevenue | Error, code: string): HTMLElement {
+  const title = `Expected from renewals, next ${EXPECTED_DAYS} days`
+  if (expected instanceof Error) {
+    return h('section', { class: 'card', 'aria-labelledby': 'card-expected' }, h('h2', { id: 'card-expected' }, title), h('p', { class: 'figure', 'data-figure': 'expected' }, '—'), h('p', { class: 'note' }, `Could not be loaded: ${errorText(expected)}`))
+  }
+  const figures = expected.currencies.find((c) => c.currency === code) ?? { amount: 0, renewals: 0 }
+  const count = `${number(figures.renewals)} ${figures.renewals === 1 ? 'renewal' : 'renewals'}`
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'card-expected' },
+    h('h2', { id: 'card-expected' }, title),
+    h('p', { class: 'figure', 'data-figure': 'expected' }, money(figures.amount, code)),
+    h('p', { class: 'note', 'data-figure': 'expected-renewals' }, `${count} due by ${dateTime(expected.to)}, after discounts and with add-ons`),
+  )
+}
+
+/** ", expected $X from N renewals" for a currency other than the store's. */
+function expectedIn(expected: ExpectedRevenue | Error, code: string): string {
+  if (expected instanceof Error) return ''
+  const figures = expected.currencies.find((c) => c.currency === code)
+  return figures ? `, expected ${money(figures.amount, code)} from ${number(figures.renewals)} ${figures.renewals === 1 ? 'renewal' : 'renewals'} in ${EXPECTED_DAYS} days` : ''
 }
 
 /** What a chart shows, for screen readers: the range and the first and last values. */

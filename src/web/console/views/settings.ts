@@ -1,6 +1,6 @@
 import { all, api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
-import { h, replaceChildren } from '../../shared/dom.ts'
+import { h, replaceChildren, uid } from '../../shared/dom.ts'
 import { dateTime, minorDigits, toMinor } from '../format.ts'
 import { signedInVia } from '../session.ts'
 import type { ApiKey, Discount, Notification, NotificationTemplate, PlatformConnection, RetentionOffer, Store } from '../types.ts'
@@ -15,7 +15,8 @@ const TEMPLATES: [NotificationTemplate, string, string][] = [
   ['payment_instrument_expiring', 'Card expiring', 'When the card on file expires before the next renewal.'],
   ['renewal_skipped', 'Renewal skipped (out of stock)', 'When a renewal is skipped because an item is out of stock.'],
 ]
-const TEMPLATE_LABEL = Object.fromEntries(TEMPLATES.map(([code, label]) => [code, label]))
+// The log names every email; the update-card link has no switch (an admin sends it: Payment recovery).
+const TEMPLATE_LABEL: Record<string, string> = { ...Object.fromEntries(TEMPLATES.map(([code, label]) => [code, label])), payment_update_link: 'Update-card link (sent by an admin)' }
 const NOTIFICATION_TONE: Record<string, string> = { sent: 'good', pending: 'info', failed: 'bad' }
 
 /** A new admin key, shown once on the page after it is created, then forgotten. */
@@ -49,29 +50,50 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     })
 
   const name = input({ type: 'text', name: 'name', value: store.name, maxlength: 200, autocomplete: 'organization' })
-  const timezone = input({ type: 'text', name: 'timezone', value: store.timezone, maxlength: 64, autocomplete: 'off' })
-  const dunning = input({ type: 'text', name: 'dunning_retry_days', value: store.dunning_retry_days.join(', '), autocomplete: 'off' })
+  const timezone = timeZoneSelect(store.timezone)
+  const dunning = listEditor({
+    legend: 'Dunning retries',
+    hint: 'Days after the first failed charge on which the payment is tried again, in order: from 1 to 60, at most 10 retries.',
+    addLabel: 'Add a retry',
+    noun: 'retry',
+    max: 10,
+    min: 1,
+    items: store.dunning_retry_days,
+    row: (days, n) => {
+      const box = input({ type: 'number', name: 'dunning_retry_day', value: days ?? '', min: 1, max: 60, step: 1, inputmode: 'numeric', 'aria-label': `Retry ${n}: days after the first failure`, class: 'days' })
+      // "1 day", "3 days" after the first failure (the legend and hint say after what).
+      const unit = h('span', { class: 'unit', 'aria-hidden': 'true' }, days === 1 ? 'day' : 'days')
+      box.addEventListener('input', () => (unit.textContent = box.value.trim() === '1' ? 'day' : 'days'))
+      return { controls: [box, unit], value: () => box.value.trim() }
+    },
+  })
   const reminder = input({ type: 'number', name: 'renewal_reminder_days', value: store.renewal_reminder_days, min: 0, step: 1 })
   const pastDue = input({ type: 'number', name: 'past_due_cancel_days', value: store.past_due_cancel_days, min: 1, step: 1 })
   const storeForm = actionForm({
     label: 'Save settings',
     fields: [
       field('Store name', name),
-      field('Time zone', timezone, { hint: 'IANA name, such as Europe/Berlin: renewal dates and this console follow it.' }),
-      field('Dunning retries (days after the first failure)', dunning, { hint: 'Comma-separated, such as 1, 3, 5, 7.' }),
+      field('Time zone', timezone, { hint: 'Renewal dates, emails, the portal and this console follow it.' }),
+      dunning.element,
       field('Renewal reminder (days before)', reminder, { hint: '0: no reminder.' }),
       field('Cancel past due subscriptions after (days)', pastDue),
     ],
     confirm: () => {
-      const days = dunning.value.split(',').map((d) => d.trim()).filter(Boolean).map(Number)
-      if (days.some((d) => !Number.isInteger(d))) return 'Dunning retries are whole numbers of days, separated by commas.'
-      return { title: 'Save the store settings?', body: [h('p', null, 'They apply from the next renewal, retry and reminder.')], confirmLabel: 'Save' }
+      const days = dunning.values().map(Number)
+      if (days.length === 0) return 'Keep at least one dunning retry.'
+      if (days.some((d) => !Number.isInteger(d) || d < 1 || d > 60)) return 'Each dunning retry is a whole number of days from 1 to 60.'
+      if (days.some((d, i) => i > 0 && d <= days[i - 1]!)) return 'List the dunning retries in order, each later than the one before.'
+      return {
+        title: 'Save the store settings?',
+        body: [h('p', null, `Time zone ${timezone.value}; retries ${days.join(', ')} days after the first failure. They apply from the next renewal, retry and reminder.`)],
+        confirmLabel: 'Save',
+      }
     },
     run: async () => {
       const updated = await api.updateStore({
         name: name.value.trim(),
         timezone: timezone.value.trim(),
-        dunning_retry_days: dunning.value.split(',').map((d) => d.trim()).filter(Boolean).map(Number),
+        dunning_retry_days: dunning.values().map(Number),
         renewal_reminder_days: Number(reminder.value),
         past_due_cancel_days: Number(pastDue.value),
       })
@@ -113,7 +135,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     h(
       'div',
       { class: 'detail-grid' },
-      h('div', null, section('Store', storeForm), section('Renewals: shipping, stock and tax', renewalsForm), section('Notifications', notificationsForm(app, store, reload))),
+      h('div', null, section('Store', storeForm), section('Renewals: shipping, stock and tax', renewalsForm)),
       h(
         'div',
         null,
@@ -127,14 +149,16 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
           ]),
           connectionForm,
         ),
-        keysSection(app, keys, reload),
+        section('Notifications', notificationsForm(app, store, reload)),
       ),
     ),
+    // Full width: six columns (name to actions) do not fit beside the store's form (they were cut off at 1440 px).
+    keysSection(app, keys, reload),
   )
   // Below the grid: the longer forms and the notifications log (filled in after the page shows).
   const log = h('div', { class: 'notification-log' }, loading('Loading the notifications…'))
   app.main.append(
-    h('div', { class: 'detail-grid' }, section('Cancellation reasons', reasonsForm(app, store, reload)), section('Retention offers', offersForm(app, store, discounts, reload))),
+    h('div', { class: 'detail-grid' }, section('Cancellation reasons', reasonsForm(app, store, reload)), h('div', null, section('Retention offers', offersForm(app, store, discounts, reload)), section('Subscriber portal', portalForm(app, store, reload)))),
     section('Notifications sent', log),
   )
   void renderNotificationLog(log, isCurrent)
@@ -162,30 +186,42 @@ function notificationsForm(app: ConsoleApp, store: Store, reload: () => Promise<
   })
 }
 
-/** "code: label" per line, as typed in the reasons box. */
-function parseReasons(text: string): { code: string; label: string }[] | string {
-  const reasons: { code: string; label: string }[] = []
-  for (const [index, line] of text.split('\n').entries()) {
-    if (!line.trim()) continue
-    const colon = line.indexOf(':')
-    if (colon < 1) return `Line ${index + 1}: write the code, a colon, then what the subscriber reads (too_expensive: It costs too much).`
-    reasons.push({ code: line.slice(0, colon).trim(), label: line.slice(colon + 1).trim() })
-  }
-  return reasons
+/** A code from a reason's words, for a new row left without one: "It costs too much" is it_costs_too_much. */
+function codeFrom(label: string): string {
+  return label.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
 }
 
 function reasonsForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
-  const text = h('textarea', { name: 'cancellation_reasons', rows: 6, spellcheck: 'false' }, (store.cancellation_reasons ?? []).map((r) => `${r.code}: ${r.label}`).join('\n'))
+  const list = listEditor<{ code: string; label: string }>({
+    legend: 'Reasons, in the order shown',
+    hint: 'What the subscriber reads, and its code (lower-case letters, digits, _ and -; made from the words when left empty). At most 20; none: only free text.',
+    addLabel: 'Add a reason',
+    noun: 'reason',
+    max: 20,
+    min: 0,
+    items: store.cancellation_reasons ?? [],
+    row: (reason, n) => {
+      const label = input({ type: 'text', name: 'reason_label', value: reason?.label ?? '', maxlength: 200, autocomplete: 'off', 'aria-label': `Reason ${n}: what the subscriber reads`, placeholder: 'It costs too much', class: 'label' })
+      const code = input({ type: 'text', name: 'reason_code', value: reason?.code ?? '', maxlength: 64, autocomplete: 'off', spellcheck: 'false', 'aria-label': `Reason ${n}: code`, placeholder: 'too_expensive', class: 'code' })
+      return { controls: [label, code], value: () => ({ code: code.value.trim() || codeFrom(label.value), label: label.value.trim() }) }
+    },
+  })
+  const reasons = () => list.values().filter((r) => r.label || r.code)
   return actionForm({
     label: 'Save reasons',
-    fields: [field('Reasons, one a line', text, { hint: 'code: what the subscriber reads, such as too_expensive: It costs too much. Codes are lower-case letters, digits, _ and -; at most 20; none: only free text.' })],
+    fields: [list.element],
     confirm: () => {
-      const reasons = parseReasons(text.value)
-      if (typeof reasons === 'string') return reasons
-      return { title: 'Save the cancellation reasons?', body: [h('p', null, reasons.length ? `${reasons.length} reasons, in this order: ${reasons.map((r) => r.label).join('; ')}.` : 'No reasons: subscribers and staff give theirs in words.')], confirmLabel: 'Save' }
+      const chosen = reasons()
+      const empty = chosen.findIndex((r) => !r.label)
+      if (empty >= 0) return `Reason ${empty + 1}: write what the subscriber reads.`
+      const bad = chosen.findIndex((r) => !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(r.code))
+      if (bad >= 0) return `Reason ${bad + 1}: the code is lower-case letters, digits, _ and -, starting with a letter or digit.`
+      const repeated = chosen.findIndex((r, i) => chosen.findIndex((other) => other.code === r.code) < i)
+      if (repeated >= 0) return `Reason ${repeated + 1}: the code ${chosen[repeated]!.code} is already used above.`
+      return { title: 'Save the cancellation reasons?', body: [h('p', null, chosen.length ? `${chosen.length} reasons, in this order: ${chosen.map((r) => r.label).join('; ')}.` : 'No reasons: subscribers and staff give theirs in words.')], confirmLabel: 'Save' }
     },
     run: async () => {
-      const updated = await api.updateStore({ cancellation_reasons: parseReasons(text.value) as Store['cancellation_reasons'] })
+      const updated = await api.updateStore({ cancellation_reasons: reasons() })
       app.useStore(updated)
       return 'Cancellation reasons saved.'
     },
@@ -231,6 +267,39 @@ function offersForm(app: ConsoleApp, store: Store, discounts: Discount[], reload
   })
 }
 
+/** What subscribers may do themselves in the portal beyond the everyday actions: reactivate a cancelled subscription. */
+function portalForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
+  const box = h('input', { type: 'checkbox', name: 'portal_reactivation', id: 'portal-reactivation', checked: store.portal_reactivation === true, 'aria-describedby': 'portal-reactivation-hint' })
+  return actionForm({
+    label: 'Save portal settings',
+    fields: [
+      h(
+        'fieldset',
+        { class: 'switches' },
+        h('legend', null, 'In the portal'),
+        h(
+          'div',
+          { class: 'field checkbox' },
+          box,
+          h('label', { for: box.id }, 'Subscribers may reactivate a cancelled subscription'),
+          h('p', { class: 'hint', id: 'portal-reactivation-hint' }, 'On its plan and card: charged now, or when the period it paid for ends if that is still to come. Off: only you can reactivate one, from its page here.'),
+        ),
+      ),
+    ],
+    confirm: () => ({
+      title: box.checked ? 'Let subscribers reactivate?' : 'Stop subscribers reactivating?',
+      body: [h('p', null, box.checked ? 'The portal shows a Reactivate button on cancelled subscriptions.' : 'The portal no longer offers to reactivate; you still can, here.')],
+      confirmLabel: 'Save',
+    }),
+    run: async () => {
+      const updated = await api.updateStore({ portal_reactivation: box.checked })
+      app.useStore(updated)
+      return updated.portal_reactivation ? 'Subscribers may now reactivate in the portal.' : 'Only you can reactivate subscriptions now.'
+    },
+    done: reload,
+  })
+}
+
 async function renderNotificationLog(container: HTMLElement, isCurrent: () => boolean, status = ''): Promise<void> {
   const filter = select('notification_status', [['', 'Any status'], ['sent', 'Sent'], ['pending', 'Sending'], ['failed', 'Failed']], status)
   const filterForm = h('form', { class: 'filters', novalidate: true }, field('Status', filter), h('div', { class: 'button-row' }, h('button', { type: 'submit', class: 'button secondary' }, 'Show')))
@@ -265,7 +334,7 @@ async function renderNotificationLog(container: HTMLElement, isCurrent: () => bo
       shown += page.data.length
       cursor = page.next_cursor
       more.hidden = !cursor
-      result.textContent = shown ? `${shown} emails shown${cursor ? '; older ones below' : ''}.` : 'No emails sent yet.'
+      result.textContent = shown ? `${shown} ${shown === 1 ? 'email' : 'emails'} shown${cursor ? '; older ones below' : ''}.` : 'No emails sent yet.'
     } catch (error) {
       result.textContent = errorText(error)
     } finally {
@@ -400,3 +469,82 @@ function renewalSettingsForm(app: ConsoleApp, store: Store, reload: () => Promis
     done: reload,
   })
 }
+
+/** The zone names the browser knows (IANA), each with its offset now, the store's own first if the list lacks it. */
+function timeZoneSelect(current: string): HTMLSelectElement {
+  const known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
+  const zones = [...new Set([current, 'UTC', ...known])].sort((a, b) => (a === 'UTC' ? -1 : b === 'UTC' ? 1 : a.localeCompare(b)))
+  const now = new Date()
+  const offset = (zone: string) => {
+    try {
+      return new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(now).find((part) => part.type === 'timeZoneName')?.value ?? ''
+    } catch {
+      return ''
+    }
+  }
+  return select('timezone', zones.map((zone) => [zone, `${zone.replaceAll('_', ' ')} (${offset(zone) === 'GMT' ? 'GMT+00:00' : offset(zone)})`] as [string, string]), current)
+}
+
+/**
+ * A list edited row by row: each row its own controls and a Remove button, an Add button under the
+ * rows (within `min` to `max` rows). `values()` reads the rows in order. Removing or adding moves the
+ * focus to where the list changed, and says so to assistive technology.
+ */
+function listEditor<T>(options: {
+  legend: string
+  hint: string
+  addLabel: string
+  /** What one row is, for its Remove button and announcements ("retry", "reason"). */
+  noun: string
+  min: number
+  max: number
+  items: readonly T[]
+  row: (item: T | undefined, n: number) => { controls: HTMLElement[]; value: () => T }
+}): { element: HTMLElement; values: () => T[] } {
+  const rows = h('ol', { class: 'list-rows' })
+  const made: { li: HTMLLIElement; value: () => T }[] = []
+  const hintId = uid('list-hint')
+  const add = h('button', { type: 'button', class: 'button secondary compact' }, options.addLabel)
+  const status = h('p', { class: 'visually-hidden', role: 'status' })
+  const refresh = () => {
+    made.forEach((entry, index) => {
+      const n = index + 1
+      for (const control of entry.li.querySelectorAll<HTMLElement>('[aria-label]')) {
+        control.setAttribute('aria-label', (control.getAttribute('aria-label') ?? '').replace(/^(\D+ )\d+/, `$1${n}`))
+      }
+      const remove = entry.li.querySelector<HTMLButtonElement>('button.remove')!
+      remove.disabled = made.length <= options.min
+    })
+    add.disabled = made.length >= options.max
+  }
+  const addRow = (item: T | undefined) => {
+    const built = options.row(item, made.length + 1)
+    const remove = h('button', { type: 'button', class: 'button link-button remove', 'aria-label': `Remove ${options.noun} ${made.length + 1}` }, 'Remove')
+    const li = h('li', { class: 'list-row' }, ...built.controls, remove)
+    const entry = { li, value: built.value }
+    remove.addEventListener('click', () => {
+      const at = made.indexOf(entry)
+      made.splice(at, 1)
+      li.remove()
+      refresh()
+      status.textContent = `${capital(options.noun)} ${at + 1} removed.`
+      const next = made[Math.min(at, made.length - 1)]?.li.querySelector<HTMLElement>('input, select')
+      ;(next ?? add).focus()
+    })
+    made.push(entry)
+    rows.append(li)
+    return li
+  }
+  for (const item of options.items) addRow(item)
+  add.addEventListener('click', () => {
+    const li = addRow(undefined)
+    refresh()
+    status.textContent = `${capital(options.noun)} ${made.length} added.`
+    li.querySelector<HTMLElement>('input, select')?.focus()
+  })
+  refresh()
+  const element = h('fieldset', { class: 'list-editor', 'aria-describedby': hintId }, h('legend', null, options.legend), h('p', { class: 'hint', id: hintId }, options.hint), rows, h('div', { class: 'button-row' }, add), status)
+  return { element, values: () => made.map((entry) => entry.value()) }
+}
+
+const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)

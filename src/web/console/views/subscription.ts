@@ -1,15 +1,22 @@
 import { all, api, ApiError, errorText, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren, type Child } from '../../shared/dom.ts'
-import { CHARGE_STATUS_LABEL, currentTimeZone, date, dateTime, eventLabel, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
+import { CHARGE_STATUS_LABEL, chargeStatusLabel, currentTimeZone, date, dateTime, eventLabel, isoToStoreInput, money, STATUS_LABEL, storeTimeToIso, toMinor } from '../format.ts'
 import { paths } from '../router.ts'
 import type { Charge, Discount, Event, Onetime, Plan, Product, Subscription, SubscriptionWithSubscriber, UpcomingRenewal } from '../types.ts'
 import { discountTerms } from './discounts.ts'
+import { changeCardForm, paymentRecoverySection, recoveryState } from './payment-recovery.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
-import { allPlans, STATUS_TONE } from './subscriptions.ts'
+import { allPlans, allProducts, consolePlanLabel, plansByProduct, STATUS_TONE } from './subscriptions.ts'
 import { planPriceText } from '../../shared/plan-format.ts'
 
 export const CHARGE_TONE: Record<string, string> = { succeeded: 'good', pending: 'info', failed: 'bad', requires_review: 'warn' }
+
+/** A charge's status badge: a refunded charge says so ("Refunded", "Partly refunded ($5.00)") instead of "Succeeded". */
+export function chargeBadge(c: Charge): HTMLElement {
+  const tone = c.status === 'succeeded' && (c.refund_status === 'partial' || c.refund_status === 'full') ? 'neutral' : (CHARGE_TONE[c.status] ?? 'neutral')
+  return badge(chargeStatusLabel(c), tone)
+}
 
 /** One subscription: its subscriber, plan, amounts, next charge, charges, event timeline and every admin action. */
 export async function renderSubscription(app: ConsoleApp, isCurrent: () => boolean, id: string, { focus = true }: { focus?: boolean } = {}): Promise<void> {
@@ -23,6 +30,7 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
   let onetimes: Onetime[]
   let upcoming: UpcomingRenewal | ApiError
   let names: Map<string, string>
+  let products: Map<string, Product>
   try {
     ;[subscription, charges, events, onetimes, upcoming] = await Promise.all([
       api.subscription(id),
@@ -35,7 +43,8 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
         throw error
       }),
     ])
-    ;[plan, names] = await Promise.all([planById(subscription.plan_id), productNames(upcoming)])
+    ;[plan, names, products] = await Promise.all([planById(subscription.plan_id), productNames(upcoming), allProducts().catch(() => new Map<string, Product>())])
+    events = await withRefundEvents(events, charges)
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')), pageHeader('Subscription'), errorBox(error))
@@ -45,6 +54,9 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
   if (!isCurrent()) return
   const s = subscription
   const email = s.subscriber?.email ?? s.subscriber_id
+  // The product and plan in the heading ("Subscription of ada@example.com to Coffee · Every month"): two products' plans of one name are told apart.
+  const named = [products.get(s.product_id)?.name, plan?.name].filter(Boolean).join(' · ')
+  const heading = named ? `Subscription of ${email} to ${named}` : `Subscription of ${email}`
   const reload = () =>
     renderSubscription(app, isCurrent, id, { focus: false }).then(() => {
       if (!isCurrent()) return
@@ -55,8 +67,9 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
 
   const facts: [string, Child][] = [
     ['Status', h('span', null, badge(STATUS_LABEL[s.status] ?? s.status, STATUS_TONE[s.status] ?? 'neutral'), s.cancel_at_period_end && s.status !== 'cancelled' ? ` cancels on ${date(s.current_period_end)}` : '', s.status === 'paused' && s.resume_at ? ` until ${date(s.resume_at)}` : '')],
-    ['Subscriber', h('span', null, s.subscriber?.name ? `${s.subscriber.name}, ` : '', h('a', { href: `mailto:${email}` }, email))],
-    ['Plan', plan ? `${plan.name} (${planPriceText(plan)})` : s.plan_id],
+    // Their page: every subscription, address, card, charge and email of theirs.
+    ['Subscriber', h('span', null, h('a', { href: paths.subscriber(s.subscriber_id) }, s.subscriber?.name || email), s.subscriber?.name ? `, ${email}` : '')],
+    ['Plan', plan ? consolePlanLabel(plan, products) : s.plan_id],
     ['Quantity', String(s.quantity)],
     // A prepaid subscription's amount pays its whole block: per cycle and per charge, as the portal says it.
     ['Price', `${s.quantity > 1 ? `${s.quantity} × ` : ''}${planPriceText({ amount: s.amount, currency: s.currency, interval: s.interval, interval_count: s.interval_count, prepaid_cycles: s.prepaid?.cycles_total ?? null })}`],
@@ -78,14 +91,16 @@ export async function renderSubscription(app: ConsoleApp, isCurrent: () => boole
   replaceChildren(
     app.main,
     h('p', null, h('a', { href: paths.subscriptions(), class: 'back' }, '← Subscriptions')),
-    pageHeader(`Subscription of ${email}`, h('p', { class: 'subtitle' }, h('code', null, s.id))),
-    h('div', { class: 'detail-grid' }, h('div', null, section('Details', definitionList(facts)), section('Next renewal', nextRenewal(s, upcoming, names))), section('Actions', ...actions(app, s, reload))),
+    pageHeader(heading, h('p', { class: 'subtitle' }, h('code', null, s.id))),
+    // A failed renewal comes first: what failed, what comes next, and the ways out (payment-recovery.ts).
+    paymentRecoverySection(app, s, email, charges, reload),
+    h('div', { class: 'detail-grid' }, h('div', null, section('Next order', nextRenewal(s, upcoming, names)), section('Details', definitionList(facts))), section('Actions', ...actions(app, s, reload, recoveryState(s, charges) !== null))),
     section('One-time add-ons', addOns(s, onetimes, upcoming, reload)),
     section('Charges', chargesTable(app, charges, reload)),
     section('Timeline', timeline(events)),
   )
   if (focus) {
-    app.finishRender(`Subscription of ${email}`, { focus: false })
+    app.finishRender(heading, { focus: false })
     app.refocusHeading()
   }
 }
@@ -99,38 +114,39 @@ async function productNames(upcoming: UpcomingRenewal | ApiError): Promise<Map<s
 }
 
 /**
- * The next renewal as the service priced it (GET .../upcoming): the same figures the charge will
- * carry, shown as they are. Nothing is added up in the browser.
+ * The next order as the service priced it (GET .../upcoming): when, its lines, discount, shipping,
+ * tax and total, the same figures the charge will carry, shown as they are. Nothing is added up in
+ * the browser.
  */
 function nextRenewal(s: Subscription, upcoming: UpcomingRenewal | ApiError, names: Map<string, string>): HTMLElement {
   if (upcoming instanceof ApiError) {
     return h('p', { 'data-upcoming': 'none' }, upcoming.code === 'invalid_state' ? `None. ${errorText(upcoming).replace(/^There is no upcoming renewal: /i, '').replace(/^./, (c) => c.toUpperCase())}` : errorText(upcoming))
   }
   const money$ = (minor: number) => money(minor, upcoming.currency)
-  const lines = table(
-    'Lines of the next renewal',
-    ['Item', 'Quantity', 'Unit price', 'Amount', 'Discount'],
-    upcoming.line_items.map((line) => [
-      `${names.get(line.product_id) ?? line.product_id}${line.type === 'onetime' ? ' (add-on, once)' : ''}`,
-      String(line.quantity),
-      money$(line.unit_amount),
-      money$(line.amount),
-      line.discount_amount > 0 ? `− ${money$(line.discount_amount)}${s.discount ? ` (${s.discount.code})` : ''}` : '—',
-    ]),
-    { captionHidden: true },
-  )
+  const row = (label: Child, amount: Child, className?: string) => h('li', className ? { class: className } : null, h('span', null, label), h('span', { class: 'amount' }, amount))
   return h(
     'div',
     { 'data-upcoming': upcoming.subscription_id },
-    h('p', null, `Charged on ${dateTime(upcoming.next_charge_at)} for ${date(upcoming.period_start)} to ${date(upcoming.period_end)}.`),
-    lines,
-    definitionList([
-      ['Subtotal', money$(upcoming.subtotal)],
-      ['Discount', upcoming.discount_amount > 0 ? `− ${money$(upcoming.discount_amount)}` : money$(0)],
-      ['Shipping', money$(upcoming.shipping_amount)],
-      ['Tax', money$(upcoming.tax_amount)],
-      ['Total', h('strong', { 'data-figure': 'upcoming-amount' }, money$(upcoming.amount))],
-    ]),
+    h(
+      'p',
+      { class: 'next-order-when' },
+      h('strong', null, dateTime(upcoming.next_charge_at)),
+      `, for ${date(upcoming.period_start)} to ${date(upcoming.period_end)}`,
+      // A skipped renewal is not an order: the service's next one is the renewal after it.
+      s.skip_next && s.next_charge_at ? ` (the renewal of ${date(s.next_charge_at)} is skipped)` : '',
+    ),
+    h(
+      'ul',
+      { class: 'order-lines', 'aria-label': 'The next order, line by line' },
+      upcoming.line_items.map((line) =>
+        row(`${names.get(line.product_id) ?? line.product_id}, ${line.quantity} × ${money$(line.unit_amount)}${line.type === 'onetime' ? ' (add-on, once)' : ''}`, money$(line.amount)),
+      ),
+      row('Subtotal', money$(upcoming.subtotal), 'subtotal'),
+      row(`Discount${s.discount && upcoming.discount_amount > 0 ? ` ${s.discount.code}` : ''}`, upcoming.discount_amount > 0 ? `− ${money$(upcoming.discount_amount)}` : money$(0)),
+      row('Shipping', money$(upcoming.shipping_amount)),
+      row('Tax', money$(upcoming.tax_amount)),
+      row('Total', h('strong', { 'data-figure': 'upcoming-amount' }, money$(upcoming.amount)), 'total'),
+    ),
   )
 }
 
@@ -139,15 +155,68 @@ async function subscriptionEvents(id: string): Promise<Event[]> {
   return page.data
 }
 
+/**
+ * The subscription's events with the refunds of its charges (`charge.refunded` is about the charge,
+ * so the subscription's own list leaves it out), newest first: event ids sort in recorded order.
+ */
+async function withRefundEvents(events: Event[], charges: Charge[]): Promise<Event[]> {
+  const refunded = charges.filter((c) => c.amount_refunded > 0)
+  if (refunded.length === 0) return events
+  const pages = await Promise.all(refunded.map((c) => api.events({ entity_id: c.id, event_type: 'charge.refunded', limit: 100 })))
+  return [...events, ...pages.flatMap((page) => page.data)].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+}
+
+/**
+ * What a `charge.refunded` event says: how much went back, of which charge, why. Its charge lists the
+ * refunds as they stood then, so the one it is about is the latest that succeeded.
+ */
+function refundText(event: Event): string | null {
+  if (event.event_type !== 'charge.refunded') return null
+  const charge = event.data as Charge
+  const refund = (charge.refunds ?? []).filter((r) => r.status === 'succeeded').sort((a, b) => (a.settled_at ?? '').localeCompare(b.settled_at ?? '')).at(-1)
+  const amount = money(refund?.amount ?? charge.amount_refunded, charge.currency)
+  const of = `of the ${money(charge.amount, charge.currency)} charge of ${date(charge.created_at)}`
+  const why = refund?.reason ? `${refund.automatic ? 'refunded by the service: ' : 'reason: '}${refund.reason}` : 'no reason given'
+  const total = charge.refund_status === 'full' ? 'now refunded in full' : `${money(charge.amount_refunded, charge.currency)} refunded in all`
+  return `${amount} ${of} (${why}); ${total}.`
+}
+
 function timeline(events: Event[]): HTMLElement {
   if (events.length === 0) return h('p', null, 'No events yet.')
   return h(
     'ol',
     { class: 'timeline', 'aria-label': 'Events, newest first' },
-    events.map((event) =>
-      h('li', null, h('time', { datetime: event.timestamp }, dateTime(event.timestamp)), ' ', h('span', { class: 'event-type' }, eventLabel(event.event_type)), ' ', h('code', { class: 'event-code' }, event.event_type)),
-    ),
+    events.map((event) => {
+      const refund = refundText(event)
+      return h(
+        'li',
+        refund ? { 'data-refund': (event.data as Charge).id } : null,
+        h('time', { datetime: event.timestamp }, dateTime(event.timestamp)),
+        ' ',
+        h('span', { class: 'event-type' }, eventLabel(event.event_type)),
+        event.actor ? h('span', { class: 'event-actor' }, ` ${actorText(event.actor)}`) : null,
+        refund ? h('span', { class: 'event-detail' }, `: ${refund}`) : null,
+        ' ',
+        h('code', { class: 'event-code' }, event.event_type),
+      )
+    }),
   )
+}
+
+/** Who did it, as the timeline says it: "by the console", "by key Support bot", "by the subscriber", "by the renewal worker". */
+export function actorText(actor: NonNullable<Event['actor']>): string {
+  switch (actor.type) {
+    case 'admin_key':
+      return `by key ${actor.label ?? actor.id ?? ''}`.trimEnd()
+    case 'console':
+      return 'by the console'
+    case 'subscriber':
+      return actor.label ? `by the subscriber (${actor.label})` : 'by the subscriber'
+    case 'platform':
+      return 'by BigCommerce'
+    case 'system':
+      return actor.label ? `by the ${actor.label.toLowerCase()}` : 'by the service'
+  }
 }
 
 function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<unknown>): HTMLElement {
@@ -157,7 +226,7 @@ function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<
     ['Date', 'Status', 'Amount', 'Period', 'Details', 'Actions'],
     charges.map((c) => [
       dateTime(c.created_at),
-      badge(CHARGE_STATUS_LABEL[c.status] ?? c.status, CHARGE_TONE[c.status] ?? 'neutral'),
+      chargeBadge(c),
       `${money(c.amount, c.currency)}${c.amount_refunded ? `, ${money(c.amount_refunded, c.currency)} refunded` : ''}`,
       `${date(c.period_start)} to ${date(c.period_end)}`,
       [
@@ -166,11 +235,23 @@ function chargesTable(app: ConsoleApp, charges: Charge[], reload: () => Promise<
         c.failure_code ? `${(c.failure_message ?? c.failure_code).replace(/\.+$/, '')}. ` : '',
         c.next_retry_at ? `Next retry ${dateTime(c.next_retry_at)}. ` : '',
         c.review ? `${c.review.message}` : '',
+        refundsWaiting(c),
       ].join('') || '—',
       c.status === 'succeeded' && c.amount_refunded < c.amount ? refundForm(app, c, reload) : c.status === 'requires_review' ? resolveForms(c, reload) : '—',
     ]),
     { captionHidden: true },
   )
+}
+
+/** Refunds the gateway has not carried out: still awaited, or refused (nothing moved). */
+function refundsWaiting(c: Charge): string {
+  return (c.refunds ?? [])
+    .map((r) =>
+      r.status === 'pending' ? `A refund of ${money(r.amount, r.currency)} awaits the gateway. `
+      : r.status === 'failed' ? `A refund of ${money(r.amount, r.currency)} was refused${r.failure_message ? `: ${r.failure_message.replace(/\.+$/, '')}` : ''}. `
+      : '',
+    )
+    .join('')
 }
 
 /** "Items $36.00 − $3.60 discount + $5.99 shipping (Ground) + $2.67 tax. ", the server's figures; empty when the items are the whole. */
@@ -235,7 +316,7 @@ export function resolveForms(charge: Charge, reload: () => Promise<unknown>): HT
   return h('div', { class: 'inline-actions' }, make('succeeded'), make('failed'))
 }
 
-function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown>): HTMLElement[] {
+function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown>, owesPayment = false): HTMLElement[] {
   const forms: HTMLElement[] = []
   const ended = s.status === 'cancelled' || s.status === 'expired'
   const zone = currentTimeZone()
@@ -252,6 +333,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
       done: reload,
     })
 
+  if (s.status === 'cancelled') return [group('Reactivate', reactivateForm(s, reload))]
   if (ended) return [h('p', null, 'This subscription has ended: nothing more can be changed.')]
 
   if (s.status === 'paused') {
@@ -291,10 +373,16 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
     )
   }
 
+  // Each plan named with its product ("Tea · Every month · $18.00 every month"): a swap to another
+  // product's plan of the same name cannot pass unseen.
   const planSelect = select('plan_id', [['', 'Choose a plan']])
-  void allPlans().then((plans) => {
-    for (const plan of plans.filter((p) => p.active && p.id !== s.plan_id && p.currency === s.currency)) {
-      planSelect.append(h('option', { value: plan.id }, `${plan.name} (${planPriceText(plan)})`))
+  let products = new Map<string, Product>()
+  let planList: Plan[] = []
+  void Promise.all([allPlans(), allProducts().catch(() => products)]).then(([plans, found]) => {
+    products = found
+    planList = plans
+    for (const plan of plansByProduct(plans.filter((p) => p.active && p.id !== s.plan_id && p.currency === s.currency), products)) {
+      planSelect.append(h('option', { value: plan.id }, consolePlanLabel(plan, products)))
     }
   }, () => {})
   forms.push(
@@ -307,7 +395,17 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
         confirm: () => {
           if (!planSelect.value) return 'Choose the plan to move to.'
           const label = planSelect.selectedOptions[0]?.textContent ?? planSelect.value
-          return { title: 'Change the plan?', body: [h('p', null, `From the next charge the subscription is on ${label}.`)], confirmLabel: 'Change plan' }
+          const current = planList.find((p) => p.id === s.plan_id)
+          const chosen = planList.find((p) => p.id === planSelect.value)
+          const body = [
+            ...(current ? [h('p', null, `Now: ${consolePlanLabel(current, products)}.`)] : []),
+            h('p', null, `From the next charge: ${label}.`),
+          ]
+          // Another product's plan: said in so many words, so coffee is never swapped to tea unseen.
+          if (chosen && chosen.product_id !== s.product_id) {
+            body.push(h('p', { 'data-product-change': '' }, h('strong', null, `This changes the product: ${products.get(s.product_id)?.name ?? 'the current product'} becomes ${products.get(chosen.product_id)?.name ?? 'another product'}.`)))
+          }
+          return { title: 'Change the plan?', body, confirmLabel: 'Change plan' }
         },
         run: async () => {
           await api.action(s.id, 'swap', { plan_id: planSelect.value })
@@ -340,11 +438,14 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
     ),
   )
 
-  if (s.status === 'active') {
+  if (s.status === 'active' && owesPayment) {
+    // Order now is refused in dunning: the failed renewal is what to charge (Payment recovery, above).
+    forms.push(group('Order now', h('p', { class: 'hint', 'data-order-now': 'dunning' }, 'Not while a failed payment is retried. Use Payment recovery above: Retry now, Send update-card link or Change card.')))
+  } else if (s.status === 'active') {
     forms.push(
       group(
         'Order now',
-        simple('charge-now', 'Charge the renewal now', 'Charge the next renewal now?', `The renewal of ${date(s.next_charge_at)} is charged now, and the next one follows one interval after today.`, 'The renewal was charged now: its outcome shows under Charges.'),
+        simple('charge-now', 'Charge the renewal now', 'Charge the next renewal now?', `The renewal of ${date(s.next_charge_at)} is charged now, and the next one follows ${lengthText(s)} after today.`, 'The renewal was charged now: its outcome shows under Charges.'),
       ),
     )
     const when = input({ type: 'datetime-local', name: 'next_charge_at', value: s.next_charge_at ? isoToStoreInput(s.next_charge_at) : '' })
@@ -369,6 +470,9 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
       ),
     )
   }
+
+  // Another card of the subscriber; in dunning it is one of the Payment recovery actions instead.
+  if (!owesPayment) forms.push(group('Payment method', changeCardForm(s, reload, { owesPayment: false })))
 
   forms.push(group('Discount', discountForm(s, reload)))
 
@@ -408,6 +512,42 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
   )
   void app
   return forms
+}
+
+/**
+ * Reactivate a cancelled subscription on its plan and card: charged now (a new period starts today),
+ * or from a chosen date with nothing charged until then (e.g. the end of the period already paid).
+ */
+function reactivateForm(s: Subscription, reload: () => Promise<unknown>): HTMLElement {
+  const zone = currentTimeZone()
+  const paidUntil = s.current_period_end && s.cancelled_at && s.current_period_end > s.cancelled_at ? s.current_period_end : null
+  const when = input({ type: 'datetime-local', name: 'reactivate_at' })
+  return actionForm({
+    requires: 'support',
+    label: 'Reactivate',
+    fields: [
+      field(`First charge on (optional, ${zone})`, when, {
+        hint: `Empty: charged now, a new period starts today.${paidUntil ? ` The period it paid for before it was cancelled ends ${dateTime(paidUntil)}: choose that to charge nothing until then.` : ''}`,
+      }),
+    ],
+    confirm: () => {
+      const at = when.value ? storeTimeToIso(when.value) : null
+      if (when.value && !at) return 'Choose the date and time of the first charge, or leave it empty to charge now.'
+      return {
+        title: 'Reactivate this subscription?',
+        body: [
+          h('p', null, at ? `It is active again now, on the same plan and card; nothing is charged until ${dateTime(at)}.` : 'It is active again now, on the same plan and card, and a new period is charged now.'),
+        ],
+        confirmLabel: at ? 'Reactivate' : 'Reactivate and charge now',
+      }
+    },
+    run: async () => {
+      const at = when.value ? storeTimeToIso(when.value) : null
+      const answer = await api.action(s.id, 'reactivate', at ? { next_charge_at: at } : {})
+      return at ? `Reactivated: the first charge is on ${dateTime(answer.next_charge_at)}.` : 'Reactivated: the renewal was charged now; its outcome shows under Charges.'
+    },
+    done: reload,
+  })
 }
 
 function discountForm(s: Subscription, reload: () => Promise<unknown>): HTMLElement {
@@ -506,6 +646,12 @@ function addOns(s: Subscription, onetimes: Onetime[], upcoming: UpcomingRenewal 
     done: reload,
   })
   return h('div', null, list, h('div', { class: 'form-panel' }, add))
+}
+
+/** What one charge of the subscription covers: "one month", "3 months" (a prepaid block counts its cycles). */
+function lengthText(s: Subscription): string {
+  const count = s.interval_count * (s.prepaid?.cycles_total ?? 1)
+  return count === 1 ? `one ${s.interval}` : `${count} ${s.interval}s`
 }
 
 function group(title: string, form: HTMLElement): HTMLElement {

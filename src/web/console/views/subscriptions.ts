@@ -1,11 +1,11 @@
-import { all, api, ApiError, planById } from '../api.ts'
+import { all, api, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
-import { date, money, STATUS_LABEL } from '../format.ts'
+import { date, STATUS_LABEL } from '../format.ts'
 import { navigate, paths } from '../router.ts'
-import type { Page, Plan, Subscription } from '../types.ts'
+import type { Page, Plan, Product, SubscriptionWithSubscriber } from '../types.ts'
 import { badge, errorBox, field, loading, pageHeader, select, table } from '../ui.ts'
-import { planPriceText } from '../../shared/plan-format.ts'
+import { planLabel, planPriceText } from '../../shared/plan-format.ts'
 
 export const STATUS_TONE: Record<string, string> = { active: 'good', pending: 'info', paused: 'neutral', past_due: 'bad', cancelled: 'muted', expired: 'muted' }
 
@@ -19,11 +19,34 @@ export function allPlans(): Promise<Plan[]> {
 }
 export function forgetPlanList(): void {
   planList = null
+  productList = null
+}
+
+let productList: Promise<Map<string, Product>> | null = null
+/** Every product of the store by id, read once per page load: plans are named with their product. */
+export function allProducts(): Promise<Map<string, Product>> {
+  if (!productList) {
+    productList = all((cursor) => api.products(cursor)).then((products) => new Map(products.map((p) => [p.id, p])))
+    productList.catch(() => (productList = null))
+  }
+  return productList
+}
+
+/** "Coffee · Every month · $18.00 every month": a plan named with its product, whatever page names it. */
+export function consolePlanLabel(plan: Plan, products: Map<string, Product>): string {
+  return planLabel(products.get(plan.product_id)?.name, plan)
+}
+
+/** The plans, each group of a product together, products and then plans by name. */
+export function plansByProduct(plans: readonly Plan[], products: Map<string, Product>): Plan[] {
+  const name = (plan: Plan) => products.get(plan.product_id)?.name ?? ''
+  return [...plans].sort((a, b) => name(a).localeCompare(name(b)) || a.name.localeCompare(b.name))
 }
 
 /**
- * The subscription list: search by email (exact, as the API filters) or by id (sub_... opens it),
- * filters by status and plan, 20 a page with the API's cursor in the address.
+ * The subscription list: search (`q`: part of an email or name, an order number, an id), filters by
+ * status and plan, 20 a page with the API's cursor in the address. Each row names its subscriber,
+ * linked to their page, and its plan, linked to the subscription.
  */
 export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => boolean, params: URLSearchParams): Promise<void> {
   const q = params.get('q')?.trim() ?? ''
@@ -37,7 +60,7 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Find subscriptions' },
-    field('Email or subscription id', search, { className: 'grow' }),
+    field('Email, name, order number or id', search, { className: 'grow' }),
     field('Status', statusSelect),
     field('Plan', planSelect),
     h('div', { class: 'button-row' }, h('button', { type: 'submit', class: 'button primary' }, 'Search'), q || status || planId ? h('a', { href: paths.subscriptions(), class: 'button secondary' }, 'Clear') : null),
@@ -49,29 +72,15 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
   replaceChildren(app.main, pageHeader('Subscriptions'), form, results)
   app.finishRender('Subscriptions')
 
-  void allPlans().then((plans) => {
+  // Each plan named with its product: two products' "Every month" plans are told apart.
+  void Promise.all([allPlans(), allProducts().catch(() => new Map<string, Product>())]).then(([plans, products]) => {
     if (!isCurrent()) return
-    for (const plan of plans) planSelect.append(h('option', { value: plan.id, selected: plan.id === planId }, `${plan.name} (${planPriceText(plan)})${plan.active ? '' : ', archived'}`))
+    for (const plan of plansByProduct(plans, products)) planSelect.append(h('option', { value: plan.id, selected: plan.id === planId }, `${consolePlanLabel(plan, products)}${plan.active ? '' : ', archived'}`))
   }, () => {})
 
-  // A search by id reads that one subscription, with its subscriber.
-  let page: Page<Subscription & { subscriber?: { email: string } }>
+  let page: Page<SubscriptionWithSubscriber>
   try {
-    if (/^sub_[0-9A-Za-z]+$/.test(q)) {
-      // An id: that one subscription (a 404 says there is none).
-      try {
-        page = { data: [await api.subscription(q)], next_cursor: null }
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) page = { data: [], next_cursor: null }
-        else throw error
-      }
-    } else if (q && !q.includes('@')) {
-      if (!isCurrent()) return
-      replaceChildren(results, h('p', { class: 'error-box', role: 'alert' }, 'Search by a full email address (name@example.com) or a subscription id (sub_…).'))
-      return
-    } else {
-      page = await api.subscriptions({ email: q || null, status: status || null, plan_id: planId || null, cursor })
-    }
+    page = await api.subscriptions({ q: q || null, status: status || null, plan_id: planId || null, cursor })
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(results, errorBox(error))
@@ -80,16 +89,10 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
   }
   if (!isCurrent()) return
   const plans = new Map<string, Plan | null>()
-  // The list answers subscriptions without their subscriber: each row's email is read with the
-  // subscription (20 reads a page at most, in parallel).
-  const emails = new Map<string, string>()
+  let products = new Map<string, Product>()
   await Promise.all([
+    allProducts().then((found) => (products = found), () => {}),
     ...[...new Set(page.data.map((s) => s.plan_id))].map(async (id) => plans.set(id, await planById(id))),
-    ...page.data.map(async (s) => {
-      if (s.subscriber) emails.set(s.id, s.subscriber.email)
-      else if (q.includes('@')) emails.set(s.id, q.toLowerCase())
-      else await api.subscription(s.id).then((full) => full.subscriber && emails.set(s.id, full.subscriber.email), () => {})
-    }),
   ])
   if (!isCurrent()) return
   const filtered = Boolean(q || status || planId)
@@ -103,11 +106,12 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
           'Subscriptions',
           ['Subscriber', 'Status', 'Plan', 'Price', 'Next charge', 'Id'],
           page.data.map((s) => [
-            h('a', { href: paths.subscription(s.id) }, emails.get(s.id) ?? s.subscriber_id),
+            subscriberCell(s.subscriber),
             badge(STATUS_LABEL[s.status] ?? s.status, STATUS_TONE[s.status] ?? 'neutral'),
-            plans.get(s.plan_id)?.name ?? s.plan_id,
-            // The price of one renewal's items as the plan sets it; what a renewal charges is on the subscription's page.
-            `${s.quantity > 1 ? `${s.quantity} × ` : ''}${money(s.amount, s.currency)}`,
+            // Product · plan, so two products' "Every month" are told apart, opening the subscription; the price beside it.
+            h('a', { href: paths.subscription(s.id) }, [products.get(s.product_id)?.name, plans.get(s.plan_id)?.name ?? s.plan_id].filter(Boolean).join(' · ')),
+            // The price of one renewal's items as the subscription has it (per cycle and per charge when prepaid); what a renewal charges is on its page.
+            `${s.quantity > 1 ? `${s.quantity} × ` : ''}${planPriceText({ amount: s.amount, currency: s.currency, interval: s.interval, interval_count: s.interval_count, prepaid_cycles: s.prepaid?.cycles_total ?? null })}`,
             s.status === 'active' || s.status === 'past_due' ? date(s.next_charge_at) : '—',
             h('code', null, s.id),
           ]),
@@ -121,4 +125,9 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
     ),
   )
   app.announce(summary)
+}
+
+/** A subscriber as a list shows them: the name (else the email) linked to their page, the email beneath. */
+export function subscriberCell(subscriber: { id: string; name: string | null; email: string }): HTMLElement {
+  return h('span', { class: 'person' }, h('a', { href: paths.subscriber(subscriber.id) }, subscriber.name || subscriber.email), subscriber.name ? h('span', { class: 'person-email' }, subscriber.email) : null)
 }

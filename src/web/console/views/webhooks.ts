@@ -1,9 +1,9 @@
 import { api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren, type Child } from '../../shared/dom.ts'
-import { currentTimeZone, dateTime, isoToStoreInput, percent, storeTimeToIso } from '../format.ts'
+import { currentTimeZone, dateTime, fromNow, isoToStoreInput, number, percent, storeTimeToIso } from '../format.ts'
 import { navigate, paths } from '../router.ts'
-import type { Delivery, WebhookEndpoint } from '../types.ts'
+import type { Delivery, DeliveryDetail, WebhookEndpoint, WebhookHealth } from '../types.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
 
 /** The event catalogue (docs/contract.md, Events); an endpoint subscribes to some or all. */
@@ -17,29 +17,66 @@ export const EVENT_TYPES = [
 
 const DELIVERY_TONE: Record<string, string> = { succeeded: 'good', pending: 'info', failed: 'bad' }
 
-interface Health {
-  rate: number | null
-  lastFailure: Delivery | null
-  checked: number
+const plural = (count: number, one: string, many: string) => `${number(count)} ${count === 1 ? one : many}`
+
+/** "HTTP 500", or what went wrong when nothing answered. */
+function answerText(statusCode: number | null, error: string | null): string {
+  return statusCode !== null ? `HTTP ${statusCode}` : (error ?? 'no answer')
 }
 
-/** Health from the latest 100 deliveries: the share that succeeded (pending ones aside) and the last failure. */
-async function health(endpoint: WebhookEndpoint): Promise<Health> {
-  const page = await api.deliveries(endpoint.id, { limit: 100 })
-  const settled = page.data.filter((d) => d.status !== 'pending')
-  const ok = settled.filter((d) => d.status === 'succeeded').length
-  const lastFailure = page.data.find((d) => d.status === 'failed' || (d.last_error !== null && d.status !== 'succeeded')) ?? null
-  return { rate: settled.length ? ok / settled.length : null, lastFailure, checked: settled.length }
-}
-
-function healthText(endpoint: WebhookEndpoint, hl: Health): Child[] {
-  return [
-    endpoint.status === 'enabled' ? badge('Enabled', 'good') : badge('Disabled', 'bad'),
-    ' ',
-    hl.rate === null ? 'No deliveries yet' : `${percent(hl.rate)} delivered (last ${hl.checked})`,
-    hl.lastFailure ? `; last failure ${dateTime(hl.lastFailure.created_at)}${hl.lastFailure.last_status_code ? ` (HTTP ${hl.lastFailure.last_status_code})` : hl.lastFailure.last_error ? ` (${hl.lastFailure.last_error})` : ''}` : '',
-    endpoint.disabled_reason ? `; disabled: ${endpoint.disabled_reason}` : '',
+/**
+ * The service's figures for an endpoint (GET .../health): its attempts of the last 24 hours, counted
+ * where they are recorded. (This used to be worked out from the latest deliveries that had settled, so
+ * an endpoint whose deliveries were all still being retried read "No deliveries yet".)
+ */
+function healthLines(endpoint: WebhookEndpoint, hl: WebhookHealth | null): Child[] {
+  const badges: Child[] = [endpoint.status === 'enabled' ? badge('Enabled', 'good') : badge('Disabled', 'bad')]
+  if (!hl) return [h('span', null, ...badges, ' Health unavailable')]
+  if (hl.failing && endpoint.status === 'enabled') badges.push(' ', badge('Failing', 'bad'))
+  const lines: Child[] = [
+    h('span', null, ...badges),
+    h(
+      'span',
+      null,
+      hl.attempts === 0
+        ? 'No attempts in the last 24 h'
+        : `${percent(hl.success_rate)} delivered: ${number(hl.succeeded)} of ${plural(hl.attempts, 'attempt', 'attempts')} in the last 24 h`,
+    ),
   ]
+  const failing = [
+    hl.failing && hl.failures_since_success > 0 ? `The last ${plural(hl.failures_since_success, 'attempt', 'attempts')} failed` : '',
+    hl.next_retry_at ? `next retry ${fromNow(hl.next_retry_at)}` : '',
+  ].filter(Boolean).join('; ')
+  if (failing) lines.push(h('span', null, `${failing.charAt(0).toUpperCase()}${failing.slice(1)}.`))
+  if (endpoint.disabled_reason) lines.push(h('span', null, `Disabled: ${endpoint.disabled_reason}.`))
+  return lines
+}
+
+/** The health panel of one endpoint: each figure on its own line. */
+function healthFacts(endpoint: WebhookEndpoint, hl: WebhookHealth): [string, Child][] {
+  const facts: [string, Child][] = [
+    ['Status', endpoint.status === 'enabled' ? badge('Enabled', 'good') : h('span', null, badge('Disabled', 'bad'), ` ${endpoint.disabled_reason ?? ''}`)],
+    [
+      'Last 24 hours',
+      hl.attempts === 0
+        ? 'No attempts'
+        : h('span', { 'data-figure': 'success-rate' }, `${percent(hl.success_rate)} delivered: ${number(hl.succeeded)} of ${plural(hl.attempts, 'attempt', 'attempts')} succeeded, ${number(hl.failed)} failed`),
+    ],
+    [
+      'Failing now',
+      hl.failing
+        ? h(
+            'span',
+            { class: 'issue', 'data-figure': 'failing' },
+            hl.failures_since_success > 0 ? `Yes: the last ${plural(hl.failures_since_success, 'attempt', 'attempts')} failed` : 'Yes: no attempt has succeeded since it started failing',
+          )
+        : 'No',
+    ],
+    ['Last failure', hl.last_failure ? `${dateTime(hl.last_failure.attempted_at)}: ${answerText(hl.last_failure.status_code, hl.last_failure.error)}` : 'None in the last 24 hours'],
+    ['Last success', hl.last_success_at ? dateTime(hl.last_success_at) : 'None in the last 24 hours'],
+    ['Waiting', hl.pending === 0 ? 'Nothing' : `${plural(hl.pending, 'delivery', 'deliveries')}${hl.next_retry_at ? `; next retry ${fromNow(hl.next_retry_at)} (real time)` : ''}`],
+  ]
+  return facts
 }
 
 function secretBox(secret: string, what: string): HTMLElement {
@@ -50,10 +87,10 @@ export async function renderWebhooks(app: ConsoleApp, isCurrent: () => boolean):
   replaceChildren(app.main, pageHeader('Webhooks'), loading())
   app.finishRender('Webhooks')
   let endpoints: WebhookEndpoint[]
-  let healths: Health[]
+  let healths: (WebhookHealth | null)[]
   try {
     endpoints = (await api.webhooks()).data
-    healths = await Promise.all(endpoints.map((endpoint) => health(endpoint).catch(() => ({ rate: null, lastFailure: null, checked: 0 }))))
+    healths = await Promise.all(endpoints.map((endpoint) => api.webhookHealth(endpoint.id).catch(() => null)))
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, pageHeader('Webhooks'), errorBox(error))
@@ -95,16 +132,16 @@ export async function renderWebhooks(app: ConsoleApp, isCurrent: () => boolean):
       `Endpoints (${endpoints.length})`,
       endpoints.length === 0
         ? h('p', null, 'No endpoints yet.')
-        : table(
+        : h('div', { class: 'endpoints' }, table(
             'Webhook endpoints',
             ['Endpoint', 'Health', 'Event types'],
             endpoints.map((endpoint, index) => [
               h('span', { class: 'who' }, h('a', { href: paths.webhook(endpoint.id) }, endpoint.url), endpoint.description ? h('span', null, endpoint.description) : null),
-              h('span', null, ...healthText(endpoint, healths[index]!)),
-              endpoint.event_types.length === EVENT_TYPES.length ? 'All' : endpoint.event_types.join(', '),
+              h('span', { class: 'health-lines', 'data-health': endpoint.id }, ...healthLines(endpoint, healths[index] ?? null)),
+              endpoint.event_types.length === EVENT_TYPES.length ? 'All event types' : endpoint.event_types.join(', '),
             ]),
             { captionHidden: true },
-          ),
+          )),
     ),
     section('Add an endpoint', form, created),
   )
@@ -119,14 +156,20 @@ export async function renderWebhook(app: ConsoleApp, isCurrent: () => boolean, i
   }
   const params = new URLSearchParams(location.search)
   const statusFilter = params.get('status') ?? ''
+  const inspected = params.get('delivery')
   let endpoint: WebhookEndpoint
   let deliveries: Delivery[]
-  let hl: Health
+  let hl: WebhookHealth
   let next: string | null
+  let detail: DeliveryDetail | null = null
   try {
     const cursor = params.get('cursor')
-    ;[endpoint, { data: deliveries, next_cursor: next }] = await Promise.all([api.webhook(id), api.deliveries(id, { status: statusFilter || undefined, cursor, limit: 20 })])
-    hl = await health(endpoint)
+    ;[endpoint, { data: deliveries, next_cursor: next }, hl, detail] = await Promise.all([
+      api.webhook(id),
+      api.deliveries(id, { status: statusFilter || undefined, cursor, limit: 20 }),
+      api.webhookHealth(id),
+      inspected ? api.delivery(id, inspected) : Promise.resolve(null),
+    ])
   } catch (error) {
     if (!isCurrent()) return
     replaceChildren(app.main, back, pageHeader('Webhook endpoint'), errorBox(error))
@@ -192,6 +235,13 @@ export async function renderWebhook(app: ConsoleApp, isCurrent: () => boolean, i
     done: reload,
   })
 
+  /** The link that opens a delivery in the inspector (the filter and page are kept). */
+  const viewHref = (deliveryId: string) => {
+    const search = new URLSearchParams(params)
+    search.set('delivery', deliveryId)
+    return `${paths.webhook(id)}?${search}`
+  }
+
   const statusSelect = select('status', [['', 'Any status'], ['failed', 'Failed'], ['pending', 'Pending'], ['succeeded', 'Succeeded']], statusFilter)
   const filter = h('form', { class: 'filters compact-filters', 'aria-label': 'Filter deliveries' }, field('Delivery status', statusSelect), h('div', { class: 'button-row' }, h('button', { type: 'submit', class: 'button secondary' }, 'Show')))
   filter.addEventListener('submit', (event) => {
@@ -209,44 +259,101 @@ export async function renderWebhook(app: ConsoleApp, isCurrent: () => boolean, i
       section(
         'Health',
         definitionList([
-          ['Status', h('span', null, ...healthText(endpoint, hl))],
+          ...healthFacts(endpoint, hl),
           ['Event types', endpoint.event_types.length === EVENT_TYPES.length ? 'All' : endpoint.event_types.join(', ')],
           ['Added', dateTime(endpoint.created_at)],
         ]),
       ),
       section('Actions', h('div', { class: 'action-group' }, h('h3', null, 'Test'), ping), h('div', { class: 'action-group' }, h('h3', null, 'Replay'), replay), h('div', { class: 'action-group' }, h('h3', null, 'Signing secret'), rotate, shown), h('div', { class: 'action-group' }, h('h3', null, 'Status'), enable)),
     ),
+    detail ? inspector(endpoint, detail, `${paths.webhook(id)}${(() => {
+      const search = new URLSearchParams(params)
+      search.delete('delivery')
+      return search.size ? `?${search}` : ''
+    })()}`) : null,
     section(
       'Recent deliveries',
       filter,
       deliveries.length === 0
         ? h('p', null, statusFilter ? 'No deliveries with this status.' : 'No deliveries yet.')
-        : table(
+        : h('div', { class: 'deliveries' }, table(
             'Deliveries, newest first',
-            ['Event', 'Status', 'Response', 'Attempts', 'Created', 'Redeliver'],
+            ['Event', 'Status and answer', 'Attempts', 'Created', 'Actions'],
             deliveries.map((d) => [
               h('span', { class: 'who' }, d.event_type, h('code', null, d.event_id)),
-              badge(d.status, DELIVERY_TONE[d.status] ?? 'neutral'),
-              d.last_status_code ? `HTTP ${d.last_status_code}` : d.last_error ?? '—',
-              `${d.attempts}${d.next_attempt_at && d.status === 'pending' ? `, next ${dateTime(d.next_attempt_at)}` : ''}`,
+              h('span', { class: 'who' }, h('span', null, badge(d.status, DELIVERY_TONE[d.status] ?? 'neutral')), d.last_status_code ? `HTTP ${d.last_status_code}` : d.last_error ?? '—'),
+              `${d.attempts}${d.next_attempt_at && d.status === 'pending' ? `, next ${fromNow(d.next_attempt_at)}` : ''}`,
               dateTime(d.created_at),
-              actionForm({
-                label: 'Redeliver',
-                className: 'compact',
-                confirm: () => ({ title: 'Send this event again?', body: [h('p', null, `${d.event_type} (${d.event_id}) is POSTed to ${endpoint.url} again.`)], confirmLabel: 'Redeliver' }),
-                run: async () => {
-                  await api.redeliver(endpoint.id, d.event_id)
-                  return `${d.event_type} is being sent again.`
-                },
-                done: reload,
-              }),
+              h(
+                'div',
+                { class: 'inline-actions delivery-actions' },
+                h('a', { class: 'button secondary compact-link', href: viewHref(d.id), 'aria-label': `View ${d.event_type} delivery ${d.id}`, 'aria-current': d.id === inspected ? 'true' : null }, 'View'),
+                actionForm({
+                  label: 'Redeliver',
+                  className: 'compact',
+                  confirm: () => ({ title: 'Send this event again?', body: [h('p', null, `${d.event_type} (${d.event_id}) is POSTed to ${endpoint.url} again.`)], confirmLabel: 'Redeliver' }),
+                  run: async () => {
+                    await api.redeliver(endpoint.id, d.event_id)
+                    return `${d.event_type} is being sent again.`
+                  },
+                  done: reload,
+                }),
+              ),
             ]),
             { captionHidden: true },
-          ),
+          )),
       h('nav', { class: 'pager', 'aria-label': 'Pages' }, next ? h('a', { class: 'button secondary', href: `${paths.webhook(id)}?${new URLSearchParams({ ...(statusFilter ? { status: statusFilter } : {}), cursor: next })}` }, 'Older deliveries') : null),
     ),
   )
-  if (focus) app.refocusHeading()
+  if (focus) {
+    // Opened from "View": the inspector takes the focus, so it is read out and the keyboard starts there.
+    const opened = app.main.querySelector<HTMLElement>('#delivery-inspector h2')
+    if (opened) {
+      opened.setAttribute('tabindex', '-1')
+      opened.focus()
+    } else app.refocusHeading()
+  }
+}
+
+/**
+ * The delivery inspector: what was sent (the body once, as stored; each attempt's headers as sent,
+ * the signature included, never the secret) and what came back (status and the first KiB).
+ */
+function inspector(endpoint: WebhookEndpoint, d: DeliveryDetail, closeHref: string): HTMLElement {
+  const headerBlock = (headers: Record<string, string>) => h('pre', { class: 'wire' }, Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\n'))
+  const attempts = d.attempt_log.map((attempt, index) =>
+    h(
+      'details',
+      { class: 'attempt', open: index === 0, 'data-attempt': index },
+      h(
+        'summary',
+        null,
+        `${dateTime(attempt.attempted_at)}: `,
+        badge(answerText(attempt.status_code, attempt.error), attempt.status_code !== null && attempt.status_code >= 200 && attempt.status_code < 300 ? 'good' : 'bad'),
+        ` in ${number(attempt.latency_ms)} ms`,
+      ),
+      h('h4', null, 'Request headers'),
+      attempt.request_headers ? headerBlock(attempt.request_headers) : h('p', { class: 'hint' }, attempt.error === 'the endpoint is disabled' ? 'Nothing was sent: the endpoint was disabled.' : 'Not recorded: this attempt was made before the service kept its headers.'),
+      h('h4', null, 'Response'),
+      h('p', null, attempt.status_code !== null ? `Status ${attempt.status_code}` : `No answer: ${attempt.error ?? 'the request failed'}`),
+      attempt.response_body !== null
+        ? [h('p', { class: 'hint' }, 'Body: the first KiB, as received (bytes that are not text are escaped)'), h('pre', { class: 'wire', 'data-response-body': '' }, attempt.response_body)]
+        : attempt.status_code !== null ? h('p', { class: 'hint' }, 'The body was empty.') : null,
+    ),
+  )
+  return h(
+    'section',
+    { class: 'panel inspector', id: 'delivery-inspector', 'aria-label': 'Delivery inspector', 'data-delivery': d.id },
+    h('h2', null, `Delivery of ${d.event_type}`),
+    h('p', { class: 'subtitle' }, h('code', null, d.id), ' ', badge(d.status, DELIVERY_TONE[d.status] ?? 'neutral'), ` ${plural(d.attempts, 'attempt', 'attempts')}`, d.next_attempt_at ? `; next ${fromNow(d.next_attempt_at)} (real time)` : ''),
+    h('p', null, h('a', { href: closeHref }, 'Close the inspector')),
+    h('h3', null, 'Request'),
+    h('p', null, h('code', null, `POST ${endpoint.url}`)),
+    h('p', { class: 'hint' }, 'Body, exactly as sent (every attempt sends the same bytes; the signature covers them):'),
+    h('pre', { class: 'wire', 'data-request-body': '' }, d.request_body),
+    h('h3', null, d.attempt_log.length === 1 ? 'Attempt' : `Attempts, newest first (${d.attempt_log.length})`),
+    d.attempt_log.length === 0 ? h('p', null, 'Not sent yet.') : attempts,
+  )
 }
 
 export { errorText }

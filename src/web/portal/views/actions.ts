@@ -2,8 +2,9 @@ import { api, ApiError, errorText } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { confirmAction, type Confirmation } from '../../shared/confirm.ts'
 import { checkboxField, field, h, uid, type Child } from '../../shared/dom.ts'
-import { formatDate, formatInterval, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText } from '../format.ts'
+import { formatDate, formatInterval, formatLength, formatMoney, formatPlanPrice, instrumentLabel, paymentMethodText } from '../format.ts'
 import { shiftDay, zonedDay, zonedInstant, zonedTime } from '../zoned.ts'
+import { planLabel } from '../../shared/plan-format.ts'
 import type { Address, ChangeRequest, Interval, Onetime, PaymentInstrumentList, Plan, PortalStore, Product, RetentionOffer, Subscription, SubscriptionVariant, UpcomingRenewal } from '../types.ts'
 
 export interface ActionContext {
@@ -135,9 +136,9 @@ function intervalSelect(selected: Interval | '', allowNone: boolean): HTMLSelect
   return select
 }
 
-function planLabel(option: { plan: Plan; product: Product | null }, currentProductId: string): string {
-  const name = option.product && option.product.id !== currentProductId ? `${option.product.name}: ${option.plan.name}` : option.plan.name
-  return `${name} (${formatPlanPrice(option.plan)})`
+/** A plan with its product, so two products' "Every month" never read alike: "Coffee · Every month · $18.00 every month". */
+function optionLabel(option: { plan: Plan; product: Product | null }): string {
+  return planLabel(option.product?.name, option.plan)
 }
 
 /**
@@ -170,6 +171,11 @@ export function actionsSection(ctx: ActionContext): HTMLElement {
   const section = h('section', { class: 'manage', 'aria-labelledby': sectionTitle }, h('h2', { id: sectionTitle }, 'Manage subscription'))
 
   if (!LIVE.includes(s.status)) {
+    // A cancelled subscription may be started again here when the store allows it (its setting portal_reactivation).
+    if (s.status === 'cancelled' && ctx.store?.reactivation) {
+      section.append(h('p', null, 'This subscription has been cancelled. You can start it again on the same plan.'), reactivateButton(ctx))
+      return section
+    }
     section.appendChild(h('p', null, `This subscription has ${s.status === 'expired' ? 'ended' : 'been cancelled'}, so there is nothing left to change.`))
     return section
   }
@@ -197,7 +203,11 @@ export function actionsSection(ctx: ActionContext): HTMLElement {
     quickButton('Skip next renewal', 'secondary', {
       confirm: () => ({
         title: 'Skip the next renewal?',
-        body: [h('p', null, s.next_charge_at ? `You won't be charged on ${formatDate(s.next_charge_at)}, and nothing ships for that period. The renewal after it goes ahead as usual.` : 'You will not be charged for the next period.')],
+        body: [
+          h('p', null, s.next_charge_at ? `You won't be charged on ${formatDate(s.next_charge_at)}, and nothing ships for that period. The renewal after it goes ahead as usual.` : 'You will not be charged for the next period.'),
+          // Add-ons follow the renewal that is actually charged: they move with the skip, they are not lost.
+          Array.isArray(ctx.onetimes) && ctx.onetimes.length > 0 ? h('p', null, 'What you added to the next order comes with the renewal after it instead.') : null,
+        ],
         confirmLabel: 'Skip it',
       }),
       perform: () => api.action(s.id, 'skip'),
@@ -221,7 +231,7 @@ export function actionsSection(ctx: ActionContext): HTMLElement {
         title: 'Order now?',
         body: [
           h('p', null, `${preview(ctx) ? upcomingText(preview(ctx)!, s, ctx.productNames) : 'The next renewal'} is charged now to ${paymentMethodText(s)}, and the order ships as a normal renewal.`),
-          h('p', null, `The next renewal then follows ${formatInterval(s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1)).replace('every ', '')} after today, instead of on ${formatDate(s.next_charge_at)}.`),
+          h('p', null, `The next renewal then follows ${formatLength(s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1))} after today, instead of on ${formatDate(s.next_charge_at)}.`),
         ],
         confirmLabel: 'Order and pay now',
       }),
@@ -324,14 +334,14 @@ function swapPanel(ctx: ActionContext): HTMLDetailsElement {
         return {
           title: 'Change your plan?',
           body: [
-            h('p', null, `${from() ? `From ${from()}` : 'From the next renewal'}: ${planLabel(option, s.product_id)}.`),
+            h('p', null, `${from() ? `From ${from()}` : 'From the next renewal'}: ${optionLabel(option)}.`),
             h('p', null, `New price: ${formatPlanPrice(option.plan)}${s.quantity > 1 ? `, for each of your ${s.quantity}` : ''}.`),
           ],
           confirmLabel: 'Change plan',
         }
       },
       perform: () => api.action(s.id, 'swap', { plan_id: chosen()!.plan.id }),
-      success: () => `Your plan changes to ${chosen()?.plan.name ?? 'the new plan'} from ${from() ?? 'the next renewal'}.`,
+      success: () => `Your plan changes to ${chosen() ? optionLabel(chosen()!) : 'the new plan'} from ${from() ?? 'the next renewal'}.`,
       fieldNames: { plan_id: 'The plan' },
     },
   })
@@ -488,7 +498,8 @@ function addOnPanel(ctx: ActionContext): HTMLDetailsElement {
           return h(
             'li',
             null,
-            h('span', null, `${item.quantity} × ${name}, ${line ? formatMoney(line.amount, item.currency) : `${formatMoney(item.unit_amount, item.currency)} each`}`),
+            // The renewal that will charge it, as the service says (past a skipped one): the promise names that date.
+            h('span', null, `${item.quantity} × ${name}, ${line ? formatMoney(line.amount, item.currency) : `${formatMoney(item.unit_amount, item.currency)} each`}${item.renewal_at ? `, with the renewal of ${formatDate(item.renewal_at)}` : ''}`),
             inlineButton('Remove', listError, ctx, {
               confirm: () => ({
                 title: `Remove ${name}?`,
@@ -770,7 +781,7 @@ function changeRequestPanel(ctx: ActionContext): HTMLDetailsElement {
   const quantity = h('input', { type: 'number', name: 'quantity', min: 1, max: 10000, step: 1, inputmode: 'numeric' }) as HTMLInputElement
   const planSelect = h('select', { name: 'plan_id' }) as HTMLSelectElement
   planSelect.appendChild(h('option', { value: '' }, 'No change'))
-  for (const option of options) planSelect.appendChild(h('option', { value: option.plan.id }, planLabel(option, s.product_id)))
+  for (const option of options) planSelect.appendChild(h('option', { value: option.plan.id }, optionLabel(option)))
   const count = h('input', { type: 'number', name: 'interval_count', min: 1, max: 365, step: 1, inputmode: 'numeric' }) as HTMLInputElement
   const unit = intervalSelect('', true)
   const note = h('textarea', { name: 'note', rows: 3, maxlength: 1000 }) as HTMLTextAreaElement
@@ -844,6 +855,38 @@ const OFFER_WORDS: Record<RetentionOffer['type'], (offer: RetentionOffer) => { t
 }
 
 /**
+ * Starts a cancelled subscription again on its plan and payment method (POST .../reactivate): while
+ * the period it paid for before the cancellation still runs, its next charge is at that period's end;
+ * otherwise it is charged now.
+ */
+function reactivateButton(ctx: ActionContext): HTMLElement {
+  const { subscription: s, store } = ctx
+  const now = store ? Date.parse(store.now) : Date.now()
+  const paidUntil = s.current_period_end && Date.parse(s.current_period_end) > now ? s.current_period_end : null
+  const error = alertBox()
+  const button = h('button', { type: 'button', class: 'button primary' }, 'Reactivate subscription')
+  button.addEventListener('click', () =>
+    void run(button, {
+      error,
+      reload: ctx.reload,
+      confirm: () => ({
+        title: 'Reactivate this subscription?',
+        body: paidUntil
+          ? [h('p', null, `It starts again now on the same plan. The period you paid for runs until ${formatDate(paidUntil)}: the next charge is then, to ${paymentMethodText(s)}.`)]
+          : [
+              h('p', null, `It starts again now on the same plan, and a new period is charged now to ${paymentMethodText(s)}.`),
+              h('p', null, `The next renewal follows ${formatLength(s.interval, s.interval_count * (s.prepaid?.cycles_total ?? 1))} later.`),
+            ],
+        confirmLabel: paidUntil ? 'Reactivate' : 'Reactivate and pay now',
+      }),
+      perform: () => api.action(s.id, 'reactivate', paidUntil ? { next_charge_at: paidUntil } : {}),
+      success: () => 'Your subscription is active again.',
+    }),
+  )
+  return h('div', null, h('div', { class: 'button-row quick-actions' }, button), error)
+}
+
+/**
  * Cancelling: first the store's offers (GET retention-offers); taking one performs it. Declining goes
  * on to the cancellation, with a reason picked from the store's list and optional words.
  */
@@ -855,7 +898,8 @@ function cancelPanel(ctx: ActionContext): HTMLDetailsElement {
   for (const reason of reasons) reasonCode.appendChild(h('option', { value: reason.code }, reason.label))
   const reason = h('textarea', { name: 'reason', rows: 3, maxlength: 500 }) as HTMLTextAreaElement
   const canWait = Boolean(s.current_period_end) && !s.cancel_at_period_end && s.status !== 'pending'
-  const atPeriodEnd = h('input', { type: 'checkbox', name: 'at_period_end' }) as HTMLInputElement
+  // Ticked by default: the subscriber keeps what they paid for unless they choose to end it now.
+  const atPeriodEnd = h('input', { type: 'checkbox', name: 'at_period_end', checked: true }) as HTMLInputElement
   const later = () => canWait && atPeriodEnd.checked
   const details = panel({
     reload: ctx.reload,
@@ -874,7 +918,7 @@ function cancelPanel(ctx: ActionContext): HTMLDetailsElement {
         body: [
           h('p', null, later() ? `It stays active until ${formatDate(s.current_period_end)} and is not renewed after that.` : 'It ends now and is not renewed.'),
           reasonCode.value ? h('p', null, `Reason: ${reasons.find((item) => item.code === reasonCode.value)?.label ?? reasonCode.value}.`) : null,
-          h('p', null, 'A cancelled subscription cannot be restarted.'),
+          h('p', null, ctx.store?.reactivation ? 'You can reactivate it here later.' : 'To restart it later, ask the store.'),
         ],
         confirmLabel: 'Yes, cancel it',
         backLabel: 'Keep subscription',

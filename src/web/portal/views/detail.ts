@@ -1,13 +1,17 @@
 import { allProducts, api, ApiError, errorText, productById } from '../api.ts'
 import type { PortalApp } from '../app.ts'
 import { h, replaceChildren, uid } from '../../shared/dom.ts'
+import { planLabel } from '../../shared/plan-format.ts'
 import {
   CHANGE_REQUEST_STATUS_LABEL,
   CHARGE_STATUS_LABEL,
+  chargeStatusClass,
+  chargeStatusLabel,
   failureReason,
   formatAddress,
   formatDate,
   formatDateTime,
+  storeZoneNote,
   formatMoney,
   isoDate,
   nextChargeText,
@@ -79,10 +83,11 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     h(
       'dl',
       { class: 'facts' },
-      fact('Plan', plan?.name ?? s.plan_id),
+      // Named with its product and price, as everywhere a plan is named: "Coffee · Every month · $18.00 every month".
+      fact('Plan', plan ? planLabel(named.product?.name, plan) : s.plan_id),
       fact('Price', s.quantity > 1 ? `${price} each` : price),
       fact('Quantity', String(s.quantity)),
-      fact('Next charge', [nextChargeText(s, upcoming), upcoming instanceof Error || !hasParts(upcoming) ? null : chargeLines(upcoming, s, productNames)]),
+      fact('Next charge', nextChargeText(s, upcoming)),
       s.discount ? fact('Discount', `${s.discount.code}: ${s.discount.type === 'percentage' ? `${s.discount.value}%` : formatMoney(s.discount.value, s.currency)} off${s.discount.cycles_remaining === null ? '' : `, ${s.discount.cycles_remaining} more ${s.discount.cycles_remaining === 1 ? 'renewal' : 'renewals'}`}`) : null,
       s.current_period_start && s.current_period_end && live ? fact('Current period', `${formatDate(s.current_period_start)} to ${formatDate(s.current_period_end)}`) : null,
       s.prepaid ? fact('Prepaid', `${s.prepaid.cycles_remaining} of ${s.prepaid.cycles_total} periods left`) : null,
@@ -94,6 +99,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
       s.cancellation_reason ? fact(s.cancellation_reason_code ? 'Your words' : 'Reason given', s.cancellation_reason) : null,
       fact('Started', formatDate(s.start_at)),
       fact('Reference', s.id),
+      storeZoneNote() ? fact('Time zone', storeZoneNote()!) : null,
     ),
   )
 
@@ -113,6 +119,7 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
     h(
       'div',
       { class: plan?.b2b ? 'detail-grid with-requests' : 'detail-grid' },
+      nextOrderSection(s, upcoming, productNames),
       h('div', { class: 'detail-side card' }, actionsSection({ app, subscription: s, plan, swapOptions, variants, instruments, store, onetimes, addOnProducts, upcoming, productNames, reload })),
       summary,
       chargesSection(app, s, charges),
@@ -177,13 +184,28 @@ async function namesOf(upcoming: UpcomingRenewal | Error, product: Product | nul
   return names
 }
 
-/** Whether the next charge is more than its one line at full price (else the amount says it all). */
-function hasParts(upcoming: UpcomingRenewal): boolean {
-  return upcoming.line_items.length > 1 || upcoming.discount_amount > 0 || upcoming.shipping_amount > 0 || upcoming.tax_amount > 0
+/**
+ * The next order as the service priced it (GET .../upcoming): its date, each line, the discount,
+ * shipping, tax and the total, the same figures the charge will carry; nothing is added up here.
+ * Without one (paused, overdue, ending, ended) it says why.
+ */
+function nextOrderSection(s: Subscription, upcoming: UpcomingRenewal | Error, names: Map<string, string>): HTMLElement {
+  const titleId = uid('next-order')
+  const body = upcoming instanceof Error ? [h('p', null, nextChargeText(s, upcoming))] : [
+    h(
+      'p',
+      { class: 'next-order-when' },
+      h('strong', null, formatDate(upcoming.next_charge_at)),
+      // A skipped renewal is not an order: the service's next one is the renewal after it.
+      s.skip_next && s.next_charge_at ? ` (the ${formatDate(s.next_charge_at)} renewal is skipped)` : '',
+    ),
+    chargeLines(upcoming, s, names),
+  ]
+  return h('section', { class: 'card next-order', 'aria-labelledby': titleId }, h('h2', { id: titleId }, 'Your next order'), ...body)
 }
 
 /**
- * What the next charge is made of, line by line, exactly as the service priced it (the same figures
+ * What the next order is made of, line by line, exactly as the service priced it (the same figures
  * the charge will carry): nothing is added up here.
  */
 function chargeLines(upcoming: UpcomingRenewal, s: Subscription, names: Map<string, string>): HTMLElement {
@@ -191,13 +213,13 @@ function chargeLines(upcoming: UpcomingRenewal, s: Subscription, names: Map<stri
   const row = (label: string, amount: string, className?: string) => h('li', className ? { class: className } : null, h('span', null, label), h('span', { class: 'amount' }, amount))
   return h(
     'ul',
-    { class: 'charge-lines', 'aria-label': 'The next charge, line by line' },
+    { class: 'charge-lines', 'aria-label': 'Your next order, line by line' },
     upcoming.line_items.map((line) => [
       row(`${names.get(line.product_id) ?? (line.type === 'onetime' ? 'Add-on' : 'Subscription')} × ${line.quantity}${line.type === 'onetime' ? ' (once)' : ''}`, money(line.amount)),
       line.discount_amount > 0 ? row(`Discount${s.discount ? ` ${s.discount.code}` : ''}`, `− ${money(line.discount_amount)}`, 'discount') : null,
     ]),
-    upcoming.shipping_amount > 0 ? row('Shipping', money(upcoming.shipping_amount)) : null,
-    upcoming.tax_amount > 0 ? row('Tax', money(upcoming.tax_amount)) : null,
+    row('Shipping', upcoming.shipping_amount > 0 ? money(upcoming.shipping_amount) : 'Free'),
+    row('Tax', money(upcoming.tax_amount)),
     row('Total', money(upcoming.amount), 'total'),
   )
 }
@@ -284,7 +306,7 @@ function renewalRow(attempts: Charge[]): HTMLTableRowElement {
     { class: `charge charge-${charge.status}`, 'data-attempts': attempts.length },
     h('td', { 'data-label': 'Date' }, h('time', { datetime: isoDate(charge.created_at) }, formatDate(charge.created_at))),
     h('td', { 'data-label': 'Amount' }, formatMoney(charge.amount, charge.currency)),
-    h('td', { 'data-label': 'Status' }, h('span', { class: `badge charge-status-${charge.status}` }, CHARGE_STATUS_LABEL[charge.status])),
+    h('td', { 'data-label': 'Status' }, h('span', { class: `badge ${chargeStatusClass(charge)}` }, chargeStatusLabel(charge))),
     h('td', { 'data-label': 'Details' }, details),
   )
 }
