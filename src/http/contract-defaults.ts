@@ -7,7 +7,8 @@ const IdempotencyKeyHeader = {
   maxLength: 255,
   description: 'Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true)',
 }
-const AcceptVersionHeader = { type: 'string', enum: ['1', 'v1'], description: 'Optional; any other value answers 406' }
+// Blanks around the value are allowed, as the version check (versioning.ts) trims them.
+const AcceptVersionHeader = { type: 'string', pattern: '^\\s*v?1\\s*$', description: 'Optional: `1` or `v1`; any other value answers 406' }
 
 type Schema = Record<string, any>
 

@@ -143,7 +143,7 @@ describe('payment recovery in the console (attention list, subscription page)', 
   const dialog = () => page.getByRole('dialog')
   const row = (id: string) => page.locator('.attention-item', { has: page.locator(`a[href$="/subscriptions/${id}"]`) })
   /** The subscriptions the page links to, in document order: one per row. */
-  const linkedSubscriptions = async () => (await page.locator('main a[href*="/console/subscriptions/"]').evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).pathname.split('/').pop()!)))
+  const linkedSubscriptions = async () => (await page.locator('main a[href*="/console/subscriptions/"]').evaluateAll((links) => links.map((a) => (a.getAttribute('href') ?? '').split('?')[0]!.split('/').pop()!)))
 
   async function screenshot(t: TestContext, name: string): Promise<void> {
     await page.locator('.loading').first().waitFor({ state: 'detached' })

@@ -297,7 +297,7 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
     await beans.getByRole('radio', { name: /^Fortnightly bag/ }).check()
     await page.getByRole('button', { name: 'Change plan' }).click()
     const confirmation = (await dialog().innerText()).replace(/\s+/g, ' ')
-    assert.match(confirmation, /From [A-Z][a-z]{2} \d{1,2}, \d{4}: Fortnightly bag \(\$10\.00 every 2 weeks\)\./, 'the confirmation says from when')
+    assert.match(confirmation, /From [A-Z][a-z]{2} \d{1,2}, \d{4}: House Blend Coffee Beans · Fortnightly bag · \$10\.00 every 2 weeks\./, 'the confirmation says from when')
     assert.match(confirmation, /New price: \$10\.00 every 2 weeks, for each of your 3\./, 'and the new price for each of the quantity')
     await dialog().getByRole('button', { name: 'Change plan' }).click()
     await notice().filter({ hasText: 'Your plan changes to Fortnightly bag' }).waitFor()
@@ -356,6 +356,8 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
     await dialog().waitFor({ state: 'hidden' })
     assert.match(await page.locator('.detail-head .badge').innerText(), /^Paused/, 'still paused')
 
+    // Keeping the paid period is the default (ticked): ending it now takes unticking it.
+    await page.getByLabel(/Keep it until the paid period ends/).uncheck()
     await page.getByRole('button', { name: 'Cancel subscription' }).click()
     await dialog().getByRole('button', { name: 'Yes, cancel it' }).click()
     await notice().filter({ hasText: 'Your subscription is cancelled.' }).waitFor()

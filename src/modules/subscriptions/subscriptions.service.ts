@@ -411,9 +411,10 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
      * worker finishes it); from a later `next_charge_at`, nothing is charged until then.
      */
     async reactivate(store: StoreRow, id: string, actor: Actor, input: { next_charge_at?: string | undefined }): Promise<{ view: SubscriptionView; settled: boolean }> {
-      assertMayReactivate(store, actor)
       const later = input.next_charge_at !== undefined
       const view = await mutate(store, id, actor, async ({ trx, subscription, now }) => {
+        // After the lock: another subscriber's subscription is 404 whatever the setting.
+        assertMayReactivate(store, actor)
         const at = input.next_charge_at !== undefined ? requireRescheduleTime(store, input.next_charge_at, now) : now
         assertCanReactivate(store, subscription, await findPlanRow(trx, store.id, subscription.plan_id))
         return reactivation(subscription, now, at)

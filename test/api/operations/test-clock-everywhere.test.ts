@@ -31,10 +31,12 @@ describe('a test-mode store reads its own clock on every page', () => {
   let shop: StoreWithKey & { planId: string }
   const sent: Mail[] = []
   // Real time as the worker's dispatcher sees it: moved by hand, never waited for.
-  const realClock = fixedClock(new Date(Date.now() + 60_000))
+  // (set when the tests start, not when a shared test process loads the file, maybe minutes earlier).
+  const realClock = fixedClock(new Date(0))
   let failFirst = true
 
   before(async () => {
+    realClock.set(new Date(Date.now() + 60_000))
     const mailer: Mailer = { send: async (mail) => void sent.push(mail), close: () => {} }
     t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, mailer, portalUrl: () => 'http://portal.test/portal' })
     runner = createJobRunner({ db: t.db, handlers: jobHandlersOf(t.services).filter(({ job }) => job === SendNotification), log: pino({ level: 'silent' }) })

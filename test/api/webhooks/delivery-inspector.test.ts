@@ -18,9 +18,10 @@ import { createEndpoint, drive, endpointAction, endpointsUrl, HOUR, MINUTE, subs
  * sent them then.
  */
 describe('webhook delivery inspector and health', () => {
-  // Real time at the start, to the second (webhook-timestamp is in seconds).
-  const R = Math.floor(Date.now() / 1000) * 1000
-  const clock = fixedClock(new Date(R - 25 * HOUR))
+  // Real time when the tests start (not when the file is loaded: a shared test process may load it
+  // minutes earlier), to the second (webhook-timestamp is in seconds).
+  let R = 0
+  const clock = fixedClock(new Date(0))
   let t: TestApp
   let run: TestDispatcher
   const receivers: WebhookReceiver[] = []
@@ -29,6 +30,8 @@ describe('webhook delivery inspector and health', () => {
   const BIG = Array.from({ length: (5 * 1024) / 8 }, (_, i) => `<${String(i).padStart(5, '0')}>\n`).join('')
 
   before(async () => {
+    R = Math.floor(Date.now() / 1000) * 1000
+    clock.set(new Date(R - 25 * HOUR))
     t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } })
     run = testDispatcher(t.db, { clock, retrySchedule: [HOUR, HOUR, HOUR] })
   })

@@ -64,7 +64,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
       // "1 day", "3 days" after the first failure (the legend and hint say after what).
       const unit = h('span', { class: 'unit', 'aria-hidden': 'true' }, days === 1 ? 'day' : 'days')
       box.addEventListener('input', () => (unit.textContent = box.value.trim() === '1' ? 'day' : 'days'))
-      return { controls: [box, unit], value: () => box.value.trim() }
+      return { controls: [box, unit], value: () => (box.value.trim() === '' ? Number.NaN : Number(box.value)) }
     },
   })
   const reminder = input({ type: 'number', name: 'renewal_reminder_days', value: store.renewal_reminder_days, min: 0, step: 1 })
@@ -79,7 +79,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
       field('Cancel past due subscriptions after (days)', pastDue),
     ],
     confirm: () => {
-      const days = dunning.values().map(Number)
+      const days = dunning.values()
       if (days.length === 0) return 'Keep at least one dunning retry.'
       if (days.some((d) => !Number.isInteger(d) || d < 1 || d > 60)) return 'Each dunning retry is a whole number of days from 1 to 60.'
       if (days.some((d, i) => i > 0 && d <= days[i - 1]!)) return 'List the dunning retries in order, each later than the one before.'
@@ -93,7 +93,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
       const updated = await api.updateStore({
         name: name.value.trim(),
         timezone: timezone.value.trim(),
-        dunning_retry_days: dunning.values().map(Number),
+        dunning_retry_days: dunning.values(),
         renewal_reminder_days: Number(reminder.value),
         past_due_cancel_days: Number(pastDue.value),
       })
