@@ -300,7 +300,7 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
     assert.match(confirmation, /From [A-Z][a-z]{2} \d{1,2}, \d{4}: House Blend Coffee Beans · Fortnightly bag · \$10\.00 every 2 weeks\./, 'the confirmation says from when')
     assert.match(confirmation, /New price: \$10\.00 every 2 weeks, for each of your 3\./, 'and the new price for each of the quantity')
     await dialog().getByRole('button', { name: 'Change plan' }).click()
-    await notice().filter({ hasText: 'Your plan changes to Fortnightly bag' }).waitFor()
+    await notice().filter({ hasText: 'Your plan changes to House Blend Coffee Beans · Fortnightly bag' }).waitFor()
   })
 
   test('keyboard only: open a subscription and skip its next renewal with Tab and Enter', async () => {

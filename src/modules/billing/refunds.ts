@@ -10,6 +10,7 @@ import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
 import type { RefundOutcome } from './gateways/index.ts'
 import { refundsOfCharges } from './refunds.repository.ts'
+import { storeClockOf } from '../stores/index.ts'
 import { markSubmitted, realNow, type BillingContext } from './renewal-context.ts'
 
 /**
@@ -96,15 +97,17 @@ export function createRefunds(ctx: BillingContext) {
           status: outcome.status,
           gateway_refund_id: outcome.status === 'succeeded' ? outcome.gatewayRefundId : null,
           failure_message: outcome.status === 'failed' ? outcome.message : null,
-          settled_at: settledAt,
+          // On the store's clock, as its charges are: a test store's refunds land in its own windows.
+          settled_at: storeClockOf('refunds.store_id', settledAt),
           lease_until: null,
           lease_token: null,
         })
         .where('id', '=', refund.id)
         .where('status', '=', 'pending')
         .where(heldBy(LEASES.refunds, token))
+        .returning('settled_at')
         .executeTakeFirst()
-      if (Number(done.numUpdatedRows) !== 1 || outcome.status === 'failed') {
+      if (!done || outcome.status === 'failed') {
         return trx.selectFrom('charges').selectAll().where('id', '=', refund.charge_id).executeTakeFirst()
       }
       const updated = await trx
@@ -115,7 +118,7 @@ export function createRefunds(ctx: BillingContext) {
         .executeTakeFirstOrThrow()
       // The charge with every refund, this one's reason included: the timeline shows it (CONTRACT 17).
       const refunds = (await refundsOfCharges(trx, [updated.id])).get(updated.id) ?? []
-      await ctx.events.recordMany(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: settledAt, data: presentCharge(updated, refunds), actor }])
+      await ctx.events.recordMany(trx, [{ storeId: updated.store_id, eventType: 'charge.refunded', occurredAt: done.settled_at ?? settledAt, data: presentCharge(updated, refunds), actor }])
       return updated
     })
   }
@@ -160,7 +163,7 @@ export function createRefunds(ctx: BillingContext) {
             // Behind another refund of this charge it waits its turn, free for the refund pass.
             lease_until: queued ? null : new Date(ctx.leaseClock.now().getTime() + ctx.leaseMs),
             lease_token: queued ? null : token,
-            created_at: realNow(),
+            created_at: store.test_clock_now ?? realNow(),
           })
           .returningAll()
           .executeTakeFirstOrThrow()

@@ -3713,8 +3713,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -3813,8 +3813,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -3917,8 +3917,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -4012,8 +4012,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -4127,8 +4127,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -4221,8 +4221,8 @@ export interface operations {
                 status?: "pending" | "charged" | "removed";
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -4304,8 +4304,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -4420,8 +4420,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -4509,8 +4509,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -4597,8 +4597,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -4706,8 +4706,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4783,8 +4783,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4899,8 +4899,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5001,8 +5001,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5091,8 +5091,8 @@ export interface operations {
                 status?: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5163,8 +5163,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -5242,8 +5242,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -5362,8 +5362,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -5470,8 +5470,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -5592,8 +5592,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -5700,8 +5700,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -5808,8 +5808,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -5934,8 +5934,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6048,8 +6048,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6165,8 +6165,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6292,8 +6292,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6419,8 +6419,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6536,8 +6536,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6655,8 +6655,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -6798,8 +6798,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -6881,8 +6881,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -6974,8 +6974,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -7057,8 +7057,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -7149,8 +7149,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -7276,8 +7276,8 @@ export interface operations {
                 subscription_id?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7348,8 +7348,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -7429,8 +7429,8 @@ export interface operations {
                 store_hash: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7506,8 +7506,8 @@ export interface operations {
                 platform_product_id: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7579,8 +7579,8 @@ export interface operations {
                 store_hash: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 /** @description The commerce platform's product identifier */
@@ -7664,8 +7664,8 @@ export interface operations {
                 store_hash: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7727,8 +7727,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -7805,8 +7805,8 @@ export interface operations {
                 product_id?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7868,8 +7868,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -7938,8 +7938,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8006,8 +8006,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8185,8 +8185,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8295,8 +8295,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -8448,8 +8448,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -8581,8 +8581,8 @@ export interface operations {
                 occurred_before?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8653,8 +8653,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -8740,8 +8740,8 @@ export interface operations {
                 platform_product_id?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8812,8 +8812,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -8929,8 +8929,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -9008,8 +9008,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -9094,8 +9094,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -9215,8 +9215,8 @@ export interface operations {
                 active?: boolean;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9287,8 +9287,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -9421,8 +9421,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -9500,8 +9500,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -9586,8 +9586,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -9695,8 +9695,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9776,8 +9776,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9851,8 +9851,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9919,8 +9919,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10012,8 +10012,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10080,8 +10080,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -10279,8 +10279,8 @@ export interface operations {
                 subscriber_id?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10351,8 +10351,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -10430,8 +10430,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -10525,8 +10525,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -10645,8 +10645,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -10753,8 +10753,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -10875,8 +10875,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -10983,8 +10983,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11091,8 +11091,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11208,8 +11208,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11322,8 +11322,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11439,8 +11439,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11566,8 +11566,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11693,8 +11693,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11810,8 +11810,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -11929,8 +11929,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -12063,8 +12063,8 @@ export interface operations {
                 subscription_id?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12135,8 +12135,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -12214,8 +12214,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -12329,8 +12329,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -12444,8 +12444,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -12559,8 +12559,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -12655,8 +12655,8 @@ export interface operations {
                 code?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12727,8 +12727,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -12865,8 +12865,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -12944,8 +12944,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -13021,8 +13021,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -13160,8 +13160,8 @@ export interface operations {
                 status?: "pending" | "charged" | "removed";
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -13243,8 +13243,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -13359,8 +13359,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -13448,8 +13448,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -13545,8 +13545,8 @@ export interface operations {
                 status?: "pending" | "succeeded" | "failed" | "requires_review";
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -13617,8 +13617,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -13696,8 +13696,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -13830,8 +13830,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -13948,8 +13948,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14025,8 +14025,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -14142,8 +14142,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -14271,8 +14271,8 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14358,8 +14358,8 @@ export interface operations {
                 status?: "pending" | "sent" | "failed";
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14430,8 +14430,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -14543,8 +14543,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14615,8 +14615,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -14731,8 +14731,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -14810,8 +14810,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -14887,8 +14887,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -15003,8 +15003,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -15111,8 +15111,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -15225,8 +15225,8 @@ export interface operations {
                 status?: "pending" | "succeeded" | "failed";
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -15308,8 +15308,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -15388,8 +15388,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;
@@ -15467,8 +15467,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -15582,8 +15582,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
                 /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
             };
@@ -15706,8 +15706,8 @@ export interface operations {
                 to?: string;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -15820,8 +15820,8 @@ export interface operations {
                 days?: number;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -15941,8 +15941,8 @@ export interface operations {
                 days?: number;
             };
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16037,8 +16037,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional; any other value answers 406 */
-                "accept-version"?: "1" | "v1";
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
             };
             path: {
                 id: string;

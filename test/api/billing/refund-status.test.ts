@@ -53,7 +53,9 @@ describe('refund status and reasons', () => {
       [[400, 'Bag arrived torn', 'succeeded', false]],
     )
     assert.match(partial.refunds[0].id, /^re_/)
-    assert.ok(partial.refunds[0].settled_at, 'when the money went back')
+    // A test store's refund is dated on its own clock, as its charges are (one clock on every page).
+    assert.equal(partial.refunds[0].settled_at, FEB10, 'when the money went back, on the store clock')
+    assert.equal(partial.refunds[0].created_at, FEB10)
 
     const second = await refund({ reason: 'Customer moved away' })
     assert.equal(second.statusCode, 200, second.body)
