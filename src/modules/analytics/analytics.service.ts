@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { DateTime } from 'luxon'
 import type { Db, Executor, StoreRow } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -7,7 +8,7 @@ import { addDays } from '../../lib/calendar.ts'
 import { chargeMetrics, latestTaxBases, loadRenewalInputs } from '../billing/index.ts'
 import { subscriptionMetrics, subscriptionsRenewingBefore, type MetricWindow } from '../subscriptions/index.ts'
 import type { CurrencyFiguresView, ExpectedRevenueView } from './analytics.schemas.ts'
-import { expectedRenewals, totalsByCurrency, type ExpectedRenewal } from './expected-revenue.ts'
+import { expectedRenewals, totalsByCurrency } from './expected-revenue.ts'
 export { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS }
 
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from './analytics.schemas.ts'
@@ -138,7 +139,10 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
     async expectedRevenue(store: StoreRow, days: number): Promise<ExpectedRevenueView> {
       const from = storeNow(store, clock)
       const to = addDays(from, days, store.timezone)
-      const renewals: ExpectedRenewal[] = []
+      // Summed as it goes (one subscription may renew hundreds of times in the window), and each
+      // subscription's forecast lets other requests run before the next: a big store's forecast
+      // takes long but never holds the process.
+      const totals = new Map<string, { currency: string; amount: number; renewals: number }>()
       let afterId: string | undefined
       for (;;) {
         const page = await subscriptionsRenewingBefore(db, store.id, to, { afterId, limit: FORECAST_PAGE })
@@ -146,12 +150,17 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
         const inputs = await loadRenewalInputs(db, page)
         const taxes = store.gateway === 'platform' ? await latestTaxBases(db, page.map((row) => row.id)) : new Map<string, { base: number; tax: number }>()
         for (const row of page) {
-          renewals.push(...expectedRenewals(row, inputs.stores.get(row.store_id) ?? store, inputs.addOns.get(row.id) ?? [], { from, to }, taxes.get(row.id)))
+          const renewals = expectedRenewals(row, inputs.stores.get(row.store_id) ?? store, inputs.addOns.get(row.id) ?? [], { from, to }, taxes.get(row.id))
+          for (const sum of totalsByCurrency(renewals)) {
+            const entry = totals.get(sum.currency) ?? { currency: sum.currency, amount: 0, renewals: 0 }
+            totals.set(sum.currency, { currency: sum.currency, amount: entry.amount + sum.amount, renewals: entry.renewals + sum.renewals })
+          }
+          await nextTurn()
         }
         if (page.length < FORECAST_PAGE) break
         afterId = page.at(-1)!.id
       }
-      return { object: 'expected_revenue', from: from.toISOString(), to: to.toISOString(), days, currencies: totalsByCurrency(renewals) }
+      return { object: 'expected_revenue', from: from.toISOString(), to: to.toISOString(), days, currencies: [...totals.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)) }
     },
   }
 }

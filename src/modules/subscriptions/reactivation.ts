@@ -1,6 +1,6 @@
 import type { PlanRow, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Actor } from '../../http/actors.ts'
-import { AppError } from '../../lib/errors.ts'
+import { AppError, invalidField } from '../../lib/errors.ts'
 import { RENEWAL_FAILED } from './billing-issues.ts'
 import type { Mutation } from './subscription-mutation.ts'
 import { transition } from './subscription-state.ts'
@@ -18,6 +18,18 @@ export function assertMayReactivate(store: Pick<StoreRow, 'portal_reactivation'>
   if (actor.kind === 'subscriber' && !store.portal_reactivation) {
     throw new AppError('forbidden', 'this store does not let subscribers reactivate a cancelled subscription here; ask the store to do it')
   }
+}
+
+/**
+ * What a subscriber may not do that the merchant may: restart a gift (someone else pays for it), or
+ * pick a start after the end of the period already paid for (service with nothing charged until
+ * then). The merchant's admin may do both.
+ */
+export function assertSubscriberMayStart(subscription: Pick<SubscriptionRow, 'gift' | 'current_period_end'>, actor: Actor, now: Date, at: Date): void {
+  if (actor.kind !== 'subscriber') return
+  if (subscription.gift !== null) throw new AppError('forbidden', 'a gift is started again by whoever pays for it; ask the store')
+  const paidUntil = subscription.current_period_end && subscription.current_period_end > now ? subscription.current_period_end : now
+  if (at > paidUntil) throw invalidField('/body/next_charge_at', `must not be later than the end of the period already paid for (${paidUntil.toISOString()})`)
 }
 
 /** 409 unless the subscription is cancelled and can start again now on its plan. */

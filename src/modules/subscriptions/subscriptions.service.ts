@@ -9,7 +9,7 @@ import { createFirstPageLoader } from './first-pages.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 import { createMutator, type SubscriptionWrites } from './subscription-writes.ts'
-import { assertCanReactivate, assertMayReactivate, reactivation } from './reactivation.ts'
+import { assertCanReactivate, assertMayReactivate, assertSubscriberMayStart, reactivation } from './reactivation.ts'
 import { assertCanRenewNow, assertCanRetryNow, RENEW_NOW_WAIT_MS, requireRescheduleTime, waitForRenewal, type RenewNow } from './order-now.ts'
 import { presentSubscriber, presentSubscription } from './subscription.presenter.ts'
 import { reanchorAtNextCharge, scheduleAtResume, scheduleFrom } from './subscription-schedule.ts'
@@ -417,6 +417,7 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
         assertMayReactivate(store, actor)
         const at = input.next_charge_at !== undefined ? requireRescheduleTime(store, input.next_charge_at, now) : now
         assertCanReactivate(store, subscription, await findPlanRow(trx, store.id, subscription.plan_id))
+        assertSubscriberMayStart(subscription, actor, now, at)
         return reactivation(subscription, now, at)
       })
       if (later) return { view, settled: true }

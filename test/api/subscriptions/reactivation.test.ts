@@ -178,4 +178,28 @@ describe('reactivating a cancelled subscription', () => {
     const subscriber = await t.db.selectFrom('subscribers').select('email').where('id', '=', sub.subscriber_id).executeTakeFirstOrThrow()
     assert.deepEqual(reactivated.actor, { type: 'subscriber', id: sub.subscriber_id, label: subscriber.email })
   })
+
+  test('a subscriber cannot start it after the paid period ends (no service unpaid), nor restart a gift on the giver\'s card; the admin can', async () => {
+    const { shop, sub } = await cancelled()
+    const on = await call(t.app, { method: 'PATCH', url: '/api/v1/admin/store', headers: shop.auth, payload: { portal_reactivation: true } })
+    assert.equal(on.statusCode, 200, on.body)
+    const portal = await signInSubscriber(t.app, t.db, shop.store.id, sub.subscriber_id)
+    const fromPortal = (id: string, auth: Record<string, string>, payload?: Record<string, unknown>) =>
+      call(t.app, { method: 'POST', url: `/api/v1/portal/subscriptions/${id}/reactivate`, headers: auth, ...(payload ? { payload } : {}) })
+    // Paid until Feb 10 (the period charged on Jan 10): a start in June would be four months unpaid.
+    assertProblem(await fromPortal(sub.id, portal.auth, { next_charge_at: '2026-06-01T09:00:00.000Z' }), 400, 'validation_failed')
+    assert.equal((await getSubscription(t.app, shop.auth, sub.id)).status, 'cancelled', 'nothing changed')
+    const atPaidEnd = await fromPortal(sub.id, portal.auth, { next_charge_at: '2026-02-10T09:00:00.000Z' })
+    assert.equal(atPaidEnd.statusCode, 200, atPaidEnd.body)
+    assert.equal(atPaidEnd.json.next_charge_at, '2026-02-10T09:00:00.000Z')
+
+    // A gift: the recipient signs in, but the giver pays; only the store may start it again.
+    const [gift] = await checkout(t.app, shop.auth, checkoutBody(shop.planId, { email: 'giver@example.com', gift: { recipient_email: 'recipient@example.com' } }))
+    assert.equal((await act(t.app, shop.auth, gift.id, 'cancel', {})).statusCode, 200)
+    const recipient = await signInSubscriber(t.app, t.db, shop.store.id, gift.subscriber_id)
+    assertProblem(await fromPortal(gift.id, recipient.auth), 403, 'forbidden')
+    assert.equal((await getSubscription(t.app, shop.auth, gift.id)).status, 'cancelled')
+    const byAdmin = await reactivate(shop, gift.id, { next_charge_at: '2026-03-01T09:00:00.000Z' })
+    assert.equal(byAdmin.statusCode, 200, byAdmin.body)
+  })
 })
