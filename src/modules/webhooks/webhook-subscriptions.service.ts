@@ -181,6 +181,10 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       const endpoint = await requireEndpoint(store, id)
       const since = new Date(clock.now().getTime() - WEBHOOK_HEALTH_WINDOW_HOURS * 3_600_000)
       const figures = await repo.endpointHealth(db, id, since, NOT_SENT_ERROR)
+      // Failing and retrying run on real time; shown, they keep their distance from now on the store's
+      // clock (a retry in 4 minutes is 4 minutes after the store's now), so a test store's page reads one clock.
+      const offset = storeNow(store, clock).getTime() - clock.now().getTime()
+      const onStoreClock = (at: Date | null) => (at === null ? null : toRfc3339(new Date(at.getTime() + offset)))
       return {
         object: 'webhook_health',
         webhook_subscription_id: endpoint.id,
@@ -192,14 +196,14 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
         failed: figures.attempts - figures.succeeded,
         success_rate: figures.attempts === 0 ? null : figures.succeeded / figures.attempts,
         failing: endpoint.failing_since !== null,
-        failing_since: toRfc3339OrNull(endpoint.failing_since),
+        failing_since: onStoreClock(endpoint.failing_since),
         failures_since_success: figures.failuresSinceSuccess,
         last_success_at: toRfc3339OrNull(figures.lastSuccessAt),
         last_failure: figures.lastFailure
           ? { attempted_at: toRfc3339(figures.lastFailure.attempted_at), status_code: figures.lastFailure.status_code, error: figures.lastFailure.error }
           : null,
         pending: figures.pending,
-        next_retry_at: toRfc3339OrNull(figures.nextRetryAt),
+        next_retry_at: onStoreClock(figures.nextRetryAt),
       }
     },
 

@@ -153,7 +153,7 @@ export const WebhookHealth = Type.Object(
     failed: Type.Integer({ minimum: 0, description: 'Attempts answered otherwise (410 included), or not answered (refused, timed out)' }),
     success_rate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: '`succeeded` / `attempts`; null when nothing was sent in the window' })),
     failing: Type.Boolean({ description: 'True while the endpoint is failing: its latest attempts failed and none has succeeded since `failing_since`' }),
-    failing_since: Nullable(Timestamp, { description: 'When it started failing without a success; it is disabled once this is 5 days old (the service setting)' }),
+    failing_since: Nullable(Timestamp, { description: 'When it started failing without a success; it is disabled once this is 5 days old (the service setting). Failing runs on real time: a test store whose clock was moved sees it at the same distance before its own now' }),
     failures_since_success: Type.Integer({ minimum: 0, description: "The window's attempts after its last success: all of them when none succeeded" }),
     last_success_at: Nullable(Timestamp, { description: 'The latest successful attempt in the window' }),
     last_failure: Nullable(
@@ -164,7 +164,7 @@ export const WebhookHealth = Type.Object(
       { description: 'The latest failed attempt in the window' },
     ),
     pending: Type.Integer({ minimum: 0, description: 'Deliveries waiting to be sent or retried' }),
-    next_retry_at: Nullable(Timestamp, { description: 'When the next retry of a failed delivery is due; null when none waits' }),
+    next_retry_at: Nullable(Timestamp, { description: 'When the next retry of a failed delivery is due; null when none waits. Retries run on real time: a test store whose clock was moved sees it at the same distance after its own now' }),
   },
   { $id: 'WebhookHealth', title: 'WebhookHealth', additionalProperties: false },
 )

@@ -1,7 +1,7 @@
 import { api, ApiError } from './api.ts'
 import { h, replaceChildren } from '../shared/dom.ts'
 import { Shell, type SignInMessage } from '../shared/shell.ts'
-import { dateTime, useStore } from './format.ts'
+import { dateTime, setStoreClock, useStore } from './format.ts'
 import { navigate, paths, ROOT } from './router.ts'
 import { clearKey, credentialScope, currentKey, setCredentialScope, signedInVia } from './session.ts'
 import type { Store } from './types.ts'
@@ -77,10 +77,11 @@ class ConsoleApp extends Shell {
    * store (subscriptions, emails, webhooks, keys) is on it, while a failed webhook's retry waits in real time.
    */
   showClock(): void {
-    if (this.store?.mode !== 'test') return
+    if (this.store?.mode !== 'test') return setStoreClock(null)
     void api.testClock().then(
       (clock) => {
         this.clock = clock
+        setStoreClock(clock.follows_real_time ? null : clock.now)
         this.renderClock()
       },
       () => {},

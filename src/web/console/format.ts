@@ -66,6 +66,18 @@ export function dateTime(iso: string | null | undefined): string {
  * wall clock whatever a test store's clock says (a webhook's next attempt), where a date on the
  * store's clock would mislead.
  */
+let storeClockMs: number | null = null
+
+/** A test store's moved clock, as the console last read it (null: the store follows real time). */
+export function setStoreClock(iso: string | null): void {
+  storeClockMs = iso === null ? null : Date.parse(iso)
+}
+
+/** Now on the store's clock: where a moved test clock stands, else real time. */
+export function storeNowMs(): number {
+  return storeClockMs ?? Date.now()
+}
+
 export function fromNow(iso: string | null | undefined, now: number = Date.now()): string {
   if (!iso) return '—'
   const ms = Date.parse(iso) - now

@@ -489,7 +489,7 @@ export type paths = {
         put?: never;
         /**
          * Start a cancelled subscription again
-         * @description Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. 409 `invalid_state` unless it is cancelled, and when its plan is archived or the store's billing is stopped. Records `subscription.reactivated`.
+         * @description Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. A subscriber cannot start it later than the end of the period already paid for (400 `validation_failed` at `/body/next_charge_at`), nor restart a gift, which whoever pays for it restarts (403 `forbidden`). 409 `invalid_state` unless it is cancelled, and when its plan is archived or the store's billing is stopped. Records `subscription.reactivated`.
          */
         post: operations["reactivatePortalSubscription"];
         delete?: never;
@@ -3141,7 +3141,7 @@ export type components = {
             failing: boolean;
             /**
              * Format: date-time
-             * @description When it started failing without a success; it is disabled once this is 5 days old (the service setting)
+             * @description When it started failing without a success; it is disabled once this is 5 days old (the service setting). Failing runs on real time: a test store whose clock was moved sees it at the same distance before its own now
              * @example 2026-11-22T05:00:00.000Z
              */
             failing_since: string | null;
@@ -3168,7 +3168,7 @@ export type components = {
             pending: number;
             /**
              * Format: date-time
-             * @description When the next retry of a failed delivery is due; null when none waits
+             * @description When the next retry of a failed delivery is due; null when none waits. Retries run on real time: a test store whose clock was moved sees it at the same distance after its own now
              * @example 2026-11-22T05:00:00.000Z
              */
             next_retry_at: string | null;

@@ -106,6 +106,11 @@ describe('a test-mode store reads its own clock on every page', () => {
     // The retry is real-time mechanics: due a minute (± 10% jitter) after the real attempt, whatever the store's clock says.
     const retryIn = Date.parse(failed.next_attempt_at) - realClock.now().getTime()
     assert.ok(retryIn >= 54_000 && retryIn <= 66_000, `next attempt in ${retryIn} ms of real time`)
+    // The endpoint's health shows that retry at its distance from now on the store's clock (the dispatcher's
+    // clock here runs a minute ahead of the app's, hence up to two minutes), not 100 days away at real time.
+    const health = (await admin('GET', `/webhook-subscriptions/${endpoint.id}/health`)).json
+    const shownIn = Date.parse(health.next_retry_at) - Date.parse(T1)
+    assert.ok(shownIn > 0 && shownIn <= 130_000, `health shows the retry ${shownIn} ms after the store's now`)
 
     // The subscriber's welcome email: logged at the store's time.
     await runJobs()

@@ -1,7 +1,7 @@
 import { api, errorText } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren, type Child } from '../../shared/dom.ts'
-import { currentTimeZone, dateTime, fromNow, isoToStoreInput, number, percent, storeTimeToIso } from '../format.ts'
+import { currentTimeZone, dateTime, fromNow, isoToStoreInput, number, percent, storeNowMs, storeTimeToIso } from '../format.ts'
 import { navigate, paths } from '../router.ts'
 import type { Delivery, DeliveryDetail, WebhookEndpoint, WebhookHealth } from '../types.ts'
 import { actionForm, badge, definitionList, errorBox, field, input, loading, pageHeader, section, select, table } from '../ui.ts'
@@ -45,7 +45,7 @@ function healthLines(endpoint: WebhookEndpoint, hl: WebhookHealth | null): Child
   ]
   const failing = [
     hl.failing && hl.failures_since_success > 0 ? `The last ${plural(hl.failures_since_success, 'attempt', 'attempts')} failed` : '',
-    hl.next_retry_at ? `next retry ${fromNow(hl.next_retry_at)}` : '',
+    hl.next_retry_at ? `next retry ${fromNow(hl.next_retry_at, storeNowMs())}` : '',
   ].filter(Boolean).join('; ')
   if (failing) lines.push(h('span', null, `${failing.charAt(0).toUpperCase()}${failing.slice(1)}.`))
   if (endpoint.disabled_reason) lines.push(h('span', null, `Disabled: ${endpoint.disabled_reason}.`))
@@ -74,7 +74,7 @@ function healthFacts(endpoint: WebhookEndpoint, hl: WebhookHealth): [string, Chi
     ],
     ['Last failure', hl.last_failure ? `${dateTime(hl.last_failure.attempted_at)}: ${answerText(hl.last_failure.status_code, hl.last_failure.error)}` : 'None in the last 24 hours'],
     ['Last success', hl.last_success_at ? dateTime(hl.last_success_at) : 'None in the last 24 hours'],
-    ['Waiting', hl.pending === 0 ? 'Nothing' : `${plural(hl.pending, 'delivery', 'deliveries')}${hl.next_retry_at ? `; next retry ${fromNow(hl.next_retry_at)} (real time)` : ''}`],
+    ['Waiting', hl.pending === 0 ? 'Nothing' : `${plural(hl.pending, 'delivery', 'deliveries')}${hl.next_retry_at ? `; next retry ${fromNow(hl.next_retry_at, storeNowMs())} (real time)` : ''}`],
   ]
   return facts
 }
