@@ -15,7 +15,7 @@ export async function paymentRecoveryRoutes(app: App, recovery: PaymentRecovery)
       summary: 'Retry the failed renewal now',
       description:
         'For a subscription in dunning (its renewal charge failed and a retry is to come) or `past_due`: the next retry of the unpaid period runs now, with the subscription\'s current payment instrument, ' +
-        'through the renewal engine (the same claim, idempotency key, lease, events and settlement as a scheduled retry: `subscription.charged`, then `charge.succeeded` or `charge.failed`). ' +
+        'through the renewal engine (records `subscription.retry_requested` naming who asked, then the same claim, idempotency key, lease, events and settlement as a scheduled retry: `subscription.charged`, then `charge.succeeded` or `charge.failed`). ' +
         'A success recovers the subscription as a scheduled retry would (`past_due` becomes `active` with `subscription.activated`; the paid period becomes current, the next renewal follows it). ' +
         "A failure counts as one of the dunning attempts: the next retry is the store's schedule's next (`charge.next_retry_at`), or none after the last (`past_due`). " +
         'The request waits up to 10 s for the outcome: 200 with the charge once it is settled (`status` `succeeded` or `failed`), else 202 with the charge while it is still `pending` (the worker finishes it). ' +

@@ -23,6 +23,7 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.discount_applied',
   'subscription.discount_removed',
   'subscription.reactivated',
+  'subscription.retry_requested',
   'prepaid.order_created',
   'shipping.address_updated',
 ] as const

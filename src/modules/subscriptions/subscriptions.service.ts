@@ -366,8 +366,8 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     async retryCharge(store: StoreRow, id: string, actor: Actor): Promise<{ chargeId: string; settled: boolean }> {
       const view = await mutate(store, id, actor, ({ subscription, now }) => {
         assertCanRetryNow(store, subscription)
-        // No event of its own: the attempt's subscription.charged follows at once, as for any retry.
-        return { set: { next_charge_at: now }, events: [] }
+        // Who asked is recorded here (the attempt's own events are the renewal engine's, as any retry's).
+        return { set: { next_charge_at: now }, events: ['subscription.retry_requested'] }
       })
       const before = view.latest_charge_id
       const claimed = async () => (await findSubscription(db, store.id, id))?.latest_charge_id !== before

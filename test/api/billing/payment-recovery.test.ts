@@ -120,8 +120,10 @@ describe('payment recovery: retry now, the payment update link, the attention li
       assert.equal(after.current_period_start, FEB10)
       assert.equal(after.next_charge_at, MAR10, 'the next renewal, not a retry')
       // The engine's own events: the attempt recorded, then settled.
-      const events = await t.db.selectFrom('events').select(['event_type', 'entity_id']).where('store_id', '=', shop.store.id).where('entity_id', 'in', [subscription.id, charge.id]).orderBy('position').execute()
-      assert.deepEqual(events.slice(-2).map((event) => event.event_type), ['subscription.charged', 'charge.succeeded'])
+      // Who asked comes first (the admin's key), then the engine's own events: the attempt recorded, then settled.
+      const events = await t.db.selectFrom('events').select(['event_type', 'entity_id', 'payload']).where('store_id', '=', shop.store.id).where('entity_id', 'in', [subscription.id, charge.id]).orderBy('position').execute()
+      assert.deepEqual(events.slice(-3).map((event) => event.event_type), ['subscription.retry_requested', 'subscription.charged', 'charge.succeeded'])
+      assert.equal(JSON.parse(events.at(-3)!.payload).actor.type, 'admin_key', 'the retry names who asked for it')
 
       // Nothing owed any more: a second retry is refused, and Feb 11's scheduled retry charges nothing.
       assertProblem(await retry(shop, subscription.id), 409, 'invalid_state', { what: 'nothing is owed' })
@@ -169,7 +171,7 @@ describe('payment recovery: retry now, the payment update link, the attention li
       assert.equal(after.past_due_at, null)
       assert.equal(after.next_charge_at, MAR10)
       const events = await t.db.selectFrom('events').select('event_type').where('entity_id', '=', subscription.id).orderBy('position').execute()
-      assert.deepEqual(events.slice(-3).map((event) => event.event_type), ['subscription.past_due', 'subscription.charged', 'subscription.activated'])
+      assert.deepEqual(events.slice(-4).map((event) => event.event_type), ['subscription.past_due', 'subscription.retry_requested', 'subscription.charged', 'subscription.activated'])
       assert.deepEqual(await attention(shop), [])
     })
 
