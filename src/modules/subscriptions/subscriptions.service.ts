@@ -212,6 +212,20 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     })
   }
 
+  /**
+   * Runs the renewal engine for a subscription just made due now (order now, reactivation) and waits
+   * for its charge to settle, or for `renewNowWaitMs` (`settled: false`: the worker finishes it).
+   */
+  async function renewAndWait(store: StoreRow, id: string, view: SubscriptionView): Promise<{ view: SubscriptionView; settled: boolean }> {
+    if (!renewNow) return { view, settled: false }
+    const before = view.latest_charge_id
+    const settled = await waitForRenewal(() => renewNow(store.id, id), async () => {
+      const row = await findSubscription(db, store.id, id)
+      return row !== undefined && row.pending_charge_id === null && row.latest_charge_id !== before
+    }, renewNowWaitMs)
+    return { view: presentSubscription((await findSubscription(db, store.id, id))!, store.store_hash), settled }
+  }
+
   return {
     async get(store: StoreRow, id: string, actor: Actor): Promise<SubscriptionView> {
       const row = await findSubscription(db, store.id, id)
@@ -346,13 +360,7 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
         // No event of its own: the renewal's subscription.charged follows at once, as for any renewal.
         return { set: { ...scheduleFrom(subscription, now), skip_next: false }, events: [] }
       })
-      if (!renewNow) return { view, settled: false }
-      const before = view.latest_charge_id
-      const settled = await waitForRenewal(() => renewNow(store.id, id), async () => {
-        const row = await findSubscription(db, store.id, id)
-        return row !== undefined && row.pending_charge_id === null && row.latest_charge_id !== before
-      }, renewNowWaitMs)
-      return { view: presentSubscription((await findSubscription(db, store.id, id))!, store.store_hash), settled }
+      return renewAndWait(store, id, view)
     },
 
     /**
@@ -421,13 +429,7 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
         return reactivation(subscription, now, at)
       })
       if (later) return { view, settled: true }
-      if (!renewNow) return { view, settled: false }
-      const before = view.latest_charge_id
-      const settled = await waitForRenewal(() => renewNow(store.id, id), async () => {
-        const row = await findSubscription(db, store.id, id)
-        return row !== undefined && row.pending_charge_id === null && row.latest_charge_id !== before
-      }, renewNowWaitMs)
-      return { view: presentSubscription((await findSubscription(db, store.id, id))!, store.store_hash), settled }
+      return renewAndWait(store, id, view)
     },
 
     /** Moves the next renewal; the billing anchor moves with it (see scheduleFrom). */
