@@ -440,7 +440,11 @@ describe('a platform slower than the charge lease (PostgreSQL)', { skip: !onPost
         assertChargesMatchPayments(charges, sim, STORE_HASH)
         for (const charge of review) {
           const order = charge.platform_order_id === null ? undefined : sim.order(STORE_HASH, Number(charge.platform_order_id))
-          assert.ok(charge.submitted_at !== null, `${charge.id} waits for review, so it had been marked submitted`)
+          // Under review with no submission mark is right too: a step before the payment (the order, its
+          // stock, a payment access token) stayed unknown past the grace period on a loaded machine. Either
+          // way the platform never saw a payment for its order (below).
+          assert.equal(charge.review?.code, 'outcome_unknown', `${charge.id} waits for review because its outcome stayed unknown: ${JSON.stringify(charge.review)}`)
+          if (charge.submitted_at === null) t.diagnostic(`${charge.id} waits for review before its payment was submitted: ${charge.review?.message}`)
           assert.equal(order?.successful_payments ?? 0, 0, `${charge.id} waits for review while its order ${charge.platform_order_id} was paid`)
           assert.equal(order?.payment_requests ?? 0, 0, `${charge.id}: its payment never reached the platform`)
         }

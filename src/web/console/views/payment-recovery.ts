@@ -84,18 +84,22 @@ export function sendLinkForm(target: RecoveryTarget, done: () => Promise<unknown
  * "Change card": on a store that charges through BigCommerce, one of the subscriber's other stored
  * cards (as the portal lists them); on a test-gateway store, any instrument id typed in.
  */
-export function changeCardForm(s: Subscription, done: () => Promise<unknown>, { owesPayment }: { owesPayment: boolean }): HTMLElement {
+export function changeCardForm(s: Subscription, done: () => Promise<unknown>, { owesPayment, storeGateway }: { owesPayment: boolean; storeGateway: 'platform' | 'test' | undefined }): HTMLElement {
   const choice = select('payment_instrument_id', [['', 'Loading the stored cards…']])
   choice.disabled = true
   const typed = input({ type: 'text', name: 'payment_instrument_token', autocomplete: 'off', spellcheck: false, maxlength: 200 })
-  const holder = h('div', { class: 'card-choice' }, field('Card', choice))
-  let gateway: 'platform' | 'test' | null = null
+  const typedField = () => field('Payment instrument id', typed, { hint: 'The test gateway keeps no cards: any id is accepted (one ending in _declined is declined).' })
+  // Laid out at once from the store's gateway, when the page knows it: a form that changed shape once
+  // the cards arrived moved the buttons below it under the merchant's pointer (a click meant for
+  // "Remove discount" landed on nothing).
+  const holder = h('div', { class: 'card-choice' }, storeGateway === 'test' ? typedField() : field('Card', choice))
+  let gateway: 'platform' | 'test' | null = storeGateway === 'test' ? 'test' : null
   const labels = new Map<string, string>()
-  void api.paymentInstruments(s.id).then(
+  if (gateway !== 'test') void api.paymentInstruments(s.id).then(
     (list) => {
       gateway = list.gateway
       if (list.gateway === 'test') {
-        holder.replaceChildren(field('Payment instrument id', typed, { hint: 'The test gateway keeps no cards: any id is accepted (one ending in _declined is declined).' }))
+        holder.replaceChildren(typedField())
         return
       }
       const others = list.data.filter((card) => card.token !== s.payment_instrument_id)
@@ -167,7 +171,7 @@ export function paymentRecoverySection(app: ConsoleApp, s: Subscription, email: 
       { class: 'recovery-actions' },
       h('div', { class: 'action-group' }, h('h3', null, 'Try the same card again'), retryNowForm(target, reload)),
       h('div', { class: 'action-group' }, h('h3', null, 'Ask the subscriber for a new card'), sendLinkForm(target, reload)),
-      h('div', { class: 'action-group' }, h('h3', null, 'Charge another card'), changeCardForm(s, reload, { owesPayment: true })),
+      h('div', { class: 'action-group' }, h('h3', null, 'Charge another card'), changeCardForm(s, reload, { owesPayment: true, storeGateway: app.store?.gateway })),
     ),
   )
 }

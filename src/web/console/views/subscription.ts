@@ -472,7 +472,7 @@ function actions(app: ConsoleApp, s: Subscription, reload: () => Promise<unknown
   }
 
   // Another card of the subscriber; in dunning it is one of the Payment recovery actions instead.
-  if (!owesPayment) forms.push(group('Payment method', changeCardForm(s, reload, { owesPayment: false })))
+  if (!owesPayment) forms.push(group('Payment method', changeCardForm(s, reload, { owesPayment: false, storeGateway: app.store?.gateway })))
 
   forms.push(group('Discount', discountForm(s, reload)))
 
