@@ -48,7 +48,7 @@ function renewalsDue(interval: PlanInterval, start: Date, until: Date): number {
   return count
 }
 
-/** >= 1,000 subscriptions due at T1: monthly and weekly, paying, timing out once, or declined. */
+/** >= `total` subscriptions due at T1: monthly and weekly, paying, timing out once, or declined. */
 async function seed(db: Db, total: number): Promise<Population> {
   const clock = fixedClock(T0)
   let store = await ensureBootstrapStore(db, { storeHash: STORE_HASH, adminApiKey: ADMIN_KEY, mode: 'test' })
@@ -216,14 +216,17 @@ async function settledInDatabase(db: Db, storeId: string): Promise<{ settled: nu
 }
 
 describe('exactly-once charging under SIGKILL (docs/contract.md, Billing)', { timeout: 600_000 }, () => {
-  const SUBSCRIPTIONS = 1_000
-  const KILLS = onPostgres ? 12 : 6
+  // The PostgreSQL pass (CI) runs the full population and 12 kills. On PGlite (npm test) the same property
+  // under fewer, smaller rounds: what only the embedded database adds (its directory surviving SIGKILL, one
+  // connection for everything) shows with 400 subscriptions as with 1,000, at a third of the CPU.
+  const SUBSCRIPTIONS = onPostgres ? 1_000 : 400
+  const KILLS = onPostgres ? 12 : 5
 
   const database = workerDatabase(WORKER_ENV, 'sb-exactly-once-')
 
-  test(`a worker killed ${KILLS} times mid-run over >= 1,000 due subscriptions charges every period exactly once`, async (t) => {
+  test(`a worker killed ${KILLS} times mid-run over >= ${SUBSCRIPTIONS} due subscriptions charges every period exactly once`, async (t) => {
     const population = await database.use((db) => seed(db, SUBSCRIPTIONS), { migrate: true })
-    assert.ok(population.expected.size >= 1_000)
+    assert.ok(population.expected.size >= SUBSCRIPTIONS)
     const expectedCharges = await expectedChargeCount(population)
     const progress: number[] = []
 

@@ -1,8 +1,7 @@
 // Magic-link sign-in (docs/contract.md, Magic-link sign-in) end to end: the service, its job runner with the
 // real handlers, and a real SMTP server; the link is read from the received email, as a subscriber would.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 // wall clock: waitFor below polls a running job runner and a real SMTP server.
@@ -19,6 +18,7 @@ import { sha256Hex } from '../../../src/lib/secrets.ts'
 import { createMailer, type Mailer } from '../../../src/lib/mailer.ts'
 import { resolveSessionSecret, SendMagicLink } from '../../../src/modules/portal-auth/index.ts'
 import { createTestDatabase, onPostgres } from '../../helpers/database.ts'
+import { newDataDir } from '../../helpers/data-dir.ts'
 import { signInSubscriber } from '../../helpers/portal.ts'
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helpers/smtp-sink.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
@@ -585,8 +585,10 @@ describe('portal sign-in without SMTP_URL', () => {
 
 describe('the session signing secret without JWT_SECRET', () => {
   const dirs: string[] = []
-  const tempDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'portal-secret-'))
+  // A DATA_DIR whose database initdb has made already (a copy, test/helpers/data-dir.ts): initdb is ~8 s
+  // of CPU and not what this suite is about.
+  const tempDir = async () => {
+    const dir = await newDataDir('portal-secret-')
     dirs.push(dir)
     return dir
   }
@@ -611,7 +613,7 @@ describe('the session signing secret without JWT_SECRET', () => {
 
   // The embedded database only; the same code runs whatever DATABASE_URL says, so once is enough.
   test('on an embedded DATA_DIR: generated once, kept in a 0600 file, and sessions survive a restart', { skip: onPostgres && 'embedded database only (runs without DATABASE_URL)' }, async () => {
-    const dir = tempDir()
+    const dir = await tempDir()
     let database = await openPglite(dir)
     let t = await buildTestApp({ database, env: { DATA_DIR: dir } })
     let token: string
