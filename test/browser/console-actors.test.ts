@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
 
@@ -20,8 +16,6 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
 
 const STORE_HASH = 'actorsconsole'
 const ADMIN_KEY = 'sk_test_console_actors_0123456789abcdef'
-const ARTEFACTS = new URL('../../test-results/console-actors/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const DAY = 86_400_000
 const ADA = 'ada.actors@example.com'
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
@@ -30,8 +24,7 @@ describe('who did what, and reactivation, in the console', { skip: skipWithoutCh
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
   let sink: SmtpSink
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let browser: Browser
   let page: Page
   let subscriptionId: string
@@ -73,14 +66,8 @@ describe('who did what, and reactivation, in the console', { skip: skipWithoutCh
   before(async () => {
     sink = await startSmtpSink()
     web = await buildWebForTest()
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-actors-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-actors-')
+    const databaseEnv = database.env
     server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, SMTP_URL: sink.url, LOG_LEVEL: 'error' })
     ;[subscriptionId, browser] = await Promise.all([seed(), launchBrowser()])
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
@@ -93,8 +80,7 @@ describe('who did what, and reactivation, in the console', { skip: skipWithoutCh
     await browser?.close()
     await server?.stop()
     await sink?.close()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
   })
 
@@ -105,25 +91,7 @@ describe('who did what, and reactivation, in the console', { skip: skipWithoutCh
   /** The timeline's line for an event type (its code is on the line), newest first. */
   const line = (type: string) => timeline().locator('li', { has: page.locator('code.event-code', { hasText: new RegExp(`^${type.replace('.', '\\.')}$`) }) }).first()
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      await page.mouse.move(0, 0)
-      const file = `console-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-actors', name, { prefix: 'console' })
 
   test('the timeline says who did each thing: a named key, the subscriber, the renewal worker', async (t) => {
     await page.goto(`${server.origin}/console/subscriptions/${subscriptionId}`)

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, signInToConsole, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 /**
@@ -21,16 +17,13 @@ import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 const STORE_HASH = 'customersconsole'
 const ADMIN_KEY = 'sk_test_console_customers_0123456789abcdef'
-const ARTEFACTS = new URL('../../test-results/console-customers/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const HOME = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const OFFICE = { name: 'Ada Lovelace', line1: '1 Engine House', line2: 'Floor 2', city: 'London', postal_code: 'N1 9GU', country: 'GB' }
 
 describe('console: find a customer and open their page', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let browser: Browser
   let page: Page
   const seeded = { coffee: '', tea: '', grace: '', ada: '' }
@@ -62,31 +55,21 @@ describe('console: find a customer and open their page', { skip: skipWithoutChro
 
   before(async () => {
     web = await buildWebForTest()
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-console-customers-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-console-customers-')
+    const databaseEnv = database.env
     server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
     await seed()
     browser = await launchBrowser()
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
     page = await context.newPage()
     watchPage(page, () => server.origin, { pageProblems })
-    await page.goto(`${server.origin}/console`)
-    await page.getByLabel('Admin API key').fill(ADMIN_KEY)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await heading().filter({ hasText: 'Overview' }).waitFor()
+    await signInToConsole(page, server.origin, ADMIN_KEY)
   })
 
   after(async () => {
     await browser?.close()
     await server?.stop()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
     assert.deepEqual(pageProblems, [])
   })
@@ -95,24 +78,7 @@ describe('console: find a customer and open their page', { skip: skipWithoutChro
   const notice = () => page.locator('.results .result-count')
   const rows = () => page.locator('.results tbody tr').allInnerTexts()
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      const file = `console-customers-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-customers', name)
 
   async function searchFor(text: string): Promise<void> {
     await page.getByLabel('Email, name, order number or id').fill(text)

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, signInToConsole, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 /**
@@ -31,8 +27,6 @@ import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 const STORE_HASH = 'figuresconsole'
 const ADMIN_KEY = 'sk_test_console_figures_0123456789abcdef'
-const ARTEFACTS = new URL('../../test-results/console-figures/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const T0 = '2030-01-01T12:00:00.000Z'
 const NOW = '2030-01-10T12:00:00.000Z'
@@ -42,8 +36,7 @@ const EXPECTED = { amount: 8050, renewals: 6 }
 describe('console figures and plan names in a real browser', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let browser: Browser
   let page: Page
   let ada: string
@@ -84,31 +77,21 @@ describe('console figures and plan names in a real browser', { skip: skipWithout
 
   before(async () => {
     web = await buildWebForTest()
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-console-figures-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-console-figures-')
+    const databaseEnv = database.env
     server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
     await seed()
     browser = await launchBrowser()
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
     page = await context.newPage()
     watchPage(page, () => server.origin, { pageProblems })
-    await page.goto(`${server.origin}/console`)
-    await page.getByLabel('Admin API key').fill(ADMIN_KEY)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await heading().filter({ hasText: 'Overview' }).waitFor()
+    await signInToConsole(page, server.origin, ADMIN_KEY)
   })
 
   after(async () => {
     await browser?.close()
     await server?.stop()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
     assert.deepEqual(pageProblems, [])
   })
@@ -116,24 +99,7 @@ describe('console figures and plan names in a real browser', { skip: skipWithout
   const heading = () => page.getByRole('heading', { level: 1 })
   const dialog = () => page.getByRole('dialog')
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      const file = `console-figures-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-figures', name)
 
   test('overview: "Expected from renewals, next 30 days" is the hand-computed $80.50 from 6 renewals (the weekly one four times, the prepaid none, the add-on in)', async (t) => {
     const forecast = await admin<{ from: string; currencies: { currency: string; amount: number; renewals: number }[] }>('GET', '/analytics/expected-revenue?days=30')

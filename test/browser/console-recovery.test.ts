@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
 
@@ -22,8 +18,6 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
 
 const STORE_HASH = 'recoveryconsole'
 const ADMIN_KEY = 'sk_test_console_recovery_0123456789abcdef'
-const ARTEFACTS = new URL('../../test-results/console-recovery/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const DAY = 86_400_000
 const HOUR = 3_600_000
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
@@ -47,8 +41,7 @@ describe('payment recovery in the console (attention list, subscription page)', 
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
   let sink: SmtpSink
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let browser: Browser
   let context: BrowserContext
   let page: Page
@@ -99,14 +92,8 @@ describe('payment recovery in the console (attention list, subscription page)', 
   before(async () => {
     sink = await startSmtpSink()
     web = await buildWebForTest()
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-recovery-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-recovery-')
+    const databaseEnv = database.env
     server = await startServer({
       ...databaseEnv,
       WEB_DIST_DIR: web.dir,
@@ -133,8 +120,7 @@ describe('payment recovery in the console (attention list, subscription page)', 
     await browser?.close()
     await server?.stop()
     await sink?.close()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
   })
 
@@ -145,25 +131,7 @@ describe('payment recovery in the console (attention list, subscription page)', 
   /** The subscriptions the page links to, in document order: one per row. */
   const linkedSubscriptions = async () => (await page.locator('main a[href*="/console/subscriptions/"]').evaluateAll((links) => links.map((a) => (a.getAttribute('href') ?? '').split('?')[0]!.split('/').pop()!)))
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      await page.mouse.move(0, 0)
-      const file = `console-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-recovery', name, { prefix: 'console' })
 
   test('the attention page lists exactly what needs action now: one row per subscription, the one waiting longest first', async (t) => {
     // The failed charges the old page listed one by one: each attempt, cancelled and recovered subscriptions' too.

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 /**
@@ -26,14 +22,11 @@ import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 const STORE_HASH = 'consoleforms'
 const ADMIN_KEY = 'sk_test_console_forms_0123456789abcdef00'
-const ARTEFACTS = new URL('../../test-results/console-settings-forms/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 
 describe('console: settings and catalogue as forms, the next order', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let browser: Browser
   let page: Page
   let subscriptionId: string
@@ -45,14 +38,8 @@ describe('console: settings and catalogue as forms, the next order', { skip: ski
 
   before(async () => {
     web = await buildWebForTest()
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-console-forms-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-console-forms-')
+    const databaseEnv = database.env
     ;[server, browser] = await Promise.all([
       startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' }),
       launchBrowser(),
@@ -95,33 +82,14 @@ describe('console: settings and catalogue as forms, the next order', { skip: ski
   after(async () => {
     await browser?.close()
     await server?.stop()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
   })
 
   const dialog = () => page.getByRole('dialog')
   const notice = () => page.locator('#notice')
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      await page.mouse.move(0, 0)
-      const file = `console-forms-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-settings-forms', name, { prefix: 'console-forms' })
 
   test('settings: the time zone from a picker, dunning retries and cancellation reasons as rows; the keys table whole at 1440 px; the test clock in the header', async (t) => {
     await page.goto(`${server.origin}/console/settings`)

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
@@ -21,8 +17,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
 
 const STORE_HASH = 'consolewebhooks'
 const ADMIN_KEY = 'sk_test_console_webhooks_0123456789abcdef'
-const ARTEFACTS = new URL('../../test-results/console-webhooks/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 // With the refunded subscription's, 16 deliveries to each endpoint: 32 attempts at the failing one.
 const SUBSCRIPTIONS = 15
 const REFUSAL = '{"error":"database is down","retry":true}'
@@ -30,8 +24,7 @@ const REFUSAL = '{"error":"database is down","retry":true}'
 describe('console: webhook health and the delivery inspector', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let healthyInbox: WebhookReceiver
   let failingInbox: WebhookReceiver
   let browser: Browser
@@ -45,14 +38,8 @@ describe('console: webhook health and the delivery inspector', { skip: skipWitho
 
   before(async () => {
     ;[web, healthyInbox, failingInbox] = await Promise.all([buildWebForTest(), startWebhookReceiver(() => ({ status: 200, body: 'ok' })), startWebhookReceiver(() => ({ status: 500, body: REFUSAL }))])
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-console-webhooks-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-console-webhooks-')
+    const databaseEnv = database.env
     ;[server, browser] = await Promise.all([
       startServer({
         ...databaseEnv,
@@ -118,29 +105,11 @@ describe('console: webhook health and the delivery inspector', { skip: skipWitho
     await server?.stop()
     await healthyInbox?.close()
     await failingInbox?.close()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
   })
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      const file = `console-webhooks-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-webhooks', name)
 
   test('the endpoints list shows each endpoint\'s health from its attempts: the failing one 0% of 32 and failing now (it read "No deliveries yet"), the healthy one 100% of 16', async (t) => {
     await page.goto(`${server.origin}/console/webhooks`)

@@ -1,10 +1,13 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { TestContext } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import assert from 'node:assert/strict'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { buildWeb } from '../../src/web-build/build-web.ts'
+import { createTestDatabase, onPostgres, scratchUrl } from './database.ts'
+import { newDataDir } from './data-dir.ts'
 
 /** Debian's chromium (`apt-get install -y chromium`); .ci/run installs it when missing. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -64,4 +67,54 @@ export function watchPage(page: Page, origin: () => string, into: { foreignReque
   page.on('console', (message) => {
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console: ${message.text()}`)
   })
+}
+
+/**
+ * Where a browser suite's service keeps its data: a scratch PostgreSQL database when DATABASE_URL is
+ * set, else a DATA_DIR copied from an initdb'd one (`prefix` names it). `env` goes to startServer;
+ * `remove` drops or deletes it after the suite.
+ */
+export async function serverDatabase(prefix: string): Promise<{ env: Record<string, string>; remove(): Promise<void> }> {
+  if (onPostgres) {
+    const handle = await createTestDatabase()
+    return { env: { DATABASE_URL: scratchUrl(handle)! }, remove: () => handle.close() }
+  }
+  const dataDir = await newDataDir(prefix)
+  return { env: { DATA_DIR: dataDir }, remove: async () => rmSync(dataDir, { recursive: true, force: true }) }
+}
+
+/**
+ * Screenshots of the page as it stands, whole, at each width (1440 and 390 px unless told), after the
+ * loading indicator has gone; the page must not scroll sideways at any of them. Written to
+ * test-results/`folder`/`prefix`-`name`-`width`.png (`prefix` is the folder's name unless told; and to
+ * docs/screenshots/ with UPDATE_SCREENSHOTS=1), each named in the test's report to be looked at. The
+ * page is left at 1440 x 900.
+ */
+export async function screenshotAtWidths(page: Page, t: TestContext, folder: string, name: string, { prefix = folder, widths = [1440, 390] }: { prefix?: string; widths?: readonly number[] } = {}): Promise<void> {
+  const artefacts = new URL(`../../test-results/${folder}/`, import.meta.url)
+  const screenshots = new URL('../../docs/screenshots/', import.meta.url)
+  await page.locator('.loading').first().waitFor({ state: 'detached' })
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: width < 500 ? 844 : 900 })
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+    assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
+    const file = `${prefix}-${name}-${width}.png`
+    mkdirSync(artefacts, { recursive: true })
+    await page.screenshot({ path: new URL(file, artefacts).pathname, fullPage: true })
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      mkdirSync(screenshots, { recursive: true })
+      await page.screenshot({ path: new URL(file, screenshots).pathname, fullPage: true })
+    }
+    t.diagnostic(`screenshot ${file}`)
+  }
+  await page.setViewportSize({ width: 1440, height: 900 })
+}
+
+/** Signs the console in with an admin key and waits for the overview. */
+export async function signInToConsole(page: Page, origin: string, adminKey: string): Promise<void> {
+  await page.goto(`${origin}/console`)
+  await page.getByLabel('Admin API key').fill(adminKey)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { level: 1 }).filter({ hasText: 'Overview' }).waitFor()
 }
