@@ -103,8 +103,8 @@ export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Optio
 
   async function record(request: FastifyRequest, reply: FastifyReply, claim: { scope: string; key: string }, payload: unknown): Promise<void> {
     try {
-      if (reply.statusCode >= 500) {
-        // A server failure is not an answer: let the client retry with the same key.
+      if (reply.statusCode >= 500 || reply.statusCode === 429) {
+        // A server failure is not an answer, nor is "too soon, retry after": let the client retry with the same key.
         await db.deleteFrom('idempotency_keys').where('scope', '=', claim.scope).where('key', '=', claim.key).execute()
       } else {
         await db

@@ -14,7 +14,8 @@ import { newDataDir } from '../helpers/data-dir.ts'
  * The portal's issue 15 pages in Chromium against the real service: a discount code, an add-on for
  * the next order, order now with what it charges, reschedule with the date picker, the retention
  * step before a cancellation (take an offer; decline and cancel with the store's reason), and the swap
- * picker's labels (prepaid per cycle and per charge, grouped, sorted). Each step is screenshotted at
+ * picker's labels (prepaid per cycle and per charge, grouped, sorted), and a refunded charge's label in
+ * the charge history (partly, then in full). Each step is screenshotted at
  * 1440 and 390 px into test-results/portal/ (artefacts).
  */
 
@@ -297,6 +298,51 @@ describe('portal: discounts, add-ons, order now, reschedule, retention (real bro
     assert.equal(subscription.next_charge_at, before.current_period_end, 'the next charge is where the paid period ends')
     const charges = await admin<{ data: unknown[] }>('GET', `/charges?subscription_id=${subs.cancel}`)
     assert.equal(charges.data.length, 0, 'nothing charged now')
+  })
+
+  test('a refunded charge reads "Partly refunded" then "Refunded" in the charge history, not "Paid"', async () => {
+    // The $40.80 that order now charged above, refunded in two parts by the merchant.
+    const charges = await admin<{ data: { id: string; amount: number; status: string }[] }>('GET', `/charges?subscription_id=${subs.manage}`)
+    const charge = charges.data.find((c) => c.amount === 4080 && c.status === 'succeeded')
+    assert.ok(charge, `the order now charge among ${JSON.stringify(charges.data)}`)
+    const row = () => page.locator('section.history tr.charge-succeeded').filter({ hasText: '$40.80' })
+    const status = () => row().locator('td[data-label="Status"] .badge')
+
+    await admin('POST', `/charges/${charge.id}/refund`, { amount: 1000, reason: 'Mug arrived chipped' })
+    await openSubscription(subs.manage!)
+    assert.equal(await status().innerText(), 'Partly refunded ($10.00)')
+    assert.ok(await status().evaluate((badge) => badge.classList.contains('charge-status-refunded')), 'told apart from a paid charge')
+    assert.match(await row().locator('td[data-label="Details"]').innerText(), /\$10\.00 refunded\./)
+    // At 390 px each cell is "label | value": every line of the details sits in the value column (a line
+    // falling into the label column read "1 add-on included | $10.00 refunded.").
+    await page.setViewportSize({ width: 390, height: 844 })
+    // Where each line of text of the row's details cell starts, from the cell's left edge.
+    const columns = await page.evaluate<number[]>(`(() => {
+      const row = [...document.querySelectorAll('section.history tr.charge-succeeded')].find((tr) => tr.textContent.includes('$40.80'))
+      const cell = row.querySelector('td[data-label="Details"]')
+      const left = cell.getBoundingClientRect().left
+      const range = document.createRange()
+      const starts = []
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT)
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.textContent.trim()) continue
+        range.selectNodeContents(node)
+        starts.push(Math.round(range.getBoundingClientRect().left - left))
+      }
+      return starts
+    })()`)
+    await page.setViewportSize({ width: 1440, height: 1000 })
+    assert.ok(columns.length >= 3 && new Set(columns).size === 1 && columns[0]! > 40, `the details' lines start at ${columns.join(', ')} px in the cell`)
+    // The merchant's reason stays with the merchant.
+    assert.ok(!(await page.locator('section.history').innerText()).includes('chipped'), 'no refund reason in the portal')
+    await shoot('refund-partial')
+
+    await admin('POST', `/charges/${charge.id}/refund`, { reason: 'Customer moved away' })
+    await openSubscription(subs.manage!)
+    assert.equal(await status().innerText(), 'Refunded')
+    assert.match(await row().locator('td[data-label="Details"]').innerText(), /Refunded in full\./)
+    assert.ok(!/\bPaid\b/.test(await status().innerText()))
+    await shoot('refund-full')
   })
 
   test('no script errors or CSP refusals', () => {

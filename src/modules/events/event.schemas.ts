@@ -24,6 +24,7 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.discount_removed',
   'subscription.reactivated',
   'subscription.retry_requested',
+  'subscription.payment_update_link_sent',
   'prepaid.order_created',
   'shipping.address_updated',
 ] as const

@@ -24,6 +24,23 @@ export async function insertEvents(trx: Executor, rows: readonly Insertable<Even
   await trx.insertInto('events').values([...rows]).execute()
 }
 
+/**
+ * When the entity's latest event of this type happened (its `occurred_at`, on the store's clock), if
+ * it has one: read backwards along the entity's own events (index on entity_id, sequence).
+ */
+export async function lastEventAt(db: Executor, storeId: string, entityId: string, eventType: string): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('events')
+    .select('occurred_at')
+    .where('entity_id', '=', entityId)
+    .where('store_id', '=', storeId)
+    .where('event_type', '=', eventType)
+    .orderBy('sequence', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row?.occurred_at
+}
+
 export interface EventFilter {
   limit: number
   afterId?: string | undefined

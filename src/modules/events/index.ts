@@ -34,4 +34,4 @@ export {
   type EventType,
 } from './event.schemas.ts'
 export { eventActor, type EventLog, type EventReaction, type EventRecorded, type NewEvent, type RecordedEvent, type SubscriberLabels } from './event-log.ts'
-export { eventPayload, findFeedEvent, markFannedOut, takeEventsToFanOut, type FeedEvent } from './events.repository.ts'
+export { eventPayload, findFeedEvent, lastEventAt, markFannedOut, takeEventsToFanOut, type FeedEvent } from './events.repository.ts'

@@ -30,7 +30,7 @@ export interface NotificationsModuleDeps {
 export function createNotificationsModule({ db, clock, events, mailer, portalUrl, log, upcoming }: NotificationsModuleDeps): Module<NotificationsService> {
   // The email exists exactly when its event does: queued in the transaction that records the event.
   events.react(queueNotificationsFor)
-  const service = createNotificationsService({ db, clock })
+  const service = createNotificationsService({ db, clock, events })
   return {
     name: 'notifications',
     service,

@@ -1,3 +1,4 @@
+import { adminActor } from '../../http/actors.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { IdParams, PageOf, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -25,10 +26,15 @@ export async function notificationAdminRoutes(app: App, notifications: Notificat
         "Queues a `payment_update_link` email to the subscriber with a single-use sign-in link (valid 72 hours, like every email's links) that opens the portal's payment method change for this subscription " +
         '(`{PORTAL_URL}/login?token=...&store=...&subscription={id}&action=payment-instrument`): once signed in, the subscriber chooses the card the subscription pays with; a subscription in dunning or past due retries at once with it. ' +
         "202 with the email's log row (`status: pending`, `attempts: 0`), as `GET /notifications` lists it from then on; the worker sends it, with retries, like every subscriber email. It is sent whatever the store's `notifications` switches say (an admin asked for it). " +
-        'Each request is an email of its own (an `Idempotency-Key` replay answers the first). 409 `invalid_state` for a cancelled or expired subscription.',
+        'Records the event `subscription.payment_update_link_sent` (the subscription, and `actor`: who asked) with the email; neither the link nor its token is in the event. ' +
+        "At most one link per subscription every 10 minutes, counted on the store's clock (a test store's test clock): sooner is 429 `rate_limited` with `Retry-After` (seconds) and no email. " +
+        'Each link sent is an email of its own (an `Idempotency-Key` replay answers the first). 409 `invalid_state` for a cancelled or expired subscription.',
       tags: ['Subscriptions'],
       params: IdParams('sub'),
-      response: { 202: Ref(Notification), ...problemResponses(404, 409) },
+      response: { 202: Ref(Notification), ...problemResponses(404, 409, 429) },
     },
-  }, async (request, reply) => reply.code(202).send(await notifications.requestPaymentUpdate(adminStore(request), request.params.id)))
+  }, async (request, reply) => {
+    const { store, actor } = adminActor(request)
+    return reply.code(202).send(await notifications.requestPaymentUpdate(store, request.params.id, actor))
+  })
 }

@@ -2,9 +2,11 @@ import type { Db, StoreRow } from '../../db/database.ts'
 import { enqueue } from '../../jobs/job-kinds.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
+import { waitInWords } from '../../lib/durations.ts'
 import { newId } from '../../lib/ids.ts'
+import { lastEventAt, type EventLog } from '../events/index.ts'
 import { storeNow } from '../stores/index.ts'
-import { findSubscriber, findSubscription } from '../subscriptions/index.ts'
+import { findSubscriber, lockForActor, presentSubscription, type Actor } from '../subscriptions/index.ts'
 import type { EmailTemplate } from './email-templates.ts'
 import { SendNotification } from './notifications.jobs.ts'
 import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
@@ -31,29 +33,51 @@ export function presentNotification(row: Selectable<NotificationsTable>): Notifi
 
 export type NotificationsService = ReturnType<typeof createNotificationsService>
 
+/**
+ * At most one payment update link per subscription in this long, on the store's clock (docs/contract.md,
+ * Payment recovery): a double click, or an admin who asks again before the first email could arrive,
+ * must not fill the subscriber's inbox with sign-in links.
+ */
+export const PAYMENT_UPDATE_LINK_INTERVAL_MS = 10 * 60_000
+
 /** The store's log of subscriber emails, as the admin API reads it, and the emails an admin asks for. */
-export function createNotificationsService({ db, clock }: { db: Db; clock: Clock }) {
+export function createNotificationsService({ db, clock, events }: { db: Db; clock: Clock; events: EventLog }) {
   return {
     /**
      * Emails the subscriber a single-use sign-in link that opens the portal's payment method change
-     * for this subscription (docs/contract.md, Payment recovery). Queued with its log row in one
-     * transaction and sent by the worker like every email; answers the log row (`pending`, 0 attempts).
+     * for this subscription (docs/contract.md, Payment recovery). Queued with its log row and the
+     * event `subscription.payment_update_link_sent` (naming who asked) in one transaction, and sent
+     * by the worker like every email; answers the log row (`pending`, 0 attempts). At most one per
+     * subscription every PAYMENT_UPDATE_LINK_INTERVAL_MS of the store's clock: sooner is 429.
      */
-    async requestPaymentUpdate(store: StoreRow, subscriptionId: string): Promise<NotificationView> {
-      const subscription = await findSubscription(db, store.id, subscriptionId)
-      if (!subscription) throw notFound('subscription', subscriptionId)
-      if (subscription.status === 'cancelled' || subscription.status === 'expired') {
-        throw new AppError('invalid_state', `cannot send a payment update link: the subscription is ${subscription.status}, so nothing more is charged`)
-      }
-      const subscriber = await findSubscriber(db, store.id, subscription.subscriber_id)
-      if (!subscriber) throw notFound('subscriber', subscription.subscriber_id)
-      const id = newId('ntf')
-      // Every request is an email of its own (a replay of the same Idempotency-Key answers the first).
-      const dedupeKey = `payment_update_link:${id}`
-      const at = storeNow(store, clock)
+    async requestPaymentUpdate(store: StoreRow, subscriptionId: string, actor: Actor): Promise<NotificationView> {
       return db.transaction().execute(async (trx) => {
+        // The row lock orders requests for one subscription: the second reads the first's event once
+        // it committed, so two requests at once send one link (and the event's sequence stays gapless).
+        const subscription = await lockForActor(trx, store, subscriptionId, actor)
+        if (subscription.status === 'cancelled' || subscription.status === 'expired') {
+          throw new AppError('invalid_state', `cannot send a payment update link: the subscription is ${subscription.status}, so nothing more is charged`)
+        }
+        const at = storeNow(store, clock)
+        const last = await lastEventAt(trx, store.id, subscriptionId, 'subscription.payment_update_link_sent')
+        // A link sent "later" than now (a test clock set back) does not hold the next one back.
+        const wait = last === undefined || last.getTime() > at.getTime() ? 0 : last.getTime() + PAYMENT_UPDATE_LINK_INTERVAL_MS - at.getTime()
+        if (wait > 0) {
+          throw new AppError(
+            'rate_limited',
+            `a payment update link was sent for this subscription at ${last!.toISOString()}; at most one is sent every ${waitInWords(PAYMENT_UPDATE_LINK_INTERVAL_MS)}: try again in ${waitInWords(wait)}`,
+            { headers: { 'retry-after': String(Math.ceil(wait / 1_000)) } },
+          )
+        }
+        const subscriber = await findSubscriber(trx, store.id, subscription.subscriber_id)
+        if (!subscriber) throw notFound('subscriber', subscription.subscriber_id)
+        const id = newId('ntf')
+        // Every link is an email of its own (a replay of the same Idempotency-Key answers the first).
+        const dedupeKey = `payment_update_link:${id}`
         const row = await insertQueuedNotification(trx, { id, storeId: store.id, template: 'payment_update_link', recipient: subscriber.email, subscriptionId, dedupeKey, at })
         await enqueue(trx, SendNotification, { template: 'payment_update_link', store_id: store.id, subscription_id: subscriptionId, dedupe_key: dedupeKey, occurred_at: at.toISOString(), facts: {} }, { dedupeKey: `notification:${dedupeKey}` })
+        // The subscription as the API shows it: the link and its token exist only in the email, made when it is sent.
+        await events.record(trx, { storeId: store.id, eventType: 'subscription.payment_update_link_sent', occurredAt: at, data: presentSubscription(subscription, store.store_hash), actor })
         return presentNotification(row)
       })
     },

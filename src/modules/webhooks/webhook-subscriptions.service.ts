@@ -52,7 +52,15 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
     if (!verdict.ok) throw invalidField('/body/url', verdict.reason)
   }
 
-  async function deliveryViews(rows: Parameters<typeof presentDelivery>[0][]): Promise<WebhookDeliveryView[]> {
+  /**
+   * How far the store's clock stands from real time (0 for a real store). Retries and failing run on
+   * real time; shown, they keep their distance from now on the store's clock (a retry in 4 minutes is
+   * 4 minutes after the store's now), so a test store's page reads one clock. Exactly 0 for a store on
+   * real time, not two readings of the clock apart: a retry shown a millisecond early is not yet due.
+   */
+  const storeClockOffset = (store: StoreRow) => (store.test_clock_now === null ? 0 : store.test_clock_now.getTime() - clock.now().getTime())
+
+  async function deliveryViews(store: StoreRow, rows: Parameters<typeof presentDelivery>[0][]): Promise<WebhookDeliveryView[]> {
     if (rows.length === 0) return []
     const attempts = await repo.attemptsOf(db, rows.map((row) => row.id))
     const byDelivery = new Map<string, WebhookAttemptRow[]>()
@@ -61,7 +69,8 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       if (list.length < ATTEMPTS_SHOWN) list.push(attempt)
       byDelivery.set(attempt.delivery_id, list)
     }
-    return rows.map((row) => presentDelivery(row, byDelivery.get(row.id) ?? []))
+    const offset = storeClockOffset(store)
+    return rows.map((row) => presentDelivery(row, byDelivery.get(row.id) ?? [], offset))
   }
 
   /** Sends one stored event to one endpoint again, whatever became of earlier deliveries. */
@@ -85,7 +94,7 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       updated_at: now,
     }))
     onWork?.()
-    return (await deliveryViews([row]))[0]!
+    return (await deliveryViews(store, [row]))[0]!
   }
 
   return {
@@ -163,17 +172,20 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
     async listDeliveries(store: StoreRow, id: string, query: PageRequest & { status?: 'pending' | 'succeeded' | 'failed' | undefined }): Promise<Page<WebhookDeliveryView>> {
       await requireEndpoint(store, id)
       const page = await listPage(query, (bounds) => repo.listDeliveries(db, id, { ...bounds, status: query.status }), (row) => row)
-      return { data: await deliveryViews(page.data), next_cursor: page.next_cursor }
+      return { data: await deliveryViews(store, page.data), next_cursor: page.next_cursor }
     },
 
-    /** One delivery for the inspector: the body sent and each attempt's headers, status and answer. */
-    async delivery(store: StoreRow, id: string, deliveryId: string): Promise<WebhookDeliveryDetailView> {
+    /**
+     * One delivery for the inspector: the body sent and each attempt's headers, status and answer;
+     * the signatures only with `showSignatures` (keys that may act, see HIDDEN_SIGNATURE).
+     */
+    async delivery(store: StoreRow, id: string, deliveryId: string, { showSignatures }: { showSignatures: boolean }): Promise<WebhookDeliveryDetailView> {
       await requireEndpoint(store, id)
       const row = await repo.findDelivery(db, id, deliveryId)
       if (!row) throw notFound('webhook delivery', deliveryId)
       const [attempts, payload] = await Promise.all([repo.attemptsOf(db, [row.id]), eventPayload(db, store.id, row.event_id)])
       if (payload === undefined) throw notFound('event', row.event_id)
-      return presentDeliveryDetail(row, attempts.slice(0, ATTEMPTS_SHOWN), payload)
+      return presentDeliveryDetail(row, attempts.slice(0, ATTEMPTS_SHOWN), payload, { showSignatures, storeClockOffsetMs: storeClockOffset(store) })
     },
 
     /** How the endpoint is doing: its attempts of the last 24 hours (real time), whether it is failing now, what waits. */
@@ -181,9 +193,8 @@ export function createWebhookService({ db, events, clock, allowPrivateNetworks, 
       const endpoint = await requireEndpoint(store, id)
       const since = new Date(clock.now().getTime() - WEBHOOK_HEALTH_WINDOW_HOURS * 3_600_000)
       const figures = await repo.endpointHealth(db, id, since, NOT_SENT_ERROR)
-      // Failing and retrying run on real time; shown, they keep their distance from now on the store's
-      // clock (a retry in 4 minutes is 4 minutes after the store's now), so a test store's page reads one clock.
-      const offset = storeNow(store, clock).getTime() - clock.now().getTime()
+      // Failing and retrying run on real time; shown at their distance from the store's now (storeClockOffset).
+      const offset = storeClockOffset(store)
       const onStoreClock = (at: Date | null) => (at === null ? null : toRfc3339(new Date(at.getTime() + offset)))
       return {
         object: 'webhook_health',

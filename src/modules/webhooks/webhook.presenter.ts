@@ -1,7 +1,7 @@
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookSubscriptionRow } from '../../db/database.ts'
 import { toRfc3339, toRfc3339OrNull } from '../../lib/time.ts'
 import { deliveryHeaders } from './webhook-signing.ts'
-import type { WebhookDeliveryDetailView, WebhookDeliveryView, WebhookSubscriptionView } from './webhook.schemas.ts'
+import { HIDDEN_SIGNATURE, type WebhookDeliveryDetailView, type WebhookDeliveryView, type WebhookSubscriptionView } from './webhook.schemas.ts'
 
 /** Attempts shown per delivery. */
 export const ATTEMPTS_SHOWN = 20
@@ -20,7 +20,12 @@ export function presentWebhookSubscription(row: WebhookSubscriptionRow): Webhook
   }
 }
 
-export function presentDelivery(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[]): WebhookDeliveryView {
+/**
+ * A delivery as the merchant reads it. `storeClockOffsetMs` is how far the store's clock stands from
+ * real time (0 for a real store): the next attempt is due in real time, and shown at its real distance
+ * from the store's now, as the health's next_retry_at, so a test store's page reads one clock.
+ */
+export function presentDelivery(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[], storeClockOffsetMs = 0): WebhookDeliveryView {
   return {
     id: row.id,
     object: 'webhook_delivery',
@@ -29,7 +34,7 @@ export function presentDelivery(row: WebhookDeliveryRow, attempts: WebhookAttemp
     event_type: row.event_type,
     status: row.status,
     attempts: row.attempts,
-    next_attempt_at: row.status === 'pending' ? toRfc3339OrNull(row.next_attempt_at) : null,
+    next_attempt_at: row.status === 'pending' && row.next_attempt_at !== null ? toRfc3339(new Date(row.next_attempt_at.getTime() + storeClockOffsetMs)) : null,
     last_status_code: row.last_status_code,
     last_error: row.last_error,
     created_at: toRfc3339(row.created_at),
@@ -64,13 +69,20 @@ function attemptLog(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[]): Web
 /**
  * The delivery inspector's view: the body every attempt sent (the stored event) and each attempt's
  * request headers as sent, rebuilt by the dispatcher's own deliveryHeaders from the real time it was
- * sent and the signature kept with it. Neither holds the secret.
+ * sent and the signature kept with it. Neither holds the secret; without `showSignatures` (a
+ * read_only key) the signature is replaced by HIDDEN_SIGNATURE.
  */
-export function presentDeliveryDetail(row: WebhookDeliveryRow, attempts: WebhookAttemptRow[], payload: string): WebhookDeliveryDetailView {
-  const headers = (sentAt: Date | null, signature: string | null) => (sentAt && signature ? deliveryHeaders(row.event_id, sentAt, signature) as WebhookDeliveryDetailView['attempt_log'][number]['request_headers'] : null)
+export function presentDeliveryDetail(
+  row: WebhookDeliveryRow,
+  attempts: WebhookAttemptRow[],
+  payload: string,
+  { showSignatures, storeClockOffsetMs = 0 }: { showSignatures: boolean; storeClockOffsetMs?: number },
+): WebhookDeliveryDetailView {
+  const headers = (sentAt: Date | null, signature: string | null) =>
+    sentAt && signature ? (deliveryHeaders(row.event_id, sentAt, showSignatures ? signature : HIDDEN_SIGNATURE) as WebhookDeliveryDetailView['attempt_log'][number]['request_headers']) : null
   const sent: WebhookDeliveryDetailView['attempt_log'][number]['request_headers'][] = []
   if (row.delivered_latency_ms !== null && row.delivered_at !== null) sent.push(headers(row.delivered_sent_at, row.delivered_request_signature))
   for (const attempt of attempts) sent.push(headers(attempt.sent_at, attempt.request_signature))
-  const view = presentDelivery(row, attempts)
+  const view = presentDelivery(row, attempts, storeClockOffsetMs)
   return { ...view, request_body: payload, attempt_log: view.attempt_log.map((attempt, i) => ({ ...attempt, request_headers: sent[i] ?? null })) }
 }

@@ -94,7 +94,9 @@ export const WebhookDelivery = Type.Object(
     event_type: Type.String(),
     status: StringEnum(DELIVERY_STATUSES),
     attempts: Type.Integer({ minimum: 0 }),
-    next_attempt_at: Nullable(Timestamp),
+    next_attempt_at: Nullable(Timestamp, {
+      description: 'When a pending delivery is tried next; null once it succeeded or failed for good. Retries run on real time: a test store whose clock was moved sees it at the same distance after its own now',
+    }),
     last_status_code: Nullable(Type.Integer()),
     last_error: Nullable(Type.String()),
     created_at: Timestamp,
@@ -105,6 +107,13 @@ export const WebhookDelivery = Type.Object(
 )
 export type WebhookDeliveryView = Static<typeof WebhookDelivery>
 
+/**
+ * What a `read_only` key reads in place of an attempt's `webhook-signature`: the signature with the
+ * body shown beside it is a request the receiver accepts again within its timestamp tolerance, so
+ * only keys that may act (full, support) see it.
+ */
+export const HIDDEN_SIGNATURE = '(hidden: needs a full or support key)'
+
 /** The headers of one attempt's request, as sent (Standard Webhooks). */
 export const WebhookRequestHeaders = Type.Object(
   {
@@ -112,7 +121,11 @@ export const WebhookRequestHeaders = Type.Object(
     'user-agent': Type.String(),
     'webhook-id': Id('evt', 'The event id, the same in every attempt'),
     'webhook-timestamp': Type.String({ pattern: '^[0-9]+$', description: 'Unix seconds when the attempt was sent (real time, also on a test store)' }),
-    'webhook-signature': Type.String({ description: '`v1,<base64 HMAC-SHA256>` per signing secret, space-separated (two during a rotation). The signature, not the secret: the secret is never shown again' }),
+    'webhook-signature': Type.String({
+      description:
+        '`v1,<base64 HMAC-SHA256>` per signing secret, space-separated (two during a rotation). The signature, not the secret: the secret is never shown again. ' +
+        `A \`read_only\` key reads \`${HIDDEN_SIGNATURE}\` instead (a signature with its body could be replayed to the receiver)`,
+    }),
   },
   { additionalProperties: false },
 )

@@ -7,6 +7,7 @@ import type { WebhookService } from './webhook-subscriptions.service.ts'
 import {
   CreateWebhookBody,
   DeliveryListQuery,
+  HIDDEN_SIGNATURE,
   RedeliverBody,
   ReplayBody,
   ReplayResult,
@@ -115,12 +116,14 @@ export async function webhookAdminRoutes(app: App, webhooks: WebhookService): Pr
       summary: 'One delivery as it was sent and answered: the delivery inspector',
       description:
         'The body every attempt sent (the stored event, byte for byte) and, for each attempt (newest first, at most 20), the request headers exactly as sent ' +
-        '(`webhook-id`, `webhook-timestamp`, `webhook-signature`: the signature, never the signing secret), the status answered and the first KiB of the answer (at most 1,024 bytes are kept).',
+        '(`webhook-id`, `webhook-timestamp`, `webhook-signature`: the signature, never the signing secret), the status answered and the first KiB of the answer (at most 1,024 bytes are kept). ' +
+        `A \`read_only\` key reads \`webhook-signature\` as "${HIDDEN_SIGNATURE}": a signature with its body is a request the receiver would accept again within its timestamp tolerance.`,
       tags,
       params: DeliveryParams,
       response: { 200: Ref(WebhookDeliveryDetail), ...problemResponses(404) },
     },
-  }, async (request) => webhooks.delivery(adminStore(request), request.params.id, request.params.delivery_id))
+  }, async (request) =>
+    webhooks.delivery(adminStore(request), request.params.id, request.params.delivery_id, { showSignatures: request.admin?.scope !== 'read_only' }))
 
   app.get('/webhook-subscriptions/:id/health', {
     schema: {

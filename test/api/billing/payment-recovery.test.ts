@@ -75,6 +75,12 @@ describe('payment recovery: retry now, the payment update link, the attention li
 
   const retry = (shop: Shop, id: string, headers: Record<string, string> = {}) => call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${id}/retry-charge`, headers: { ...shop.auth, ...headers } })
   const sendLink = (shop: Shop, id: string) => call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${id}/payment-update-link`, headers: shop.auth })
+  /** The subscription's payment update link events as stored, oldest first. */
+  const linkEvents = (shop: Shop, id: string) =>
+    t.db.selectFrom('events').select(['payload']).where('store_id', '=', shop.store.id).where('entity_id', '=', id).where('event_type', '=', 'subscription.payment_update_link_sent').orderBy('position').execute()
+  /** How many payment update link emails the subscription has in the log. */
+  const linkEmails = async (shop: Shop, id: string) =>
+    Number((await t.db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('store_id', '=', shop.store.id).where('subscription_id', '=', id).where('template', '=', 'payment_update_link').executeTakeFirstOrThrow()).n)
 
   async function attention(shop: Shop): Promise<any[]> {
     const response = await call(t.app, { method: 'GET', url: '/api/v1/admin/attention', headers: shop.auth })
@@ -262,19 +268,99 @@ describe('payment recovery: retry now, the payment update link, the attention li
       assert.equal(listed.template, 'payment_update_link')
     })
 
-    test('each request is an email of its own; 409 for a cancelled subscription; 404 for another store', async () => {
+    test('each request 10 minutes apart on the store clock is an email of its own; 409 for a cancelled subscription; 404 for another store', async () => {
       const shop = await newShop()
       const email = nextEmail('twice')
       const subscription = await inDunning(shop, 'pi_visa_declined', email)
-      const [a, b] = [await sendLink(shop, subscription.id), await sendLink(shop, subscription.id)]
-      assert.equal(a.statusCode, 202)
-      assert.equal(b.statusCode, 202)
+      const a = await sendLink(shop, subscription.id)
+      assert.equal(a.statusCode, 202, a.body)
+      await advance(shop, plus(FEB10, HOUR + 10 * 60_000))
+      const b = await sendLink(shop, subscription.id)
+      assert.equal(b.statusCode, 202, b.body)
       assert.notEqual(a.json.id, b.json.id)
       await sink.waitForMessage(email, WAIT_MS)
       await sink.waitForMessage(email, WAIT_MS)
       assert.equal((await act(t.app, shop.auth, subscription.id, 'cancel', {})).statusCode, 200)
       assertProblem(await sendLink(shop, subscription.id), 409, 'invalid_state', { what: 'cancelled' })
       assertProblem(await sendLink(await newShop(), subscription.id), 404, 'not_found')
+    })
+
+    test('records subscription.payment_update_link_sent naming who asked, with the email, never the link or its token', async () => {
+      const shop = await newShop()
+      const email = nextEmail('recorded')
+      const subscription = await inDunning(shop, 'pi_visa_declined', email)
+      const response = await sendLink(shop, subscription.id)
+      assert.equal(response.statusCode, 202, response.body)
+      const sent = await linkEvents(shop, subscription.id)
+      assert.equal(sent.length, 1, 'one event for the one email')
+      const recorded = JSON.parse(sent[0]!.payload)
+      assert.equal(recorded.actor.type, 'admin_key', 'names who asked')
+      assert.match(recorded.actor.id, /^key_/)
+      assert.equal(recorded.data.object, 'subscription')
+      assert.equal(recorded.data.id, subscription.id)
+      // Recorded with the email's log row, at the same store time.
+      assert.equal(recorded.timestamp, response.json.created_at)
+      // The admin API lists it like any event.
+      const listed = await call(t.app, { method: 'GET', url: `/api/v1/admin/events?entity_id=${subscription.id}&event_type=subscription.payment_update_link_sent`, headers: shop.auth })
+      assert.equal(listed.statusCode, 200, listed.body)
+      assert.deepEqual(listed.json.data.map((event: any) => event.id), [recorded.id])
+
+      // The link goes only to the subscriber: neither it nor its token is in the event, as stored or as listed.
+      const message = await sink.waitForMessage(email, WAIT_MS)
+      const link = /http:\/\/portal\.test\/portal\/login\?[^\s"<>]+/.exec(String(message.parsed.text))![0]
+      const token = new URL(link).searchParams.get('token')!
+      assert.ok(token.length >= 16, 'the email holds a token')
+      for (const text of [sent[0]!.payload, listed.body]) {
+        assert.ok(!text.includes(token), 'the token is not in the event')
+        assert.ok(!text.includes('/login?'), 'the link is not in the event')
+      }
+
+      // Refused (cancelled): no email and no event.
+      assert.equal((await act(t.app, shop.auth, subscription.id, 'cancel', {})).statusCode, 200)
+      await advance(shop, plus(FEB10, 2 * HOUR))
+      assertProblem(await sendLink(shop, subscription.id), 409, 'invalid_state')
+      assert.equal((await linkEvents(shop, subscription.id)).length, 1)
+      assert.equal(await linkEmails(shop, subscription.id), 1)
+    })
+
+    test('at most one link per subscription every 10 minutes of the store clock: a second is 429 rate_limited with Retry-After, and no email', async () => {
+      const shop = await newShop()
+      const subscription = await inDunning(shop, 'pi_visa_declined')
+      const other = await subscribe(shop, 'pi_visa_ok')
+      const first = await sendLink(shop, subscription.id)
+      assert.equal(first.statusCode, 202, first.body)
+
+      // The test clock stands still: the whole window is left.
+      const again = await sendLink(shop, subscription.id)
+      assertProblem(again, 429, 'rate_limited')
+      assert.equal(again.headers['retry-after'], '600')
+      assert.match(again.json.detail, /10 minutes/)
+      // Another subscription of the store is not held back.
+      assert.equal((await sendLink(shop, other.id)).statusCode, 202)
+
+      // One second before the window ends (store clock), still refused; an Idempotency-Key does not keep the refusal.
+      await advance(shop, plus(FEB10, HOUR + 10 * 60_000 - 1_000))
+      const key = { 'idempotency-key': `link-${subscription.id}` }
+      const late = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${subscription.id}/payment-update-link`, headers: { ...shop.auth, ...key } })
+      assertProblem(late, 429, 'rate_limited')
+      assert.equal(late.headers['retry-after'], '1')
+      assert.equal(await linkEmails(shop, subscription.id), 1, 'no email for a refused request')
+      assert.equal((await linkEvents(shop, subscription.id)).length, 1, 'no event for a refused request')
+
+      // Ten minutes on the store clock after the first: allowed again (no real time has passed), the same key too.
+      await advance(shop, plus(FEB10, HOUR + 10 * 60_000))
+      const next = await call(t.app, { method: 'POST', url: `/api/v1/admin/subscriptions/${subscription.id}/payment-update-link`, headers: { ...shop.auth, ...key } })
+      assert.equal(next.statusCode, 202, next.body)
+      assert.equal(await linkEmails(shop, subscription.id), 2)
+      assert.equal((await linkEvents(shop, subscription.id)).length, 2)
+    })
+
+    test('two requests at once send one link: the second waits for the first and is refused', async () => {
+      const shop = await newShop()
+      const subscription = await inDunning(shop, 'pi_visa_declined')
+      const answers = await Promise.all([sendLink(shop, subscription.id), sendLink(shop, subscription.id), sendLink(shop, subscription.id)])
+      assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [202, 429, 429])
+      assert.equal(await linkEmails(shop, subscription.id), 1)
     })
   })
 

@@ -2,7 +2,8 @@
 // for the store (its emails in the notification log, its webhook endpoints, deliveries and attempts,
 // a test event, its admin keys' creation, last use and revocation) are the store's time, not the
 // real time they happened at. What drives work in real time stays real: a failed delivery's next
-// attempt is due on the dispatcher's clock, and the retry happens when that clock says so.
+// attempt is due on the dispatcher's clock, and the retry happens when that clock says so; shown (the
+// delivery's next_attempt_at, the health's next_retry_at) it keeps its distance from the store's now.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 // wall clock: a key's last use is written after the answer (fire and forget); keyRow polls for it, with a bound.
@@ -104,13 +105,21 @@ describe('a test-mode store reads its own clock on every page', () => {
     assert.equal(failed.created_at, T1)
     assert.deepEqual(failed.attempt_log.map((attempt: { attempted_at: string }) => attempt.attempted_at), [T1])
     // The retry is real-time mechanics: due a minute (± 10% jitter) after the real attempt, whatever the store's clock says.
-    const retryIn = Date.parse(failed.next_attempt_at) - realClock.now().getTime()
+    const due = await t.db.selectFrom('webhook_deliveries').select('next_attempt_at').where('id', '=', failed.id).executeTakeFirstOrThrow()
+    const retryIn = due.next_attempt_at!.getTime() - realClock.now().getTime()
     assert.ok(retryIn >= 54_000 && retryIn <= 66_000, `next attempt in ${retryIn} ms of real time`)
-    // The endpoint's health shows that retry at its distance from now on the store's clock (the dispatcher's
-    // clock here runs a minute ahead of the app's, hence up to two minutes), not 100 days away at real time.
+    // The delivery list and the endpoint's health show that retry at its distance from now on the store's
+    // clock (the dispatcher's clock here runs a minute ahead of the app's, hence up to two minutes), not 100
+    // days away at real time; both the same instant (give or take the moment each page was read).
+    const shownIn = Date.parse(failed.next_attempt_at) - Date.parse(T1)
+    assert.ok(shownIn > 0 && shownIn <= 130_000, `the delivery shows its next attempt ${shownIn} ms after the store's now`)
     const health = (await admin('GET', `/webhook-subscriptions/${endpoint.id}/health`)).json
-    const shownIn = Date.parse(health.next_retry_at) - Date.parse(T1)
-    assert.ok(shownIn > 0 && shownIn <= 130_000, `health shows the retry ${shownIn} ms after the store's now`)
+    const healthIn = Date.parse(health.next_retry_at) - Date.parse(T1)
+    assert.ok(healthIn > 0 && healthIn <= 130_000, `health shows the retry ${healthIn} ms after the store's now`)
+    assert.ok(Math.abs(healthIn - shownIn) < 1_000, `the delivery (${shownIn} ms) and the health (${healthIn} ms) show the same retry`)
+    // The delivery inspector shows it the same way.
+    const inspected = (await admin('GET', `/webhook-subscriptions/${endpoint.id}/deliveries/${failed.id}`)).json
+    assert.ok(Math.abs(Date.parse(inspected.next_attempt_at) - Date.parse(failed.next_attempt_at)) < 1_000, `inspector ${inspected.next_attempt_at}, list ${failed.next_attempt_at}`)
 
     // The subscriber's welcome email: logged at the store's time.
     await runJobs()

@@ -158,4 +158,35 @@ describe('webhook delivery inspector and health', () => {
     assert.equal(body, '\\u0000'.repeat(170))
     assert.ok(Buffer.byteLength(body) <= 1024)
   })
+
+  test('a read_only key sees each attempt\'s headers with the signature hidden (signature and body could be replayed); support and full keys see it', async () => {
+    const shop = await createShopWithPlan(t)
+    const inbox = await receiver(() => ({ status: 200, body: 'ok' }))
+    const endpoint = await createEndpoint(t.app, shop.auth, { url: inbox.url, event_types: ['subscription.created'] })
+    await subscribe(t, shop)
+    await sendAt(2 * MINUTE)
+    const deliveryId = (await t.db.selectFrom('webhook_deliveries').select('id').where('webhook_subscription_id', '=', endpoint.id).executeTakeFirstOrThrow()).id
+    const keyOf = async (scope: string) => {
+      const made = await call(t.app, { method: 'POST', url: '/api/v1/admin/api-keys', headers: shop.auth, payload: { name: `${scope} key`, scope } })
+      assert.equal(made.statusCode, 201, made.body)
+      return { authorization: `Bearer ${made.json.key}` }
+    }
+    const signature = inbox.requests[0]!.headers['webhook-signature']!
+    const path = `/${endpoint.id}/deliveries/${deliveryId}`
+
+    const { json: reader, body: readerRaw } = await get(await keyOf('read_only'), path)
+    const [readerAttempt] = reader.attempt_log
+    assert.equal(readerAttempt.request_headers['webhook-signature'], '(hidden: needs a full or support key)')
+    assert.ok(!readerRaw.includes(signature.slice('v1,'.length)), 'the signature is nowhere in the answer')
+    // Everything else is as sent: the body, the other headers, the answer.
+    assert.equal(reader.request_body, inbox.requests[0]!.body)
+    assert.equal(readerAttempt.request_headers['webhook-id'], reader.event_id)
+    assert.equal(readerAttempt.request_headers['webhook-timestamp'], inbox.requests[0]!.headers['webhook-timestamp'])
+    assert.equal(readerAttempt.response_body, 'ok')
+
+    for (const auth of [await keyOf('support'), await keyOf('full'), shop.auth]) {
+      const { json } = await get(auth, path)
+      assert.equal(json.attempt_log[0].request_headers['webhook-signature'], signature)
+    }
+  })
 })

@@ -282,7 +282,7 @@ export async function renderWebhook(app: ConsoleApp, isCurrent: () => boolean, i
             deliveries.map((d) => [
               h('span', { class: 'who' }, d.event_type, h('code', null, d.event_id)),
               h('span', { class: 'who' }, h('span', null, badge(d.status, DELIVERY_TONE[d.status] ?? 'neutral')), d.last_status_code ? `HTTP ${d.last_status_code}` : d.last_error ?? '—'),
-              `${d.attempts}${d.next_attempt_at && d.status === 'pending' ? `, next ${fromNow(d.next_attempt_at)}` : ''}`,
+              `${d.attempts}${d.next_attempt_at && d.status === 'pending' ? `, next ${fromNow(d.next_attempt_at, storeNowMs())}` : ''}`,
               dateTime(d.created_at),
               h(
                 'div',
@@ -345,7 +345,7 @@ function inspector(endpoint: WebhookEndpoint, d: DeliveryDetail, closeHref: stri
     'section',
     { class: 'panel inspector', id: 'delivery-inspector', 'aria-label': 'Delivery inspector', 'data-delivery': d.id },
     h('h2', null, `Delivery of ${d.event_type}`),
-    h('p', { class: 'subtitle' }, h('code', null, d.id), ' ', badge(d.status, DELIVERY_TONE[d.status] ?? 'neutral'), ` ${plural(d.attempts, 'attempt', 'attempts')}`, d.next_attempt_at ? `; next ${fromNow(d.next_attempt_at)} (real time)` : ''),
+    h('p', { class: 'subtitle' }, h('code', null, d.id), ' ', badge(d.status, DELIVERY_TONE[d.status] ?? 'neutral'), ` ${plural(d.attempts, 'attempt', 'attempts')}`, d.next_attempt_at ? `; next ${fromNow(d.next_attempt_at, storeNowMs())} (real time)` : ''),
     h('p', null, h('a', { href: closeHref }, 'Close the inspector')),
     h('h3', null, 'Request'),
     h('p', null, h('code', null, `POST ${endpoint.url}`)),

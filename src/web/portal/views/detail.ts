@@ -307,7 +307,8 @@ function renewalRow(attempts: Charge[]): HTMLTableRowElement {
     h('td', { 'data-label': 'Date' }, h('time', { datetime: isoDate(charge.created_at) }, formatDate(charge.created_at))),
     h('td', { 'data-label': 'Amount' }, formatMoney(charge.amount, charge.currency)),
     h('td', { 'data-label': 'Status' }, h('span', { class: `badge ${chargeStatusClass(charge)}` }, chargeStatusLabel(charge))),
-    h('td', { 'data-label': 'Details' }, details),
+    // One element: at narrow widths the cell is a grid (label | value), and loose lines would fall into the label column.
+    h('td', { 'data-label': 'Details' }, h('div', { class: 'charge-details' }, details)),
   )
 }
 
