@@ -77,6 +77,8 @@ export const POSTGRES = [
   'test/api/billing/renewal-out-of-stock.test.ts',
   // Payment recovery: retry now through the engine (concurrent and replayed), the update-card link, the attention list's SQL.
   'test/api/billing/payment-recovery.test.ts',
+  // The cutover switch: billing off holds every claim, retry and reminder across weeks; on, each once, oldest first.
+  'test/api/billing/billing-off-charges-nothing-then-each-once.test.ts',
   // Trust, part 2: console sessions that end, key scopes under concurrent revocation, subscriber identity.
   'test/api/console/console-session-ends.test.ts',
   'test/contract/admin-key-scopes.test.ts',

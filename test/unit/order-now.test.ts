@@ -13,7 +13,7 @@ const NY = 'America/New_York'
 /** An active monthly subscription that paid [Jan 10, Feb 10] and renews on Feb 10 (the shared fixture row). */
 const subscription = subscriptionRow
 
-const store = { timezone: 'UTC', currency: 'USD', dunning_retry_days: [1, 3], billing_stopped_at: null, gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 } as unknown as StoreRow
+const store = { timezone: 'UTC', currency: 'USD', dunning_retry_days: [1, 3], billing_stopped_at: null, billing_enabled: true, gateway: 'test', renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0 } as unknown as StoreRow
 
 describe('scheduleFrom: order now and reschedule move the billing anchor', () => {
   test('the renewal at the new time pays the period starting there; the next follows one interval later', () => {
@@ -88,6 +88,15 @@ describe('assertCanRenewNow', () => {
     refuses(subscription({ gift: { gifter_email: 'a@example.com', recipient_email: 'b@example.com', message: null }, prepaid_cycles_total: 3 }), store, 'reschedule')
     // A set-aside renewal is cleared by the change itself.
     assert.doesNotThrow(() => assertCanRenewNow(store, subscription({ billing_issue: { code: 'renewal_failed', message: 'x', since: '2026-01-01T00:00:00.000Z' } }), now))
+  })
+  test('while the store\'s billing is switched off, order now and retry now are 409 billing_disabled; a reschedule charges nothing and may', () => {
+    const off = { ...store, billing_enabled: false } as StoreRow
+    const disabled = (error: unknown) => error instanceof AppError && error.code === 'billing_disabled' && /billing is switched off/.test(error.message)
+    assert.throws(() => assertCanRenewNow(off, subscription(), now), disabled)
+    assert.doesNotThrow(() => assertCanRenewNow(off, subscription(), now, 'reschedule'))
+    assert.throws(() => assertCanRetryNow(off, subscription({ dunning_attempts: 1, unpaid_period_start: d('2026-02-10T09:00:00.000Z'), latest_charge_id: 'ch_failed' })), disabled)
+    // The subscription's own refusal comes first.
+    assert.throws(() => assertCanRenewNow(off, subscription({ status: 'paused' }), now), (error: unknown) => error instanceof AppError && error.code === 'invalid_state')
   })
   test('order now refuses a period that began this instant; reschedule does not care', () => {
     const justPaid = subscription({ current_period_start: now })

@@ -10,12 +10,12 @@ import { subscriptionRow } from '../helpers/subscription-row.ts'
  * Reactivation): the pure decisions under POST .../reactivate.
  */
 const d = (iso: string) => new Date(iso)
-const running = { billing_stopped_at: null }
+const running = { billing_stopped_at: null, billing_enabled: true }
 const sold = { active: true }
 const cancelledRow = (overrides: Parameters<typeof subscriptionRow>[0] = {}) =>
   subscriptionRow({ status: 'cancelled', cancelled_at: d('2026-01-15T00:00:00.000Z'), cancellation_reason: 'moving', cancellation_reason_code: 'moving', next_charge_at: null, ...overrides })
 
-function refused(code: 'invalid_state' | 'forbidden', detail: RegExp) {
+function refused(code: 'invalid_state' | 'forbidden' | 'billing_disabled', detail: RegExp) {
   return (error: unknown) => error instanceof AppError && error.code === code && detail.test(error.message)
 }
 
@@ -33,12 +33,21 @@ describe('assertCanReactivate', () => {
   test('409 when the plan is archived or gone, the store\'s billing is stopped, a charge is in flight or under review, or it is a gifted prepaid block', () => {
     assert.throws(() => assertCanReactivate(running, cancelledRow(), { active: false }), refused('invalid_state', /archived/))
     assert.throws(() => assertCanReactivate(running, cancelledRow(), undefined), refused('invalid_state', /archived/))
-    assert.throws(() => assertCanReactivate({ billing_stopped_at: d('2026-01-20T00:00:00.000Z') }, cancelledRow(), sold), refused('invalid_state', /billing is stopped/))
+    assert.throws(() => assertCanReactivate({ billing_stopped_at: d('2026-01-20T00:00:00.000Z'), billing_enabled: true }, cancelledRow(), sold), refused('invalid_state', /billing is stopped/))
     assert.throws(() => assertCanReactivate(running, cancelledRow({ pending_charge_id: 'ch_1' }), sold), refused('invalid_state', /in flight/))
     const review = { code: 'charge_requires_review' as const, message: 'unknown', since: '2026-01-15T00:00:00.000Z' }
     assert.throws(() => assertCanReactivate(running, cancelledRow({ billing_issue: review }), sold), refused('invalid_state', /charge_requires_review/))
     const gift = { gifter_email: 'g@example.com', recipient_email: 'r@example.com', message: null }
     assert.throws(() => assertCanReactivate(running, cancelledRow({ gift: gift as never, prepaid_cycles_total: 3, prepaid_cycles_remaining: 0 }), sold), refused('invalid_state', /gifted prepaid/))
+  })
+
+  test('while the store\'s billing is switched off (the cutover switch), a reactivation that charges now is 409 billing_disabled; one from a later date charges nothing now and may', () => {
+    const off = { billing_stopped_at: null, billing_enabled: false }
+    assert.throws(() => assertCanReactivate(off, cancelledRow(), sold), refused('billing_disabled', /billing is switched off/))
+    assert.throws(() => assertCanReactivate(off, cancelledRow(), sold, true), refused('billing_disabled', /billing is switched off/))
+    assert.doesNotThrow(() => assertCanReactivate(off, cancelledRow(), sold, false))
+    // The subscription's own refusal comes first: it outlasts the switch.
+    assert.throws(() => assertCanReactivate(off, subscriptionRow({ status: 'active' }), sold), refused('invalid_state', /only a cancelled subscription/))
   })
 
   test('a renewal set aside for its data does not hold a reactivation back (the change clears it)', () => {

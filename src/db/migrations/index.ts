@@ -28,6 +28,7 @@ import * as attentionIndexes from './0026-attention-indexes.ts'
 import * as subscriberSearch from './0028-subscriber-search.ts'
 import * as webhookInspector from './0029-webhook-inspector.ts'
 import * as reactivationAndActors from './0030-reactivation-and-actors.ts'
+import * as billingSwitch from './0031-billing-switch.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0028-subscriber-search': subscriberSearch,
   '0029-webhook-inspector': webhookInspector,
   '0030-reactivation-and-actors': reactivationAndActors,
+  '0031-billing-switch': billingSwitch,
 }

@@ -21,7 +21,8 @@ export async function paymentRecoveryRoutes(app: App, recovery: PaymentRecovery)
         'The request waits up to 10 s for the outcome: 200 with the charge once it is settled (`status` `succeeded` or `failed`), else 202 with the charge while it is still `pending` (the worker finishes it). ' +
         'Two requests at once make one attempt: the second is 409, or answers the same charge. ' +
         '409 `invalid_state` when there is nothing to retry now: an active subscription not in dunning, a cancelled, expired, paused or pending one, a charge in flight or under review, ' +
-        "a renewal waiting for an item to come back in stock, a subscription set to cancel at the end of its period, or the store's billing stopped.",
+        "a renewal waiting for an item to come back in stock, a subscription set to cancel at the end of its period, or the store's billing stopped. " +
+        "409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false, the cutover switch); nothing is recorded then.",
       tags: ['Subscriptions'],
       params: IdParams('sub'),
       response: { 200: Ref(Charge), 202: Ref(Charge), ...problemResponses(404, 409, 503) },

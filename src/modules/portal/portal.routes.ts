@@ -128,7 +128,7 @@ export async function portalRoutes(app: App, { portal, upcoming, subscriptions, 
         "Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, " +
         'charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. ' +
         'A subscriber cannot start it later than the end of the period already paid for (400 `validation_failed` at `/body/next_charge_at`), nor restart a gift, which whoever pays for it restarts (403 `forbidden`). ' +
-        '409 `invalid_state` unless it is cancelled, and when its plan is archived or the store\'s billing is stopped. Records `subscription.reactivated`.',
+        '409 `invalid_state` unless it is cancelled, and when its plan is archived or the store\'s billing is stopped; 409 `billing_disabled` when it would be charged now while the store\'s billing is switched off. Records `subscription.reactivated`.',
     },
     problems: { swap: [503], reactivate: [403] },
   })

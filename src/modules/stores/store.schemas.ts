@@ -41,6 +41,12 @@ const PortalReactivation = Type.Boolean({
   description: 'Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate',
 })
 
+const BillingEnabled = Type.Boolean({
+  description:
+    'The cutover switch: while false nothing bills, retries or reminds for the store (no renewal, dunning retry, renewal reminder, card-expiry email or other due lifecycle work; ' +
+    'order now, retry now and reactivation from now are 409 `billing_disabled`). Turn it off before importing, switch the old system off, then turn it on: what fell due meanwhile runs once each, oldest first. On by default',
+})
+
 export const Store = Type.Object(
   {
     id: Id('store'),
@@ -62,6 +68,7 @@ export const Store = Type.Object(
     billing_stopped_at: Type.Union([Timestamp, Type.Null()], {
       description: 'Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept',
     }),
+    billing_enabled: BillingEnabled,
     notifications: NotificationSettings,
     cancellation_reasons: CancellationReasons,
     retention_offers: RetentionOffers,
@@ -90,6 +97,7 @@ export const UpdateStoreBody = Type.Object(
     cancellation_reasons: Type.Optional(CancellationReasons),
     retention_offers: Type.Optional(RetentionOffers),
     portal_reactivation: Type.Optional(PortalReactivation),
+    billing_enabled: Type.Optional(BillingEnabled),
     notifications: Type.Optional(NotificationSettingsPatch),
   },
   { additionalProperties: false, minProperties: 1 },

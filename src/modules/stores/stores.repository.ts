@@ -26,22 +26,31 @@ export function storeDaysOf(storeIdColumn: string, setting: 'renewal_reminder_da
 }
 
 /**
- * Whether the store named by `storeIdColumn` bills: false while its billing is stopped (its app was
- * uninstalled). The renewal claim and due work read it, so a stopped store is never even tried.
+ * The one rule for whether a store bills, over the stores row aliased `st`: its billing is not stopped
+ * (its app uninstalled) and the merchant has not switched it off (`billing_enabled`, the cutover
+ * switch). Every reader below takes it from here, so the renewal claim, due work and the card-expiry
+ * check never disagree about a store.
  */
+const STORE_BILLS = sql<boolean>`(st.billing_stopped_at IS NULL AND st.billing_enabled)`
+
 /**
  * Every store whose billing runs, with where its clock stands (`clock_now`), for a query to join as a
  * table: the planner reads the few store rows once instead of looking one up per candidate row.
  */
 export function billingStoreClocks(db: Executor, now: Date) {
   return db
-    .selectFrom('stores')
-    .select(['id', sql<Date>`coalesce(test_clock_now, ${now})`.as('clock_now')])
-    .where('billing_stopped_at', 'is', null)
+    .selectFrom('stores as st')
+    .select(['st.id', sql<Date>`coalesce(st.test_clock_now, ${now})`.as('clock_now')])
+    .where(STORE_BILLS)
 }
 
+/**
+ * Whether the store named by `storeIdColumn` bills: false while its billing is stopped (its app was
+ * uninstalled) or switched off (`billing_enabled`). The renewal claim and due work read it, so such a
+ * store is never even tried.
+ */
 export function storeBillsOf(storeIdColumn: string): RawBuilder<boolean> {
-  return sql<boolean>`EXISTS (SELECT 1 FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)} AND st.billing_stopped_at IS NULL)`
+  return sql<boolean>`EXISTS (SELECT 1 FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)} AND ${STORE_BILLS})`
 }
 
 /** Stops the store's billing (kept if already stopped: the first time stays); its data is untouched. */

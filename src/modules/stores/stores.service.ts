@@ -41,6 +41,7 @@ export function presentStore(store: StoreRow): StoreView {
     out_of_stock: store.out_of_stock,
     out_of_stock_retry_days: store.out_of_stock_retry_days,
     billing_stopped_at: store.billing_stopped_at ? toRfc3339(store.billing_stopped_at) : null,
+    billing_enabled: store.billing_enabled,
     cancellation_reasons: store.cancellation_reasons,
     retention_offers: store.retention_offers,
     portal_reactivation: store.portal_reactivation,

@@ -27,6 +27,8 @@ export interface StoresTable {
   gateway: Generated<StoreGateway>
   /** Set while the store's billing is stopped (its app uninstalled): renewals and due work skip it. */
   billing_stopped_at: NullableTimestamp
+  /** The cutover switch (docs/contract.md, Cutover switch): while false nothing bills, retries or reminds, as while stopped. */
+  billing_enabled: Generated<boolean>
   /** How a renewal's shipping is chosen (docs/contract.md, Renewal pricing). */
   renewal_shipping: Generated<RenewalShipping>
   /** The `flat` policy's rate, in the store currency's minor units. */

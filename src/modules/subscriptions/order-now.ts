@@ -38,6 +38,20 @@ export function assertCanRenewNow(store: StoreRow, subscription: SubscriptionRow
   if (action === 'order now' && subscription.current_period_start !== null && subscription.current_period_start >= now) {
     throw refuse('the current period began at this very moment')
   }
+  // Only order now charges at once; a reschedule charges nothing (moving renewals past the cutover is part of one).
+  if (action === 'order now') assertBillingEnabled(store, 'order now')
+}
+
+/**
+ * 409 `billing_disabled` while the merchant has switched the store's billing off (the cutover switch,
+ * docs/contract.md): an action that would charge at once is refused rather than left waiting, so the
+ * merchant learns why nothing was charged. The detail is worded for a subscriber in the portal too.
+ * Checked after the subscription's own state: its refusal outlasts the switch.
+ */
+export function assertBillingEnabled(store: Pick<StoreRow, 'billing_enabled'>, action: string): void {
+  if (!store.billing_enabled) {
+    throw new AppError('billing_disabled', `cannot ${action}: billing is switched off for this store; nothing is charged, retried or reminded until the store turns it back on`)
+  }
 }
 
 /**
@@ -58,6 +72,7 @@ export function assertCanRetryNow(store: StoreRow, subscription: SubscriptionRow
   if (subscription.dunning_attempts === 0 || subscription.unpaid_period_start === null) throw refuse('no renewal charge of this subscription has failed; nothing is owed')
   if (subscription.cancel_at_period_end) throw refuse('it is set to cancel at the end of the period, so its renewal is not retried')
   if (store.billing_stopped_at !== null) throw refuse("the store's billing is stopped")
+  assertBillingEnabled(store, 'retry the charge')
 }
 
 /** The new renewal time: later than now on the store's clock, at most one year ahead on its calendar; else 400. */

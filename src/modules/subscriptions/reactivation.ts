@@ -2,6 +2,7 @@ import type { PlanRow, StoreRow, SubscriptionRow } from '../../db/database.ts'
 import type { Actor } from '../../http/actors.ts'
 import { AppError, invalidField } from '../../lib/errors.ts'
 import { RENEWAL_FAILED } from './billing-issues.ts'
+import { assertBillingEnabled } from './order-now.ts'
 import type { Mutation } from './subscription-mutation.ts'
 import { transition } from './subscription-state.ts'
 
@@ -32,8 +33,12 @@ export function assertSubscriberMayStart(subscription: Pick<SubscriptionRow, 'gi
   if (at > paidUntil) throw invalidField('/body/next_charge_at', `must not be later than the end of the period already paid for (${paidUntil.toISOString()})`)
 }
 
-/** 409 unless the subscription is cancelled and can start again now on its plan. */
-export function assertCanReactivate(store: Pick<StoreRow, 'billing_stopped_at'>, subscription: SubscriptionRow, plan: Pick<PlanRow, 'active'> | undefined): void {
+/**
+ * 409 unless the subscription is cancelled and can start again now on its plan. `chargesNow`: the
+ * reactivation starts a period now and charges it at once, refused (`billing_disabled`) while the
+ * store's billing is switched off; one from a later `next_charge_at` charges nothing now and is let through.
+ */
+export function assertCanReactivate(store: Pick<StoreRow, 'billing_stopped_at' | 'billing_enabled'>, subscription: SubscriptionRow, plan: Pick<PlanRow, 'active'> | undefined, chargesNow = true): void {
   const refuse = (why: string) => new AppError('invalid_state', `cannot reactivate: ${why}`)
   if (subscription.status !== 'cancelled') {
     throw refuse(
@@ -48,6 +53,7 @@ export function assertCanReactivate(store: Pick<StoreRow, 'billing_stopped_at'>,
   if (subscription.billing_issue !== null && subscription.billing_issue.code !== RENEWAL_FAILED) throw refuse(`billing waits for an admin (${subscription.billing_issue.code}): resolve the charge under review first`)
   // A gift's prepaid block expires instead of renewing: nobody agreed to pay another one.
   if (subscription.gift !== null && subscription.prepaid_cycles_total !== null) throw refuse('a gifted prepaid block ends without a renewal to charge')
+  if (chargesNow) assertBillingEnabled(store, 'reactivate now')
 }
 
 /**

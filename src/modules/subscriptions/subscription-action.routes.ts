@@ -73,7 +73,8 @@ const ACTIONS: SubscriptionAction[] = [
       'A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it ' +
       '(`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; ' +
       'read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, ' +
-      'no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs.',
+      'no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs. ' +
+      "409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false, the cutover switch); nothing changes then.",
     alsoAnswers: [202],
     run: async (s, store, id, actor) => {
       const { view, settled } = await s.chargeNow(store, id, actor)
@@ -87,7 +88,7 @@ const ACTIONS: SubscriptionAction[] = [
     description:
       "`next_charge_at` must be later than the store's current time and at most one year ahead (else 400 `validation_failed`). Nothing is charged at the old date. " +
       'The billing anchor moves to the new date: renewals after it follow one interval apart from it, and the current period ends there. Records `subscription.rescheduled`. ' +
-      '409 `invalid_state` in the same cases as charge-now.',
+      '409 `invalid_state` in the same cases as charge-now; allowed while the store\'s billing is switched off (it charges nothing).',
     body: RescheduleBody,
     run: (s, store, id, actor, input) => s.reschedule(store, id, actor, input),
   },
@@ -101,7 +102,8 @@ const ACTIONS: SubscriptionAction[] = [
       'a failed charge enters dunning as any renewal): 200 with the subscription once the charge settled, or 202 while it is still pending. ' +
       "With `next_charge_at` (later than the store's current time, at most one year ahead, else 400 `validation_failed`) it is active from now and nothing is charged until then: 200. " +
       '409 `invalid_state` unless the subscription is cancelled (an expired one ended by its own terms and is not reactivated), and when its plan is archived, the store\'s billing is stopped, ' +
-      'a charge of it is still in flight or under review, or it is a gifted prepaid block.',
+      'a charge of it is still in flight or under review, or it is a gifted prepaid block. ' +
+      "Without `next_charge_at`, 409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false); with one it may be reactivated then.",
     body: OptionalBody(ReactivateBody),
     alsoAnswers: [202],
     run: async (s, store, id, actor, input) => {

@@ -424,7 +424,7 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
         // After the lock: another subscriber's subscription is 404 whatever the setting.
         assertMayReactivate(store, actor)
         const at = input.next_charge_at !== undefined ? requireRescheduleTime(store, input.next_charge_at, now) : now
-        assertCanReactivate(store, subscription, await findPlanRow(trx, store.id, subscription.plan_id))
+        assertCanReactivate(store, subscription, await findPlanRow(trx, store.id, subscription.plan_id), !later)
         assertSubscriberMayStart(subscription, actor, now, at)
         return reactivation(subscription, now, at)
       })

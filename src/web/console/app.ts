@@ -22,6 +22,7 @@ class ConsoleApp extends Shell {
   private readonly storeName = document.getElementById('store-name') as HTMLElement
   private readonly storeMode = document.getElementById('store-mode') as HTMLElement
   private readonly account = document.getElementById('account') as HTMLElement
+  private readonly billingOff = document.getElementById('billing-off') as HTMLElement
   private storePromise: Promise<Store> | null = null
   private credentialPromise: Promise<void> | null = null
   store: Store | null = null
@@ -68,8 +69,24 @@ class ConsoleApp extends Shell {
     this.storeName.textContent = store.name
     this.storeMode.textContent = store.mode === 'test' ? 'Test mode' : ''
     this.storeMode.hidden = store.mode !== 'test'
+    this.renderBillingOff()
     // In the store's zone, which may have just changed.
     this.renderClock()
+  }
+
+  /**
+   * On every page while the merchant has switched billing off (the cutover switch, Settings): a store
+   * left off by mistake charges nobody, so the console says so until it is turned on. Follows the
+   * store as it was last read or saved.
+   */
+  private renderBillingOff(): void {
+    const off = currentKey() !== null && this.store?.billing_enabled === false
+    this.billingOff.hidden = !off
+    if (!off) return this.billingOff.replaceChildren()
+    replaceChildren(
+      this.billingOff,
+      h('p', null, h('strong', null, 'Billing is off for this store:'), ' nothing is charged, retried or reminded. Turn it on in ', h('a', { href: paths.settings }, 'Settings'), ' when the old system is off.'),
+    )
   }
 
   /**
@@ -105,6 +122,7 @@ class ConsoleApp extends Shell {
       this.account.replaceChildren()
       this.storeName.textContent = ''
       this.storeMode.textContent = ''
+      this.renderBillingOff()
       return
     }
     this.nav.hidden = false

@@ -449,7 +449,7 @@ export type paths = {
         put?: never;
         /**
          * Order now: renew at once, the new period starting now
-         * @description Makes the next renewal due now and runs it through the renewal engine (the same claim, idempotency key, events and settlement as a scheduled renewal: `subscription.charged`, then `charge.succeeded` or `charge.failed`). The billing anchor moves to now: the next renewal is one interval (or prepaid block) later. A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it (`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs.
+         * @description Makes the next renewal due now and runs it through the renewal engine (the same claim, idempotency key, events and settlement as a scheduled renewal: `subscription.charged`, then `charge.succeeded` or `charge.failed`). The billing anchor moves to now: the next renewal is one interval (or prepaid block) later. A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it (`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs. 409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false, the cutover switch); nothing changes then.
          */
         post: operations["chargePortalSubscriptionNow"];
         delete?: never;
@@ -469,7 +469,7 @@ export type paths = {
         put?: never;
         /**
          * Move the next renewal to another date
-         * @description `next_charge_at` must be later than the store's current time and at most one year ahead (else 400 `validation_failed`). Nothing is charged at the old date. The billing anchor moves to the new date: renewals after it follow one interval apart from it, and the current period ends there. Records `subscription.rescheduled`. 409 `invalid_state` in the same cases as charge-now.
+         * @description `next_charge_at` must be later than the store's current time and at most one year ahead (else 400 `validation_failed`). Nothing is charged at the old date. The billing anchor moves to the new date: renewals after it follow one interval apart from it, and the current period ends there. Records `subscription.rescheduled`. 409 `invalid_state` in the same cases as charge-now; allowed while the store's billing is switched off (it charges nothing).
          */
         post: operations["reschedulePortalSubscription"];
         delete?: never;
@@ -489,7 +489,7 @@ export type paths = {
         put?: never;
         /**
          * Start a cancelled subscription again
-         * @description Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. A subscriber cannot start it later than the end of the period already paid for (400 `validation_failed` at `/body/next_charge_at`), nor restart a gift, which whoever pays for it restarts (403 `forbidden`). 409 `invalid_state` unless it is cancelled, and when its plan is archived or the store's billing is stopped. Records `subscription.reactivated`.
+         * @description Only when the store has switched on `portal_reactivation` (`GET /store` says it as `reactivation`); else 403 `forbidden` and nothing changes. As the admin's: on the subscription's plan, terms and payment instrument, charged at once through the renewal engine (200 once settled, 202 while pending), or from a later `next_charge_at` with nothing charged until then. A subscriber cannot start it later than the end of the period already paid for (400 `validation_failed` at `/body/next_charge_at`), nor restart a gift, which whoever pays for it restarts (403 `forbidden`). 409 `invalid_state` unless it is cancelled, and when its plan is archived or the store's billing is stopped; 409 `billing_disabled` when it would be charged now while the store's billing is switched off. Records `subscription.reactivated`.
          */
         post: operations["reactivatePortalSubscription"];
         delete?: never;
@@ -1251,7 +1251,7 @@ export type paths = {
         put?: never;
         /**
          * Order now: renew at once, the new period starting now
-         * @description Makes the next renewal due now and runs it through the renewal engine (the same claim, idempotency key, events and settlement as a scheduled renewal: `subscription.charged`, then `charge.succeeded` or `charge.failed`). The billing anchor moves to now: the next renewal is one interval (or prepaid block) later. A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it (`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs.
+         * @description Makes the next renewal due now and runs it through the renewal engine (the same claim, idempotency key, events and settlement as a scheduled renewal: `subscription.charged`, then `charge.succeeded` or `charge.failed`). The billing anchor moves to now: the next renewal is one interval (or prepaid block) later. A pending skip is dropped (this renewal replaces the skipped one). The request waits up to 10 s for the outcome: 200 with the subscription after it (`latest_charge_id` is the charge; a failed charge enters dunning as any renewal), or 202 with the subscription while the charge is still pending (the worker finishes it; read it with `latest_charge_id`). 409 `invalid_state` unless the subscription is active with no charge in flight or in dunning, no charge under review, no cancellation at period end, no prepaid cycles still to come, not a gifted prepaid block (it expires instead), and a store whose billing runs. 409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false, the cutover switch); nothing changes then.
          */
         post: operations["chargeSubscriptionNow"];
         delete?: never;
@@ -1271,7 +1271,7 @@ export type paths = {
         put?: never;
         /**
          * Move the next renewal to another date
-         * @description `next_charge_at` must be later than the store's current time and at most one year ahead (else 400 `validation_failed`). Nothing is charged at the old date. The billing anchor moves to the new date: renewals after it follow one interval apart from it, and the current period ends there. Records `subscription.rescheduled`. 409 `invalid_state` in the same cases as charge-now.
+         * @description `next_charge_at` must be later than the store's current time and at most one year ahead (else 400 `validation_failed`). Nothing is charged at the old date. The billing anchor moves to the new date: renewals after it follow one interval apart from it, and the current period ends there. Records `subscription.rescheduled`. 409 `invalid_state` in the same cases as charge-now; allowed while the store's billing is switched off (it charges nothing).
          */
         post: operations["rescheduleSubscription"];
         delete?: never;
@@ -1291,7 +1291,7 @@ export type paths = {
         put?: never;
         /**
          * Start a cancelled subscription again
-         * @description On its plan, its own terms (price, quantity, interval, discount) and its payment instrument; the cancellation and its reason are cleared, and `subscription.reactivated` is recorded. Without `next_charge_at`, a new period starts now and its renewal is charged at once through the renewal engine, as order now does (then `subscription.charged` and `charge.succeeded` or `charge.failed`; a failed charge enters dunning as any renewal): 200 with the subscription once the charge settled, or 202 while it is still pending. With `next_charge_at` (later than the store's current time, at most one year ahead, else 400 `validation_failed`) it is active from now and nothing is charged until then: 200. 409 `invalid_state` unless the subscription is cancelled (an expired one ended by its own terms and is not reactivated), and when its plan is archived, the store's billing is stopped, a charge of it is still in flight or under review, or it is a gifted prepaid block.
+         * @description On its plan, its own terms (price, quantity, interval, discount) and its payment instrument; the cancellation and its reason are cleared, and `subscription.reactivated` is recorded. Without `next_charge_at`, a new period starts now and its renewal is charged at once through the renewal engine, as order now does (then `subscription.charged` and `charge.succeeded` or `charge.failed`; a failed charge enters dunning as any renewal): 200 with the subscription once the charge settled, or 202 while it is still pending. With `next_charge_at` (later than the store's current time, at most one year ahead, else 400 `validation_failed`) it is active from now and nothing is charged until then: 200. 409 `invalid_state` unless the subscription is cancelled (an expired one ended by its own terms and is not reactivated), and when its plan is archived, the store's billing is stopped, a charge of it is still in flight or under review, or it is a gifted prepaid block. Without `next_charge_at`, 409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false); with one it may be reactivated then.
          */
         post: operations["reactivateSubscription"];
         delete?: never;
@@ -1624,7 +1624,7 @@ export type paths = {
         put?: never;
         /**
          * Retry the failed renewal now
-         * @description For a subscription in dunning (its renewal charge failed and a retry is to come) or `past_due`: the next retry of the unpaid period runs now, with the subscription's current payment instrument, through the renewal engine (records `subscription.retry_requested` naming who asked, then the same claim, idempotency key, lease, events and settlement as a scheduled retry: `subscription.charged`, then `charge.succeeded` or `charge.failed`). A success recovers the subscription as a scheduled retry would (`past_due` becomes `active` with `subscription.activated`; the paid period becomes current, the next renewal follows it). A failure counts as one of the dunning attempts: the next retry is the store's schedule's next (`charge.next_retry_at`), or none after the last (`past_due`). The request waits up to 10 s for the outcome: 200 with the charge once it is settled (`status` `succeeded` or `failed`), else 202 with the charge while it is still `pending` (the worker finishes it). Two requests at once make one attempt: the second is 409, or answers the same charge. 409 `invalid_state` when there is nothing to retry now: an active subscription not in dunning, a cancelled, expired, paused or pending one, a charge in flight or under review, a renewal waiting for an item to come back in stock, a subscription set to cancel at the end of its period, or the store's billing stopped.
+         * @description For a subscription in dunning (its renewal charge failed and a retry is to come) or `past_due`: the next retry of the unpaid period runs now, with the subscription's current payment instrument, through the renewal engine (records `subscription.retry_requested` naming who asked, then the same claim, idempotency key, lease, events and settlement as a scheduled retry: `subscription.charged`, then `charge.succeeded` or `charge.failed`). A success recovers the subscription as a scheduled retry would (`past_due` becomes `active` with `subscription.activated`; the paid period becomes current, the next renewal follows it). A failure counts as one of the dunning attempts: the next retry is the store's schedule's next (`charge.next_retry_at`), or none after the last (`past_due`). The request waits up to 10 s for the outcome: 200 with the charge once it is settled (`status` `succeeded` or `failed`), else 202 with the charge while it is still `pending` (the worker finishes it). Two requests at once make one attempt: the second is 409, or answers the same charge. 409 `invalid_state` when there is nothing to retry now: an active subscription not in dunning, a cancelled, expired, paused or pending one, a charge in flight or under review, a renewal waiting for an item to come back in stock, a subscription set to cancel at the end of its period, or the store's billing stopped. 409 `billing_disabled` while the store's billing is switched off (`billing_enabled` false, the cutover switch); nothing is recorded then.
          */
         post: operations["retrySubscriptionCharge"];
         delete?: never;
@@ -1684,7 +1684,7 @@ export type paths = {
         put?: never;
         /**
          * Email the subscriber a link to update their payment method
-         * @description Queues a `payment_update_link` email to the subscriber with a single-use sign-in link (valid 72 hours, like every email's links) that opens the portal's payment method change for this subscription (`{PORTAL_URL}/login?token=...&store=...&subscription={id}&action=payment-instrument`): once signed in, the subscriber chooses the card the subscription pays with; a subscription in dunning or past due retries at once with it. 202 with the email's log row (`status: pending`, `attempts: 0`), as `GET /notifications` lists it from then on; the worker sends it, with retries, like every subscriber email. It is sent whatever the store's `notifications` switches say (an admin asked for it). Each request is an email of its own (an `Idempotency-Key` replay answers the first). 409 `invalid_state` for a cancelled or expired subscription.
+         * @description Queues a `payment_update_link` email to the subscriber with a single-use sign-in link (valid 72 hours, like every email's links) that opens the portal's payment method change for this subscription (`{PORTAL_URL}/login?token=...&store=...&subscription={id}&action=payment-instrument`): once signed in, the subscriber chooses the card the subscription pays with; a subscription in dunning or past due retries at once with it. 202 with the email's log row (`status: pending`, `attempts: 0`), as `GET /notifications` lists it from then on; the worker sends it, with retries, like every subscriber email. It is sent whatever the store's `notifications` switches say (an admin asked for it). Records the event `subscription.payment_update_link_sent` (the subscription, and `actor`: who asked) with the email; neither the link nor its token is in the event. At most one link per subscription every 10 minutes, counted on the store's clock (a test store's test clock): sooner is 429 `rate_limited` with `Retry-After` (seconds) and no email. Each link sent is an email of its own (an `Idempotency-Key` replay answers the first). 409 `invalid_state` for a cancelled or expired subscription.
          */
         post: operations["sendPaymentUpdateLink"];
         delete?: never;
@@ -1796,7 +1796,7 @@ export type paths = {
         };
         /**
          * One delivery as it was sent and answered: the delivery inspector
-         * @description The body every attempt sent (the stored event, byte for byte) and, for each attempt (newest first, at most 20), the request headers exactly as sent (`webhook-id`, `webhook-timestamp`, `webhook-signature`: the signature, never the signing secret), the status answered and the first KiB of the answer (at most 1,024 bytes are kept).
+         * @description The body every attempt sent (the stored event, byte for byte) and, for each attempt (newest first, at most 20), the request headers exactly as sent (`webhook-id`, `webhook-timestamp`, `webhook-signature`: the signature, never the signing secret), the status answered and the first KiB of the answer (at most 1,024 bytes are kept). A `read_only` key reads `webhook-signature` as "(hidden: needs a full or support key)": a signature with its body is a request the receiver would accept again within its timestamp tolerance.
          */
         get: operations["getWebhookDelivery"];
         put?: never;
@@ -1959,7 +1959,7 @@ export type components = {
              * @description Stable machine-readable error code
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "card_data_rejected" | "amount_too_large" | "invalid_payment_instrument" | "discount_not_found" | "discount_expired" | "discount_not_applicable" | "unauthenticated" | "invalid_token" | "refund_failed" | "forbidden" | "insufficient_scope" | "not_found" | "method_not_allowed" | "unsupported_version" | "invalid_state" | "conflict" | "idempotency_conflict" | "discount_exhausted" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "platform_unavailable";
+            code: "validation_failed" | "invalid_json" | "card_data_rejected" | "amount_too_large" | "invalid_payment_instrument" | "discount_not_found" | "discount_expired" | "discount_not_applicable" | "unauthenticated" | "invalid_token" | "refund_failed" | "forbidden" | "insufficient_scope" | "not_found" | "method_not_allowed" | "unsupported_version" | "invalid_state" | "conflict" | "idempotency_conflict" | "discount_exhausted" | "billing_disabled" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "platform_unavailable";
             request_id: string;
             errors?: {
                 /** @description JSON pointer into the request, e.g. /body/email */
@@ -2020,6 +2020,8 @@ export type components = {
             out_of_stock_retry_days: number;
             /** @description Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept */
             billing_stopped_at: string | (never | null);
+            /** @description The cutover switch: while false nothing bills, retries or reminds for the store (no renewal, dunning retry, renewal reminder, card-expiry email or other due lifecycle work; order now, retry now and reactivation from now are 409 `billing_disabled`). Turn it off before importing, switch the old system off, then turn it on: what fell due meanwhile runs once each, oldest first. On by default */
+            billing_enabled: boolean;
             /** @description Subscriber emails, each on (true) or off (false); all are on for a new store */
             notifications: {
                 /** @description When a checkout starts a subscription */
@@ -3012,7 +3014,7 @@ export type components = {
             attempts: number;
             /**
              * Format: date-time
-             * @description RFC 3339 UTC time
+             * @description When a pending delivery is tried next; null once it succeeded or failed for good. Retries run on real time: a test store whose clock was moved sees it at the same distance after its own now
              * @example 2026-11-22T05:00:00.000Z
              */
             next_attempt_at: string | null;
@@ -3064,7 +3066,7 @@ export type components = {
             attempts: number;
             /**
              * Format: date-time
-             * @description RFC 3339 UTC time
+             * @description When a pending delivery is tried next; null once it succeeded or failed for good. Retries run on real time: a test store whose clock was moved sees it at the same distance after its own now
              * @example 2026-11-22T05:00:00.000Z
              */
             next_attempt_at: string | null;
@@ -3107,7 +3109,7 @@ export type components = {
                     "webhook-id": string;
                     /** @description Unix seconds when the attempt was sent (real time, also on a test store) */
                     "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` per signing secret, space-separated (two during a rotation). The signature, not the secret: the secret is never shown again */
+                    /** @description `v1,<base64 HMAC-SHA256>` per signing secret, space-separated (two during a rotation). The signature, not the secret: the secret is never shown again. A `read_only` key reads `(hidden: needs a full or support key)` instead (a signature with its body could be replayed to the receiver) */
                     "webhook-signature": string;
                 } | null;
             }[];
@@ -3543,7 +3545,7 @@ export type components = {
          * @description Every event type the service emits
          * @enum {string}
          */
-        EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
+        EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
         /**
          * EventActor
          * @description Who did it. Every event carries it, except those recorded before the service kept actors
@@ -3570,7 +3572,7 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            event_type: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "prepaid.order_created" | "shipping.address_updated";
+            event_type: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "prepaid.order_created" | "shipping.address_updated";
             /**
              * Format: date-time
              * @description When it happened, on the store's clock
@@ -3762,7 +3764,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3866,7 +3868,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3961,7 +3963,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4076,7 +4078,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4182,7 +4184,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4369,7 +4371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4476,7 +4478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4655,7 +4657,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5311,7 +5313,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5419,7 +5421,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5541,7 +5543,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5649,7 +5651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5757,7 +5759,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5874,7 +5876,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5997,7 +5999,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6114,7 +6116,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6241,7 +6243,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6359,7 +6361,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6485,7 +6487,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6604,7 +6606,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6742,7 +6744,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6936,7 +6938,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7220,7 +7222,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8077,6 +8079,8 @@ export interface operations {
                     })[];
                     /** @description Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate */
                     portal_reactivation?: boolean;
+                    /** @description The cutover switch: while false nothing bills, retries or reminds for the store (no renewal, dunning retry, renewal reminder, card-expiry email or other due lifecycle work; order now, retry now and reactivation from now are 409 `billing_disabled`). Turn it off before importing, switch the old system off, then turn it on: what fell due meanwhile runs once each, oldest first. On by default */
+                    billing_enabled?: boolean;
                     /** @description The switches to change; templates not named keep their setting */
                     notifications?: {
                         /** @description When a checkout starts a subscription */
@@ -8397,7 +8401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8536,7 +8540,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8572,7 +8576,7 @@ export interface operations {
                 limit: number;
                 /** @description next_cursor from the previous page */
                 cursor?: string;
-                event_type?: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
+                event_type?: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
                 /** @description Only events about this subscription, charge or change request */
                 entity_id?: string;
                 /** @description Only events at or after this time (store clock) */
@@ -8878,7 +8882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9061,7 +9065,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9370,7 +9374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9553,7 +9557,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9818,7 +9822,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10209,7 +10213,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10594,7 +10598,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10702,7 +10706,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10824,7 +10828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10932,7 +10936,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11040,7 +11044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11157,7 +11161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11271,7 +11275,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11388,7 +11392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11515,7 +11519,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11633,7 +11637,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11759,7 +11763,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11878,7 +11882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12007,7 +12011,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12278,7 +12282,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12393,7 +12397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12508,7 +12512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12614,7 +12618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12814,7 +12818,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13103,7 +13107,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13308,7 +13312,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13415,7 +13419,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13503,7 +13507,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13779,7 +13783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13897,7 +13901,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14091,7 +14095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14208,7 +14212,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14487,7 +14491,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14680,7 +14684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15060,7 +15064,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15168,7 +15172,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15531,7 +15535,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15650,7 +15654,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up */
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -46,6 +46,7 @@ describe('GET and PATCH /api/v1/admin/store', () => {
         out_of_stock: 'skip',
         out_of_stock_retry_days: 3,
         billing_stopped_at: null,
+        billing_enabled: true,
         cancellation_reasons: [],
         retention_offers: [],
         portal_reactivation: false,

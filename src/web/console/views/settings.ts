@@ -135,7 +135,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
     h(
       'div',
       { class: 'detail-grid' },
-      h('div', null, section('Store', storeForm), section('Renewals: shipping, stock and tax', renewalsForm)),
+      h('div', null, section('Billing', billingForm(app, store, reload)), section('Store', storeForm), section('Renewals: shipping, stock and tax', renewalsForm)),
       h(
         'div',
         null,
@@ -145,7 +145,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
             ['Connected', connection ? (connection.connected ? 'Yes' : 'No') : 'Unknown'],
             ['Through', connection?.source ?? '—'],
             ['Since', dateTime(connection?.connected_at)],
-            ['Billing', store.billing_stopped_at ? `Stopped ${dateTime(store.billing_stopped_at)}` : 'Running'],
+            ['Billing', store.billing_stopped_at ? `Stopped ${dateTime(store.billing_stopped_at)}` : store.billing_enabled === false ? 'Switched off (see Billing)' : 'Running'],
           ]),
           connectionForm,
         ),
@@ -262,6 +262,61 @@ function offersForm(app: ConsoleApp, store: Store, discounts: Discount[], reload
       const updated = await api.updateStore({ retention_offers: chosen() })
       app.useStore(updated)
       return 'Retention offers saved.'
+    },
+    done: reload,
+  })
+}
+
+/**
+ * The cutover switch (`billing_enabled`): off while subscriptions are imported and the old system still
+ * bills; on once the old system is off. What fell due meanwhile then runs once each, oldest first.
+ */
+function billingForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
+  const box = h('input', { type: 'checkbox', name: 'billing_enabled', id: 'billing-enabled', checked: store.billing_enabled !== false, 'aria-describedby': 'billing-enabled-hint' })
+  return actionForm({
+    label: 'Save billing',
+    fields: [
+      h(
+        'fieldset',
+        { class: 'switches' },
+        h('legend', null, 'Renewals, retries and reminders'),
+        h(
+          'div',
+          { class: 'field checkbox' },
+          box,
+          h('label', { for: box.id }, 'Bill this store'),
+          h(
+            'p',
+            { class: 'hint', id: 'billing-enabled-hint' },
+            'Off: nothing is charged, retried or reminded. Switching from another system: turn this off before importing, switch the old system off, then turn this on; what fell due meanwhile then runs once each, oldest first.',
+          ),
+        ),
+      ),
+    ],
+    confirm: () => {
+      if (box.checked === (store.billing_enabled !== false)) return box.checked ? 'Billing is already on.' : 'Billing is already off.'
+      return box.checked
+        ? {
+            title: 'Turn billing on?',
+            body: [
+              h('p', null, 'Renewals, retries and reminders that fell due while billing was off run now, once each, oldest first; then everything runs on its date.'),
+              h('p', null, 'Make sure the old system no longer charges these subscribers, or they pay twice.'),
+            ],
+            confirmLabel: 'Turn billing on',
+          }
+        : {
+            title: 'Turn billing off?',
+            body: [
+              h('p', null, 'Nothing is charged, retried or reminded for this store until you turn it on again; order now, retry now and reactivating now are refused. A charge already in progress still finishes.'),
+            ],
+            confirmLabel: 'Turn billing off',
+            danger: true,
+          }
+    },
+    run: async () => {
+      const updated = await api.updateStore({ billing_enabled: box.checked })
+      app.useStore(updated)
+      return updated.billing_enabled ? 'Billing is on: what fell due runs now, once each.' : 'Billing is off: nothing is charged, retried or reminded.'
     },
     done: reload,
   })

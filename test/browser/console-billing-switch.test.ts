@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, rmSync } from 'node:fs'
+import { after, before, describe, test, type TestContext } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import type { DatabaseHandle } from '../../src/db/connect.ts'
+import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
+import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
+import { newDataDir } from '../helpers/data-dir.ts'
+import { startServer, type RunningServer } from '../helpers/server-process.ts'
+
+/**
+ * The cutover switch in the merchant console (CONTRACT section 16, `billing_enabled`): Settings turns
+ * the store's billing off and on with a confirmation; while it is off every page shows a banner, order
+ * now is refused in the API's words, and a renewal that falls due is not charged; once on, the
+ * banner goes and the renewal is charged once. In Chromium against the real service process;
+ * screenshots at 1440 and 390 px into test-results/console-billing-switch/ (and docs/screenshots/
+ * with UPDATE_SCREENSHOTS=1).
+ */
+
+const STORE_HASH = 'cutoverconsole'
+const ADMIN_KEY = 'sk_test_console_cutover_0123456789abcdef'
+const ARTEFACTS = new URL('../../test-results/console-billing-switch/', import.meta.url)
+const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
+const DAY = 86_400_000
+const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
+const BANNER = 'Billing is off for this store: nothing is charged, retried or reminded. Turn it on in Settings when the old system is off.'
+
+describe('the billing switch in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
+  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let server: RunningServer
+  let handle: DatabaseHandle | undefined
+  let dataDir: string | undefined
+  let browser: Browser
+  let page: Page
+  let subscription: { id: string; next_charge_at: string }
+  const pageProblems: string[] = []
+  const admin = adminClient(() => server.origin, ADMIN_KEY)
+
+  /** One monthly subscription on a test store whose clock stands still (so the renewal falls due only when the test moves it). */
+  async function seed(): Promise<{ id: string; next_charge_at: string }> {
+    await admin('PATCH', '/store', { name: 'Kettle & Leaf', timezone: 'Europe/Berlin' })
+    const now = await admin<{ now: string }>('GET', '/test-clock')
+    await admin('POST', '/test-clock/advance', { to: new Date(Date.parse(now.now) + 60_000).toISOString() })
+    const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: 'leaf-tea', name: 'Leaf Tea' })
+    const plan = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, name: 'Tin every month', amount: 1250, currency: 'USD', interval: 'month' })
+    const bought = await admin<{ data: { id: string; next_charge_at: string }[] }>('POST', '/checkouts', {
+      platform_order_id: 'cutover-1', email: 'ada.cutover@example.com', name: 'Ada Lovelace', shipping_address: ADDRESS, payment_instrument_id: 'pi_visa_ok', items: [{ plan_id: plan.id, quantity: 1 }],
+    })
+    // A day on, so order now is not refused for a period that began this very instant.
+    await admin('POST', '/test-clock/advance', { to: new Date(Date.parse(now.now) + DAY).toISOString() })
+    return bought.data[0]!
+  }
+
+  before(async () => {
+    web = await buildWebForTest()
+    let databaseEnv: Record<string, string>
+    if (onPostgres) {
+      handle = await createTestDatabase()
+      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
+    } else {
+      dataDir = await newDataDir('sb-cutover-')
+      databaseEnv = { DATA_DIR: dataDir }
+    }
+    server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
+    // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
+    const [seeded, launched] = await Promise.allSettled([seed(), launchBrowser()])
+    if (launched.status === 'fulfilled') browser = launched.value
+    if (seeded.status === 'rejected') throw seeded.reason
+    if (launched.status === 'rejected') throw launched.reason
+    subscription = seeded.value
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
+    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
+    page = await context.newPage()
+    watchPage(page, () => server.origin, { pageProblems })
+  })
+
+  after(async () => {
+    await browser?.close()
+    await server?.stop()
+    await handle?.close()
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    web?.cleanup()
+  })
+
+  const heading = () => page.getByRole('heading', { level: 1 })
+  const notice = () => page.locator('#notice')
+  const dialog = () => page.getByRole('dialog')
+  const banner = () => page.getByRole('region', { name: 'Billing is off' })
+  const billingBox = () => page.getByLabel('Bill this store', { exact: true })
+  const charges = async () => (await admin<{ data: { id: string; status: string }[] }>('GET', `/charges?subscription_id=${subscription.id}`)).data
+
+  async function screenshot(t: TestContext, name: string): Promise<void> {
+    await page.locator('.loading').first().waitFor({ state: 'detached' })
+    for (const width of [1440, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
+      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
+      await page.mouse.move(0, 0)
+      const file = `console-${name}-${width}.png`
+      mkdirSync(ARTEFACTS, { recursive: true })
+      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
+      if (process.env.UPDATE_SCREENSHOTS === '1') {
+        mkdirSync(SCREENSHOTS, { recursive: true })
+        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
+      }
+      t.diagnostic(`screenshot ${file}`)
+    }
+    await page.setViewportSize({ width: 1440, height: 900 })
+  }
+
+  test('billing is on by default: no banner, the switch checked', async () => {
+    await page.goto(`${server.origin}/console/settings`)
+    await heading().filter({ hasText: 'Settings' }).waitFor()
+    await billingBox().waitFor()
+    assert.equal(await billingBox().isChecked(), true)
+    assert.equal(await banner().count(), 0)
+  })
+
+  test('turning it off asks first, then every page shows the banner', async (t) => {
+    await billingBox().uncheck()
+    await page.getByRole('button', { name: 'Save billing' }).click()
+    assert.match(await dialog().innerText(), /Nothing is charged, retried or reminded for this store until you turn it on again/)
+    await screenshot(t, 'billing-off-confirm')
+    await dialog().getByRole('button', { name: 'Turn billing off' }).click()
+    await notice().filter({ hasText: 'Billing is off: nothing is charged, retried or reminded.' }).waitFor()
+    assert.equal((await admin<{ billing_enabled: boolean }>('GET', '/store')).billing_enabled, false)
+    await banner().waitFor()
+    assert.equal((await banner().innerText()).replace(/\s+/g, ' ').trim(), BANNER)
+    assert.equal(await billingBox().isChecked(), false)
+    assert.match(await page.locator('.facts').filter({ hasText: 'Billing' }).first().innerText(), /Switched off \(see Billing\)/)
+    await screenshot(t, 'billing-off-settings')
+
+    for (const [path, title] of [['/console', 'Overview'], ['/console/subscriptions', 'Subscriptions'], ['/console/attention', 'Needs attention']] as const) {
+      await page.goto(`${server.origin}${path}`)
+      await heading().filter({ hasText: title }).waitFor()
+      assert.equal((await banner().innerText()).replace(/\s+/g, ' ').trim(), BANNER, `the banner on ${path}`)
+    }
+    await screenshot(t, 'billing-off-subscriptions')
+    // Its link goes to Settings.
+    await banner().getByRole('link', { name: 'Settings' }).click()
+    await heading().filter({ hasText: 'Settings' }).waitFor()
+  })
+
+  test('while off, order now is refused in the API\'s words and a renewal that falls due is not charged', async (t) => {
+    await page.goto(`${server.origin}/console/subscriptions/${subscription.id}`)
+    await heading().filter({ hasText: 'Subscription of' }).waitFor()
+    await banner().waitFor()
+    const orderNow = page.locator('.action-group', { has: page.getByRole('heading', { name: 'Order now' }) })
+    await orderNow.getByRole('button', { name: 'Charge the renewal now' }).click()
+    await dialog().getByRole('button', { name: 'Charge the renewal now' }).click()
+    const refusal = orderNow.getByRole('alert')
+    await refusal.waitFor()
+    assert.match(await refusal.innerText(), /billing is switched off for this store/)
+    await orderNow.scrollIntoViewIfNeeded()
+    await screenshot(t, 'billing-off-order-now')
+
+    await admin('POST', '/test-clock/advance', { to: new Date(Date.parse(subscription.next_charge_at) + DAY).toISOString() })
+    assert.deepEqual(await charges(), [], 'nothing charged while off')
+  })
+
+  test('turning it on asks first, the banner goes, and the renewal that fell due is charged once', async (t) => {
+    await page.goto(`${server.origin}/console/settings`)
+    await heading().filter({ hasText: 'Settings' }).waitFor()
+    await billingBox().check()
+    await page.getByRole('button', { name: 'Save billing' }).click()
+    assert.match(await dialog().innerText(), /fell due while billing was off run now, once each, oldest first/)
+    assert.match(await dialog().innerText(), /Make sure the old system no longer charges these subscribers/)
+    await screenshot(t, 'billing-on-confirm')
+    await dialog().getByRole('button', { name: 'Turn billing on' }).click()
+    await notice().filter({ hasText: 'Billing is on' }).waitFor()
+    await banner().waitFor({ state: 'hidden' })
+    assert.equal(await banner().count(), 0)
+    assert.equal((await admin<{ billing_enabled: boolean }>('GET', '/store')).billing_enabled, true)
+
+    // The worker's next pass (here the test clock's, at the time it stands at) charges what fell due, once.
+    const clock = await admin<{ now: string }>('GET', '/test-clock')
+    await admin('POST', '/test-clock/advance', { to: clock.now })
+    await admin('POST', '/test-clock/advance', { to: clock.now })
+    const made = await charges()
+    assert.deepEqual(made.map((c) => c.status), ['succeeded'])
+  })
+
+  test('no script errors or CSP refusals', () => {
+    assert.deepEqual(pageProblems, [])
+  })
+})
