@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { adminClient, buildWebForTest, launchBrowser, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
-import { newDataDir } from '../helpers/data-dir.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 /**
@@ -19,8 +15,6 @@ import { startServer, type RunningServer } from '../helpers/server-process.ts'
 
 const STORE_HASH = 'cutoverconsole'
 const ADMIN_KEY = 'sk_test_console_cutover_0123456789abcdef'
-const ARTEFACTS = new URL('../../test-results/console-billing-switch/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const DAY = 86_400_000
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const BANNER = 'Billing is off for this store: nothing is charged, retried or reminded. Turn it on in Settings when the old system is off.'
@@ -28,8 +22,7 @@ const BANNER = 'Billing is off for this store: nothing is charged, retried or re
 describe('the billing switch in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
   let web: Awaited<ReturnType<typeof buildWebForTest>>
   let server: RunningServer
-  let handle: DatabaseHandle | undefined
-  let dataDir: string | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
   let browser: Browser
   let page: Page
   let subscription: { id: string; next_charge_at: string }
@@ -53,14 +46,8 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
 
   before(async () => {
     web = await buildWebForTest()
-    let databaseEnv: Record<string, string>
-    if (onPostgres) {
-      handle = await createTestDatabase()
-      databaseEnv = { DATABASE_URL: scratchUrl(handle)! }
-    } else {
-      dataDir = await newDataDir('sb-cutover-')
-      databaseEnv = { DATA_DIR: dataDir }
-    }
+    database = await serverDatabase('sb-cutover-')
+    const databaseEnv = database.env
     server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
     // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
     const [seeded, launched] = await Promise.allSettled([seed(), launchBrowser()])
@@ -77,8 +64,7 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
   after(async () => {
     await browser?.close()
     await server?.stop()
-    await handle?.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    await database?.remove()
     web?.cleanup()
   })
 
@@ -89,25 +75,7 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
   const billingBox = () => page.getByLabel('Bill this store', { exact: true })
   const charges = async () => (await admin<{ data: { id: string; status: string }[] }>('GET', `/charges?subscription_id=${subscription.id}`)).data
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      await page.mouse.move(0, 0)
-      const file = `console-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-billing-switch', name, { prefix: 'console' })
 
   test('billing is on by default: no banner, the switch checked', async () => {
     await page.goto(`${server.origin}/console/settings`)
