@@ -48,10 +48,10 @@ export async function chargeMetrics(db: Executor, storeId: string, windows: read
         SELECT 1 FROM charges p
         WHERE p.subscription_id = f.subscription_id AND p.period_start = f.period_start AND p.status = 'succeeded' AND p.settled_at < w.end_at))
     FROM ${metricWindows(windows)}
-    JOIN charges f ON f.store_id = ${storeId} AND f.status = 'failed' AND f.failure_code IS DISTINCT FROM 'out_of_stock' AND f.settled_at >= w.start_at AND f.settled_at < w.end_at
+    JOIN charges f ON f.store_id = ${storeId} AND f.status = 'failed' AND f.failure_code IS DISTINCT FROM 'out_of_stock' AND f.failure_code IS DISTINCT FROM 'billing_disabled' AND f.settled_at >= w.start_at AND f.settled_at < w.end_at
     WHERE NOT EXISTS (
       SELECT 1 FROM charges e
-      WHERE e.subscription_id = f.subscription_id AND e.period_start = f.period_start AND e.status = 'failed' AND e.failure_code IS DISTINCT FROM 'out_of_stock'
+      WHERE e.subscription_id = f.subscription_id AND e.period_start = f.period_start AND e.status = 'failed' AND e.failure_code IS DISTINCT FROM 'out_of_stock' AND e.failure_code IS DISTINCT FROM 'billing_disabled'
         AND (e.settled_at < f.settled_at OR (e.settled_at = f.settled_at AND e.id < f.id)))
     GROUP BY w.i, f.currency`.execute(db)
 

@@ -177,13 +177,24 @@ export function createCollector(ctx: BillingContext) {
     return { status: 'unknown', reason: 'the gateway has no trace of the payment yet' }
   }
 
+  async function notSentWhileBillingOff(gateway: PaymentGateway, request: ChargeRequest): Promise<ChargeOutcome> {
+    const found = await gateway.lookup(request).catch(unknownOf)
+    if (found !== undefined) return found
+    return { status: 'failed', failureCode: 'billing_disabled', failureMessage: "The store's billing was switched off before this charge was sent; nothing was charged." }
+  }
+
   return {
     /** Asks the gateway about one charge held under `token`: sends it when that is safe, else looks it up. */
-    collect(charge: ChargeRow, token: string): Promise<ChargeOutcome> {
+    collect(charge: ChargeRow, token: string, { storeBills = true }: { storeBills?: boolean } = {}): Promise<ChargeOutcome> {
       const gateway = gateways.byName(charge.gateway)
       const request = requestOf(charge, gateway, token)
       const mayMoveMoneyAgain = charge.submitted_at !== null && !gateway.honoursIdempotencyKeys
-      return mayMoveMoneyAgain ? lookUp(gateway, request) : send(gateway, charge, request, token)
+      if (mayMoveMoneyAgain) return lookUp(gateway, request)
+      // The store stopped billing after this charge was claimed (its worker died, or the gateway refused it
+      // unsent, and it is looked at again): nothing new is sent. What an earlier send did is looked up; with
+      // no trace, the charge ends `billing_disabled` and the renewal waits for billing to be on again.
+      if (!storeBills) return notSentWhileBillingOff(gateway, request)
+      return send(gateway, charge, request, token)
     },
   }
 }

@@ -7,6 +7,7 @@ import { RENEWALS, type Actor } from '../../http/actors.ts'
 import { systemClock, type Clock } from '../../lib/clock.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import type { EventLog } from '../events/index.ts'
+import { storesNotBilling } from '../stores/index.ts'
 import type { SubscriptionWrites } from '../subscriptions/index.ts'
 import type { ChargeOutcome } from './gateways/index.ts'
 import { presentCharge } from './charge.presenter.ts'
@@ -89,13 +90,15 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
 
   async function collectAll(attempts: Attempt[], token: string, lost: (id: string) => boolean): Promise<{ attempt: Attempt; outcome: ChargeOutcome }[]> {
     const limit = pLimit(concurrency)
+    // Read now, not at the claim: a charge taken over later is sent only if its store still bills.
+    const notBilling = await storesNotBilling(db, attempts.map(({ charge }) => charge.store_id))
     const results = await Promise.all(
       attempts.map((attempt) =>
         limit(async () => {
           // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
           if (lost(attempt.charge.id)) return undefined
           // A bug or a database error while collecting one charge must not lose the others' answers.
-          const outcome = await collector.collect(attempt.charge, token).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
+          const outcome = await collector.collect(attempt.charge, token, { storeBills: !notBilling.has(attempt.charge.store_id) }).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
           return { attempt, outcome: storableOutcome(outcome) }
         }),
       ),

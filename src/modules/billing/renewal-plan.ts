@@ -379,6 +379,7 @@ export const FAILURE_TEXT: Record<FailureCode, string> = {
   processing_error: 'The payment could not be processed.',
   gateway_configuration: 'The store cannot take payments right now.',
   out_of_stock: 'An item of the renewal is out of stock; nothing was charged.',
+  billing_disabled: "The store's billing was switched off before this charge was sent; nothing was charged.",
 }
 
 /** A definite answer about a charge: from the gateway, or from an admin resolving a charge under review. */
@@ -425,6 +426,8 @@ export function settleCharge(
       const held = afterOutOfStock(subscription, store, periodIndex, charge.period_start, at, charge.created_at)
       change = { set: held.set, events: held.events }
       nextRetryAt = held.nextRetryAt
+    } else if (outcome.status === 'failed' && outcome.failureCode === 'billing_disabled') {
+      // Nothing was sent: the renewal stays due as it was (next_charge_at, dunning state), for when billing is on again.
     } else if (!succeeded && ['active', 'past_due'].includes(subscription.status)) {
       const failure = afterFailure(subscription, store, charge.attempt, charge.period_start, at)
       change = { set: failure.set, events: failure.events }

@@ -90,6 +90,11 @@ async function settleBatch(trx: Executor, ctx: BillingContext, results: readonly
       FROM (VALUES ${sql.join(settled.map((charge) => sql`(${charge.id}, ${charge.status}, ${charge.gateway_charge_id}, ${charge.failure_code}, ${charge.failure_message}, ${charge.next_retry_at?.toISOString() ?? null}, ${charge.settled_at!.toISOString()})`))})
         AS v(id, status, gateway_charge_id, failure_code, failure_message, next_retry_at, settled_at)
      WHERE c.id = v.id`.execute(trx)
+  // A charge ended because billing was switched off sent nothing under its key: the key is set free, so
+  // the same attempt, claimed again once billing is on, sends under it (a keyed gateway that did see an
+  // earlier send answers with that payment instead of taking a second one).
+  const unsent = settled.filter((charge) => charge.failure_code === 'billing_disabled').map((charge) => charge.id)
+  if (unsent.length > 0) await trx.updateTable('charges').set({ idempotency_key: sql<string>`idempotency_key || ':billing-off:' || id` }).where('id', 'in', unsent).execute()
   // Charge events first: `charge.succeeded` comes before the `subscription.activated` it causes.
   const events: NewEvent[] = settled.map((charge) => ({
     storeId: charge.store_id,

@@ -60,8 +60,9 @@ export function createNotificationsService({ db, clock, events }: { db: Db; cloc
         }
         const at = storeNow(store, clock)
         const last = await lastEventAt(trx, store.id, subscriptionId, 'subscription.payment_update_link_sent')
-        // A link sent "later" than now (a test clock set back) does not hold the next one back.
-        const wait = last === undefined || last.getTime() > at.getTime() ? 0 : last.getTime() + PAYMENT_UPDATE_LINK_INTERVAL_MS - at.getTime()
+        // A link recorded "later" than this process's now (another process's clock ahead, a clock stepped
+        // back) waits a whole interval from now: letting it through sent one link per millisecond of skew.
+        const wait = last === undefined ? 0 : last.getTime() > at.getTime() ? PAYMENT_UPDATE_LINK_INTERVAL_MS : last.getTime() + PAYMENT_UPDATE_LINK_INTERVAL_MS - at.getTime()
         if (wait > 0) {
           throw new AppError(
             'rate_limited',

@@ -30,7 +30,8 @@ const TEMPLATE_OF_EVENT: Readonly<Record<string, NotificationTemplate>> = {
  */
 function templateOf(eventType: string, data: Record<string, unknown>): NotificationTemplate | undefined {
   if (eventType === 'subscription.skipped') return data.skip_reason === 'out_of_stock' ? 'renewal_skipped' : undefined
-  if (eventType === 'charge.failed' && data.failure_code === 'out_of_stock') return undefined
+  // Out of stock, or billing switched off before the charge was sent: no money moved and no new card helps.
+  if (eventType === 'charge.failed' && (data.failure_code === 'out_of_stock' || data.failure_code === 'billing_disabled')) return undefined
   return TEMPLATE_OF_EVENT[eventType]
 }
 

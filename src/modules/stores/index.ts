@@ -50,6 +50,7 @@ export {
   setTestClock,
   stopStoreBilling,
   storeBillsOf,
+  storesNotBilling,
   storeClockOf,
   storeDaysOf,
   storeHashOf,

@@ -53,6 +53,16 @@ export function storeBillsOf(storeIdColumn: string): RawBuilder<boolean> {
   return sql<boolean>`EXISTS (SELECT 1 FROM stores st WHERE st.id = ${sql.ref(storeIdColumn)} AND ${STORE_BILLS})`
 }
 
+/**
+ * Of `storeIds`, the stores that do not bill now (stopped, or switched off). Read again just before a
+ * charge is first sent: a store switched off after its renewal was claimed sends nothing more.
+ */
+export async function storesNotBilling(db: Executor, storeIds: readonly string[]): Promise<Set<string>> {
+  if (storeIds.length === 0) return new Set()
+  const rows = await db.selectFrom('stores as st').select('st.id').where('st.id', 'in', [...new Set(storeIds)]).where(sql<boolean>`NOT ${STORE_BILLS}`).execute()
+  return new Set(rows.map((row) => row.id))
+}
+
 /** Stops the store's billing (kept if already stopped: the first time stays); its data is untouched. */
 export async function stopStoreBilling(db: Executor, id: string, at: Date): Promise<void> {
   await db.updateTable('stores').set({ billing_stopped_at: at, updated_at: at }).where('id', '=', id).where('billing_stopped_at', 'is', null).execute()

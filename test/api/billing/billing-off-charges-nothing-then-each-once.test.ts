@@ -4,11 +4,13 @@
 // the store's test clock, and the worker's own engine and due work run beside it.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import * as billingSwitch from '../../../src/db/migrations/0031-billing-switch.ts'
 import { fixedClock } from '../../../src/lib/clock.ts'
 import { queueExpiryWarnings } from '../../../src/modules/notifications/index.ts'
 import { processDueWork } from '../../../src/modules/subscriptions/due-work.ts'
 import { createTestRenewals } from '../../helpers/billing.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
+import { createTestDatabase } from '../../helpers/database.ts'
 import { assertProblem } from '../../helpers/problem.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
 import { act, checkout, checkoutBody, closeTestApp, getSubscription } from '../subscriptions/fixtures.ts'
@@ -221,5 +223,24 @@ describe('billing_enabled: the cutover switch', () => {
     assertProblem(await patchStore({ billing_enabled: 'no' }), 400, 'validation_failed')
     assertProblem(await patchStore({ billing_enabled: null }), 400, 'validation_failed')
     assert.equal((await call(t.app, { method: 'GET', url: '/api/v1/admin/store', headers: shop.auth })).json.billing_enabled, true)
+  })
+})
+
+describe('migration 0031 down', () => {
+  test('refuses while a store has billing switched off (without the column it would bill at once); goes down and up again once every store bills', async () => {
+    const handle = await createTestDatabase()
+    try {
+      const { db } = handle
+      const store = await createStoreWithKey(db)
+      await db.updateTable('stores').set({ billing_enabled: false }).where('id', '=', store.store.id).execute()
+      await assert.rejects(billingSwitch.down(db as never), /billing switched off/)
+      assert.equal((await db.selectFrom('stores').select('billing_enabled').where('id', '=', store.store.id).executeTakeFirstOrThrow()).billing_enabled, false, 'the column and its value stay')
+      await db.updateTable('stores').set({ billing_enabled: true }).where('id', '=', store.store.id).execute()
+      await billingSwitch.down(db as never)
+      await billingSwitch.up(db as never)
+      assert.equal((await db.selectFrom('stores').select('billing_enabled').where('id', '=', store.store.id).executeTakeFirstOrThrow()).billing_enabled, true)
+    } finally {
+      await handle.close()
+    }
   })
 })

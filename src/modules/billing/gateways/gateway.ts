@@ -26,6 +26,9 @@ export const FAILURE_CODES = [
   // The platform said an item of the renewal is out of stock before anything was ordered or paid: the
   // store's `out_of_stock` policy decides what follows; never dunning.
   'out_of_stock',
+  // The store's billing was switched off (or stopped) after this charge was claimed and before anything
+  // was sent: nothing was charged, and the renewal stays due for when billing is on again; never dunning.
+  'billing_disabled',
 ] as const
 
 export type FailureCode = (typeof FAILURE_CODES)[number]

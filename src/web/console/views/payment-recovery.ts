@@ -147,7 +147,7 @@ export function paymentRecoverySection(app: ConsoleApp, s: Subscription, email: 
   const state = recoveryState(s, charges)
   if (!state) return null
   const { latest } = state
-  const failures = charges.filter((c) => c.status === 'failed' && latest && c.period_start === latest.period_start && c.failure_code !== 'out_of_stock').length
+  const failures = charges.filter((c) => c.status === 'failed' && latest && c.period_start === latest.period_start && c.failure_code !== 'out_of_stock' && c.failure_code !== 'billing_disabled').length
   const cancelDays = app.store?.past_due_cancel_days
   const pastDueAt = s.past_due_at ?? null
   const facts: [string, Child][] = [
