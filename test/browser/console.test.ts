@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { SignJWT } from 'jose'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
-import { buildWebForTest, launchBrowser, skipWithoutChromium, adminClient, watchPage } from '../helpers/browser.ts'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.ts'
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
@@ -23,8 +23,6 @@ const STORE_NAME = 'Northwind Coffee Roasters'
 const ADMIN_KEY = 'sk_test_console_browser_0123456789abcdef'
 const ADA = 'ada@example.com'
 const GRACE = 'grace@example.com'
-const ARTEFACTS = new URL('../../test-results/console/', import.meta.url)
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url)
 const CLIENT_ID = 'console-browser-client'
 const CLIENT_SECRET = 'console-browser-client-secret-0123456789'
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
@@ -136,25 +134,7 @@ describe('merchant console in a real browser', { skip: skipWithoutChromium, time
   const focused = () => page.evaluate<string | undefined>('document.activeElement?.textContent?.trim()')
   const focusedTag = () => page.evaluate<string>('document.activeElement.tagName')
 
-  async function screenshot(t: TestContext, name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached' })
-    for (const width of [1440, 360]) {
-      await page.setViewportSize({ width, height: width === 360 ? 780 : 900 })
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-      assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
-      await page.mouse.move(0, 0)
-      const file = `console-${name}-${width}.png`
-      mkdirSync(ARTEFACTS, { recursive: true })
-      await page.screenshot({ path: new URL(file, ARTEFACTS).pathname, fullPage: true })
-      if (process.env.UPDATE_SCREENSHOTS === '1') {
-        mkdirSync(SCREENSHOTS, { recursive: true })
-        await page.screenshot({ path: new URL(file, SCREENSHOTS).pathname, fullPage: true })
-      }
-      t.diagnostic(`screenshot ${file}`)
-    }
-    await page.setViewportSize({ width: 1440, height: 900 })
-  }
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console', name, { widths: [1440, 360] })
 
   test('served at /console with a strict CSP; a wrong key is refused with a message; the right key signs in, kept in sessionStorage only', async (t) => {
     const response = await fetch(`${server.origin}/console/subscriptions`)

@@ -99,6 +99,8 @@ export async function screenshotAtWidths(page: Page, t: TestContext, folder: str
     await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
     assert.ok(overflow <= 0, `${name} at ${width} px: the page scrolls sideways by ${overflow} px`)
+    // No hover state left over from the last click.
+    await page.mouse.move(0, 0)
     const file = `${prefix}-${name}-${width}.png`
     mkdirSync(artefacts, { recursive: true })
     await page.screenshot({ path: new URL(file, artefacts).pathname, fullPage: true })
