@@ -267,32 +267,29 @@ function offersForm(app: ConsoleApp, store: Store, discounts: Discount[], reload
   })
 }
 
+/** One store switch: a checkbox (id from its name) with its label and hint, in a fieldset under `legend`. */
+function switchFieldset({ name, checked, legend, label, hint }: { name: string; checked: boolean; legend: string; label: string; hint: string }): { box: HTMLInputElement; fieldset: HTMLElement } {
+  const id = name.replaceAll('_', '-')
+  const box = h('input', { type: 'checkbox', name, id, checked, 'aria-describedby': `${id}-hint` })
+  const fieldset = h('fieldset', { class: 'switches' }, h('legend', null, legend), h('div', { class: 'field checkbox' }, box, h('label', { for: id }, label), h('p', { class: 'hint', id: `${id}-hint` }, hint)))
+  return { box, fieldset }
+}
+
 /**
  * The cutover switch (`billing_enabled`): off while subscriptions are imported and the old system still
  * bills; on once the old system is off. What fell due meanwhile then runs once each, oldest first.
  */
 function billingForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
-  const box = h('input', { type: 'checkbox', name: 'billing_enabled', id: 'billing-enabled', checked: store.billing_enabled !== false, 'aria-describedby': 'billing-enabled-hint' })
+  const { box, fieldset } = switchFieldset({
+    name: 'billing_enabled',
+    checked: store.billing_enabled !== false,
+    legend: 'Renewals, retries and reminders',
+    label: 'Bill this store',
+    hint: 'Off: nothing is charged, retried or reminded. Switching from another system: turn this off before importing, switch the old system off, then turn this on; what fell due meanwhile then runs once each, oldest first.',
+  })
   return actionForm({
     label: 'Save billing',
-    fields: [
-      h(
-        'fieldset',
-        { class: 'switches' },
-        h('legend', null, 'Renewals, retries and reminders'),
-        h(
-          'div',
-          { class: 'field checkbox' },
-          box,
-          h('label', { for: box.id }, 'Bill this store'),
-          h(
-            'p',
-            { class: 'hint', id: 'billing-enabled-hint' },
-            'Off: nothing is charged, retried or reminded. Switching from another system: turn this off before importing, switch the old system off, then turn this on; what fell due meanwhile then runs once each, oldest first.',
-          ),
-        ),
-      ),
-    ],
+    fields: [fieldset],
     confirm: () => {
       if (box.checked === (store.billing_enabled !== false)) return box.checked ? 'Billing is already on.' : 'Billing is already off.'
       return box.checked
@@ -324,23 +321,16 @@ function billingForm(app: ConsoleApp, store: Store, reload: () => Promise<unknow
 
 /** What subscribers may do themselves in the portal beyond the everyday actions: reactivate a cancelled subscription. */
 function portalForm(app: ConsoleApp, store: Store, reload: () => Promise<unknown>): HTMLElement {
-  const box = h('input', { type: 'checkbox', name: 'portal_reactivation', id: 'portal-reactivation', checked: store.portal_reactivation === true, 'aria-describedby': 'portal-reactivation-hint' })
+  const { box, fieldset } = switchFieldset({
+    name: 'portal_reactivation',
+    checked: store.portal_reactivation === true,
+    legend: 'In the portal',
+    label: 'Subscribers may reactivate a cancelled subscription',
+    hint: 'On its plan and card: charged now, or when the period it paid for ends if that is still to come. Off: only you can reactivate one, from its page here.',
+  })
   return actionForm({
     label: 'Save portal settings',
-    fields: [
-      h(
-        'fieldset',
-        { class: 'switches' },
-        h('legend', null, 'In the portal'),
-        h(
-          'div',
-          { class: 'field checkbox' },
-          box,
-          h('label', { for: box.id }, 'Subscribers may reactivate a cancelled subscription'),
-          h('p', { class: 'hint', id: 'portal-reactivation-hint' }, 'On its plan and card: charged now, or when the period it paid for ends if that is still to come. Off: only you can reactivate one, from its page here.'),
-        ),
-      ),
-    ],
+    fields: [fieldset],
     confirm: () => ({
       title: box.checked ? 'Let subscribers reactivate?' : 'Stop subscribers reactivating?',
       body: [h('p', null, box.checked ? 'The portal shows a Reactivate button on cancelled subscriptions.' : 'The portal no longer offers to reactivate; you still can, here.')],
