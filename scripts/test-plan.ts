@@ -108,6 +108,9 @@ export const POSTGRES = [
   // Search (partial email and name by trigram indexes, order ids, ids; wildcards literal) and the subscriber page.
   'test/api/subscriptions/subscription-search.test.ts',
   'test/api/subscriptions/subscriber-page.test.ts',
+  // CSV exports: keyset pages by id over the server's collation, a pool's connection per page, streamed over HTTP.
+  'test/api/exports/csv-exports-follow-the-lists.test.ts',
+  'test/api/exports/exports-stream-thousands-of-rows-in-pages.test.ts',
 ]
 
 /** In test/db but left out of the PostgreSQL pass: it tests PGlite's own connection, whatever DATABASE_URL says. */

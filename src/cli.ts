@@ -5,7 +5,12 @@ import { connectDatabase, type DatabaseHandle } from './db/connect.ts'
 import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from './db/database.ts'
 import { migrateToLatest } from './db/migrate.ts'
 import { ensureDemoData } from './demo/demo-data.ts'
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import pino from 'pino'
+import { COMMAND_LINE } from './http/actors.ts'
 import { AppError, notFound } from './lib/errors.ts'
+import { createServices } from './services.ts'
 import { toRfc3339, toRfc3339OrNull } from './lib/time.ts'
 import { createAdminKey, createStore, findStoreByHash, listAdminKeys, listStores, presentStore, revokeAdminKey } from './modules/stores/index.ts'
 
@@ -20,6 +25,8 @@ interface Output {
 
 interface Context {
   db: Db
+  database: DatabaseHandle
+  io: CliIo
   config: Readonly<Config>
   migrations: MigrationResultSet
   values: Values
@@ -94,6 +101,17 @@ const commands: Record<string, Command> = {
     args: ['key_id'],
     run: keyRevoke,
   },
+  import: {
+    usage: 'import <file> --store <store_hash> --format recharge|native [--dry-run]',
+    summary: 'import subscriptions from a CSV file (see docs/contract.md, Import); prints a progress bar on stderr, then the report',
+    args: ['file'],
+    options: { store: { type: 'string' }, format: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+    check: (values) => {
+      requireOption(values, 'store')
+      if (values.format !== 'recharge' && values.format !== 'native') throw new UsageError('--format must be recharge or native')
+    },
+    run: importFile,
+  },
   demo: {
     usage: 'demo',
     summary: 'load the demo store and catalogue (not in production); print its store hash and a new admin key',
@@ -163,6 +181,54 @@ async function keyRevoke({ db, args }: Context): Promise<Output> {
   const keyId = args[0]!
   await revokeAdminKey(db, keyId, new Date())
   return { text: `Revoked admin API key ${keyId}.`, json: { id: keyId, revoked: true } }
+}
+
+async function importFile({ database, config, values, args, io }: Context): Promise<Output> {
+  const store = await storeByHash(database.db, requireOption(values, 'store'))
+  const file = args[0]!
+  const size = await stat(file).then((s) => s.size, () => {
+    throw new AppError('not_found', `cannot read ${file}`)
+  })
+  // The whole service, as the server builds it: rows are written, and events recorded, exactly as through the API.
+  const services = createServices({ database, config, log: pino({ level: 'warn' }, pino.destination(2)) })
+  try {
+    const bar = progressBar(io)
+    const report = await services.modules.imports.service.run(store, createReadStream(file), {
+      format: values.format as 'recharge' | 'native',
+      dryRun: values['dry-run'] === true,
+      actor: COMMAND_LINE,
+      bytesTotal: size,
+      onProgress: bar.update,
+    })
+    bar.done(report)
+    const text = [
+      `${report.dry_run ? 'Dry run of' : 'Imported'} ${file} into ${store.store_hash}: ${report.status}`,
+      `  rows ${report.rows}  created ${report.created}${report.dry_run ? ' (would be)' : ''}  skipped ${report.skipped} (already imported)  refused ${report.failed}`,
+      ...(report.ignored_columns.length ? [`  columns not read: ${report.ignored_columns.join(', ')}`] : []),
+      ...report.errors.slice(0, 50).map((e) => `  row ${e.row}${e.column ? ` ${e.column}` : ''}: ${e.code}: ${e.detail}`),
+      ...(report.errors.length > 50 ? [`  ... ${report.errors.length - 50} more (--json lists them all, up to 1,000)`] : []),
+      `  report: GET /api/v1/admin/imports/${report.id}`,
+    ]
+    return { text: text.join('\n'), json: report }
+  } finally {
+    await services.close()
+  }
+}
+
+/** A one-line bar on stderr, redrawn after each batch (stdout stays the report, parseable with --json). */
+function progressBar(io: CliIo) {
+  const draw = (fraction: number, rows: number) => {
+    const width = 30
+    const filled = Math.round(fraction * width)
+    io.stderr(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%  ${rows} rows`)
+  }
+  return {
+    update: (view: { progress: number | null; rows: number }) => draw(view.progress ?? 0, view.rows),
+    done: (view: { rows: number }) => {
+      draw(1, view.rows)
+      io.stderr('\n')
+    },
+  }
 }
 
 async function demo({ db, config }: Context): Promise<Output> {
@@ -277,7 +343,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const database = io.database ?? (await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
     try {
       const migrations = await migrateToLatest(database.db)
-      write(io, await command.run({ db: database.db, config, migrations, values: parsed.values as Values, args }), json)
+      write(io, await command.run({ db: database.db, database, io, config, migrations, values: parsed.values as Values, args }), json)
     } finally {
       if (!io.database) await database.close()
     }

@@ -15,11 +15,14 @@ import { createConsoleAuthModule } from './modules/console-auth/index.ts'
 import { createCustomersModule } from './modules/customers/index.ts'
 import { createDiscountsModule, discountColumns, redeemDiscount } from './modules/discounts/index.ts'
 import { createEventsModule } from './modules/events/index.ts'
+import { createExportsModule } from './modules/exports/index.ts'
+import { createImportsModule } from './modules/imports/index.ts'
 import { createNotificationsModule } from './modules/notifications/index.ts'
 import { createOnetimesModule } from './modules/onetimes/index.ts'
 import { createPlatformModule } from './modules/platform/index.ts'
 import { createPortalModule } from './modules/portal/index.ts'
 import { createPortalAuthModule } from './modules/portal-auth/index.ts'
+import { createPriceChangesModule } from './modules/price-changes/index.ts'
 import { createRetentionModule } from './modules/retention/index.ts'
 import { createStoresModule } from './modules/stores/index.ts'
 import { createStorefrontOrdersModule } from './modules/storefront-orders/index.ts'
@@ -58,7 +61,13 @@ export function createServices({ database, config, clock = systemClock, log, mai
   const keyStore = { engine: database.engine, dataDir: database.location === 'memory' ? 'memory://' : config.dataDir }
   const linksTo = portalUrl ?? (() => config.portalUrl ?? `${config.publicUrl ?? 'http://localhost'}/portal`)
 
-  const stores = createStoresModule({ db, clock })
+  const stores = createStoresModule({
+    db,
+    clock,
+    // Who changed a setting (the billing switch above all) is an event: the log is built next, and only called later.
+    recordChange: (trx, change) =>
+      events.service.log.record(trx, { storeId: change.storeId, eventType: 'store.updated', occurredAt: change.occurredAt, data: { ...change.store, changes: change.changes }, actor: change.actor }),
+  })
   // Whatever changes a store's row elsewhere tells the authentication cache once it has committed.
   const forgetStore = stores.service.auth.forgetStore
   const events = createEventsModule({ db })
@@ -110,6 +119,8 @@ export function createServices({ database, config, clock = systemClock, log, mai
     settings: config.billing,
     log,
   })
+  // A plan's new price shows on storefronts at once: the catalogue's cached answers are cleared.
+  const priceChanges = createPriceChangesModule({ db, clock, writes, onPlanChanged: () => catalog.service.storefront.invalidate(), log })
   const portalAuth = createPortalAuthModule({
     db,
     clock,
@@ -144,6 +155,10 @@ export function createServices({ database, config, clock = systemClock, log, mai
   const analytics = createAnalyticsModule({ db, clock })
   // The merchant's page on one subscriber reads three modules' services.
   const customers = createCustomersModule({ subscriptions: subscriptions.service.subscriptions, charges: billing.service.charges, notifications: notifications.service })
+  // CSV exports read the lists through the services that own them (subscriptions and subscribers, charges).
+  // Imports write subscriptions as a checkout would, matched to the platform's customers and cards.
+  const imports = createImportsModule({ db, clock, events: events.service.log, customers: platform.service.customers, instruments: platform.service.instruments, variants: platform.service.variants })
+  const exports = createExportsModule({ clock, subscriptions: subscriptions.service.subscriptions, charges: billing.service.charges })
   const portal = createPortalModule({
     clock,
     subscriptions: subscriptions.service.subscriptions,
@@ -164,7 +179,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     log,
   })
 
-  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, portalAuth, notifications, retention, webhooks, analytics, customers, portal, storefrontOrders }
+  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, priceChanges, portalAuth, notifications, retention, webhooks, analytics, customers, imports, exports, portal, storefrontOrders }
   /** Every module once, in the order they were built: the app registers their routes in this order. */
   const list: readonly Module[] = Object.values(modules)
 

@@ -16,6 +16,8 @@ import type { NotificationsTable } from '../modules/notifications/notifications.
 import type { DiscountsTable } from '../modules/discounts/discounts.tables.ts'
 import type { OnetimesTable } from '../modules/onetimes/onetimes.tables.ts'
 import type { ConsoleSessionsTable } from '../modules/console-auth/console-auth.tables.ts'
+import type { ImportsTable } from '../modules/imports/imports.tables.ts'
+import type { PriceChangesTable } from '../modules/price-changes/price-changes.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
 export type { PlanInterval, ProductsTable, PlansTable } from '../modules/catalog/catalog.tables.ts'
@@ -60,6 +62,8 @@ export interface Database {
   discounts: DiscountsTable
   onetimes: OnetimesTable
   console_sessions: ConsoleSessionsTable
+  imports: ImportsTable
+  price_changes: PriceChangesTable
 }
 
 export type Db = Kysely<Database>

@@ -17,6 +17,7 @@ export type Actor =
 export const SYSTEM_ACTORS = {
   renewals: 'Renewal worker',
   due_work: 'Scheduled work',
+  command_line: 'Command line',
 } as const
 export type SystemActorId = keyof typeof SYSTEM_ACTORS
 
@@ -24,5 +25,7 @@ export type SystemActorId = keyof typeof SYSTEM_ACTORS
 export const RENEWALS: Actor = { kind: 'system', id: 'renewals' }
 /** Work due at a time: activations after a trial, resumptions, cancellations at period end, reminders. */
 export const DUE_WORK: Actor = { kind: 'system', id: 'due_work' }
+/** An operator at the service's command line (`npm run cli -- import`), with the database's own access. */
+export const COMMAND_LINE: Actor = { kind: 'system', id: 'command_line' }
 /** BigCommerce, through the order webhooks it sends. */
 export const PLATFORM_ORDERS: Actor = { kind: 'platform', label: 'BigCommerce order webhook' }

@@ -4,7 +4,7 @@ import { AppError } from '../lib/errors.ts'
 import type { Actor } from './actor-kinds.ts'
 import { adminStore } from './admin-auth.ts'
 
-export { DUE_WORK, PLATFORM_ORDERS, RENEWALS, SYSTEM_ACTORS, type Actor, type SystemActorId } from './actor-kinds.ts'
+export { COMMAND_LINE, DUE_WORK, PLATFORM_ORDERS, RENEWALS, SYSTEM_ACTORS, type Actor, type SystemActorId } from './actor-kinds.ts'
 
 /** The merchant, through either credential. */
 export type MerchantActor = Extract<Actor, { kind: 'admin_key' | 'console' }>

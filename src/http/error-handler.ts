@@ -1,10 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable, isStillReferenced, isUniqueViolation } from '../db/errors.ts'
-import { AppError, ERROR_TITLES, type FieldError } from '../lib/errors.ts'
+import { AppError, ERROR_TITLES, type ErrorCode, type FieldError } from '../lib/errors.ts'
 import type { ProblemBody } from './schemas.ts'
 import { API_VERSION } from './versioning.ts'
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The code of the problem this request was answered with, if any (idempotency.ts reads it). */
+    problemCode: ErrorCode | null
+  }
+}
 
 export function problemType(code: string): string {
   return `urn:problem-type:${code}`
@@ -12,6 +19,7 @@ export function problemType(code: string): string {
 
 /** Renders every failure, ours or the framework's, as RFC 9457 problem details with a stable code. */
 export function registerErrorHandling(app: FastifyInstance): void {
+  app.decorateRequest('problemCode', null)
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error)
     if (appError.status >= 500) {
@@ -53,6 +61,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     request_id: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
   }
+  request.problemCode = error.code
   if (error.status === 401) reply.header('www-authenticate', 'Bearer')
   for (const [name, value] of Object.entries(error.headers ?? {})) reply.header(name, value)
   return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(body)

@@ -2,13 +2,20 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/database.ts'
 import { canonicalJson } from '../lib/canonical-json.ts'
-import { AppError } from '../lib/errors.ts'
+import { AppError, type ErrorCode } from '../lib/errors.ts'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 /** How long a request may hold its key before a crash is assumed and a retry may run it. */
 const LEASE_MS = 60_000
 const WAIT_FOR_FIRST_MS = 5_000
 const POLL_MS = 25
+
+/**
+ * Refusals that are about the moment, not the request: the same request succeeds once the condition
+ * passes (the wait ends; the merchant switches the store's billing back on), so replaying them for
+ * 24 hours would keep refusing a request that is now fine. Like a 5xx, they are not kept.
+ */
+const NOT_KEPT: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['rate_limited', 'billing_disabled'])
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -103,8 +110,8 @@ export function registerIdempotency(app: FastifyInstance, { db, scopeOf }: Optio
 
   async function record(request: FastifyRequest, reply: FastifyReply, claim: { scope: string; key: string }, payload: unknown): Promise<void> {
     try {
-      if (reply.statusCode >= 500 || reply.statusCode === 429) {
-        // A server failure is not an answer, nor is "too soon, retry after": let the client retry with the same key.
+      if (reply.statusCode >= 500 || reply.statusCode === 429 || (request.problemCode !== null && NOT_KEPT.has(request.problemCode))) {
+        // A server failure is not an answer, nor is "too soon, retry after" or "billing is switched off": let the client retry with the same key.
         await db.deleteFrom('idempotency_keys').where('scope', '=', claim.scope).where('key', '=', claim.key).execute()
       } else {
         await db

@@ -18,6 +18,8 @@ export const ID_PREFIXES = {
   notification: 'ntf',
   discount: 'disc',
   onetime: 'ot',
+  priceChange: 'pc',
+  import: 'imp',
 } as const
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]

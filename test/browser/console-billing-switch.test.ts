@@ -7,8 +7,9 @@ import { startServer, type RunningServer } from '../helpers/server-process.ts'
 /**
  * The cutover switch in the merchant console (CONTRACT section 16, `billing_enabled`): Settings turns
  * the store's billing off and on with a confirmation; while it is off every page shows a banner, order
- * now is refused in the API's words, and a renewal that falls due is not charged; once on, the
- * banner goes and the renewal is charged once. In Chromium against the real service process;
+ * now is refused in the API's words, a renewal that falls due is not charged, and a new card for a
+ * failed renewal is said to be saved until billing is on (not "retried now"); once on, the banner goes
+ * and the renewal is charged once, the failed one with its new card. In Chromium against the real service process;
  * screenshots at 1440 and 390 px into test-results/console-billing-switch/ (and docs/screenshots/
  * with UPDATE_SCREENSHOTS=1).
  */
@@ -26,11 +27,16 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
   let browser: Browser
   let page: Page
   let subscription: { id: string; next_charge_at: string }
+  /** A second subscription whose renewal was declined before billing went off: in dunning. */
+  let declined: { id: string }
   const pageProblems: string[] = []
   const admin = adminClient(() => server.origin, ADMIN_KEY)
 
-  /** One monthly subscription on a test store whose clock stands still (so the renewal falls due only when the test moves it). */
-  async function seed(): Promise<{ id: string; next_charge_at: string }> {
+  /**
+   * One monthly subscription on a test store whose clock stands still (so the renewal falls due only when the
+   * test moves it), and one whose card was declined at a renewal moved two hours on (in dunning when billing goes off).
+   */
+  async function seed(): Promise<{ subscription: { id: string; next_charge_at: string }; declined: { id: string } }> {
     await admin('PATCH', '/store', { name: 'Kettle & Leaf', timezone: 'Europe/Berlin' })
     const now = await admin<{ now: string }>('GET', '/test-clock')
     await admin('POST', '/test-clock/advance', { to: new Date(Date.parse(now.now) + 60_000).toISOString() })
@@ -39,9 +45,13 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
     const bought = await admin<{ data: { id: string; next_charge_at: string }[] }>('POST', '/checkouts', {
       platform_order_id: 'cutover-1', email: 'ada.cutover@example.com', name: 'Ada Lovelace', shipping_address: ADDRESS, payment_instrument_id: 'pi_visa_ok', items: [{ plan_id: plan.id, quantity: 1 }],
     })
-    // A day on, so order now is not refused for a period that began this very instant.
+    const declining = await admin<{ data: { id: string }[] }>('POST', '/checkouts', {
+      platform_order_id: 'cutover-2', email: 'grace.cutover@example.com', name: 'Grace Hopper', shipping_address: ADDRESS, payment_instrument_id: 'pi_visa_declined', items: [{ plan_id: plan.id, quantity: 1 }],
+    })
+    await admin('POST', `/subscriptions/${declining.data[0]!.id}/reschedule`, { next_charge_at: new Date(Date.parse(now.now) + 2 * 3_600_000).toISOString() })
+    // A day on, so order now is not refused for a period that began this very instant (and the declined renewal has failed).
     await admin('POST', '/test-clock/advance', { to: new Date(Date.parse(now.now) + DAY).toISOString() })
-    return bought.data[0]!
+    return { subscription: bought.data[0]!, declined: declining.data[0]! }
   }
 
   before(async () => {
@@ -54,7 +64,7 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
     if (launched.status === 'fulfilled') browser = launched.value
     if (seeded.status === 'rejected') throw seeded.reason
     if (launched.status === 'rejected') throw launched.reason
-    subscription = seeded.value
+    ;({ subscription, declined } = seeded.value)
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
     await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
     page = await context.newPage()
@@ -73,7 +83,7 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
   const dialog = () => page.getByRole('dialog')
   const banner = () => page.getByRole('region', { name: 'Billing is off' })
   const billingBox = () => page.getByLabel('Bill this store', { exact: true })
-  const charges = async () => (await admin<{ data: { id: string; status: string }[] }>('GET', `/charges?subscription_id=${subscription.id}`)).data
+  const charges = async (id = subscription.id) => (await admin<{ data: { id: string; status: string }[] }>('GET', `/charges?subscription_id=${id}`)).data
 
   const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-billing-switch', name, { prefix: 'console' })
 
@@ -127,6 +137,22 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
     assert.deepEqual(await charges(), [], 'nothing charged while off')
   })
 
+  test('while off, a new card for a failed renewal is saved, and said to run when billing is on, not "retried now"', async (t) => {
+    assert.deepEqual((await charges(declined.id)).map((c) => c.status), ['failed'])
+    await page.goto(`${server.origin}/console/subscriptions/${declined.id}`)
+    await heading().filter({ hasText: 'Subscription of' }).waitFor()
+    const changeCard = page.getByRole('region', { name: 'Payment recovery' }).locator('.action-group', { has: page.getByRole('heading', { name: 'Charge another card' }) })
+    await changeCard.getByLabel('Payment instrument id').fill('pi_visa_ok')
+    await changeCard.getByRole('button', { name: 'Change card' }).click()
+    const saying = 'Billing is off for this store: the card is saved, and the failed renewal runs with it when billing is turned on.'
+    assert.ok((await dialog().innerText()).includes(saying), await dialog().innerText())
+    assert.doesNotMatch(await dialog().innerText(), /retried/)
+    await screenshot(t, 'billing-off-change-card')
+    await dialog().getByRole('button', { name: 'Change card' }).click()
+    await notice().filter({ hasText: `The card is changed to pi_visa_ok. ${saying}` }).waitFor()
+    assert.deepEqual((await charges(declined.id)).map((c) => c.status), ['failed'], 'nothing charged while off')
+  })
+
   test('turning it on asks first, the banner goes, and the renewal that fell due is charged once', async (t) => {
     await page.goto(`${server.origin}/console/settings`)
     await heading().filter({ hasText: 'Settings' }).waitFor()
@@ -147,6 +173,8 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
     await admin('POST', '/test-clock/advance', { to: clock.now })
     const made = await charges()
     assert.deepEqual(made.map((c) => c.status), ['succeeded'])
+    // The failed renewal ran with the card saved while billing was off.
+    assert.deepEqual((await charges(declined.id)).map((c) => c.status).sort(), ['failed', 'succeeded'])
   })
 
   test('no script errors or CSP refusals', () => {

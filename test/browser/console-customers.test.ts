@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, signInToConsole, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
@@ -12,7 +13,8 @@ import { startServer, type RunningServer } from '../helpers/server-process.ts'
  * The seed, on a UTC test store: Ada Lovelace buys a weekly coffee on Dec 4 (12 renewals by Mar 2),
  * a monthly coffee on Jan 1 (order 1042, renewed Feb 1 and Mar 1) and tea (cancelled) shipped
  * elsewhere and paid by another card, and was sent a payment update link; Grace Hopper buys tea. Screenshots at 1440 and 390 px go to test-results/console-customers/
- * (UPDATE_SCREENSHOTS=1: also docs/screenshots/console-customers-*.png).
+ * (UPDATE_SCREENSHOTS=1: also docs/screenshots/console-customers-*.png). "Export CSV" on the list downloads the
+ * search's subscriptions (issue 27).
  */
 
 const STORE_HASH = 'customersconsole'
@@ -107,6 +109,19 @@ describe('console: find a customer and open their page', { skip: skipWithoutChro
     assert.match((await rows())[0]!, /House Blend Coffee · Every month/)
     await searchFor('100%')
     await notice().filter({ hasText: 'No subscriptions match.' }).waitFor()
+  })
+
+  test('"Export CSV" downloads what the search finds, through the console\'s own credential: the native header, then her three subscriptions', async (t) => {
+    await searchFor('love')
+    await notice().filter({ hasText: '3 subscriptions shown.' }).waitFor()
+    await screenshot(t, 'export')
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()])
+    assert.match(download.suggestedFilename(), new RegExp(`^subscriptions-${STORE_HASH}-2030-03-02\\.csv$`))
+    const lines = readFileSync((await download.path())!, 'utf8').split('\r\n')
+    assert.match(lines[0]!, /^id,external_id,status,email,name,platform_customer_id,plan_id,/)
+    assert.deepEqual(lines.slice(1, -1).map((line) => line.split(',')[3]), ['ada@example.com', 'ada@example.com', 'ada@example.com'], 'the search, not the whole store')
+    assert.equal(lines.at(-1), '', 'every row ends with CRLF')
+    await page.locator('#notice').filter({ hasText: `Downloaded ${download.suggestedFilename()}.` }).waitFor()
   })
 
   test("her name opens her page: every subscription, address, card, charge and email sent", async (t) => {

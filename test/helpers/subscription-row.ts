@@ -14,6 +14,7 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     plan_id: 'plan_1',
     product_id: 'prod_1',
     platform_order_id: 'order-1',
+    external_id: null,
     billing_issue: null,
     status: 'active',
     quantity: 1,
@@ -65,6 +66,8 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     discount_id: null,
     discount: null,
     discount_cycles_remaining: null,
+    scheduled_amount: null,
+    scheduled_amount_from: null,
     ...overrides,
   }
 }

@@ -15,7 +15,7 @@ const store: StoreRow = {
   id: 'store_1', store_hash: 'shop', name: 'Shop', mode: 'test', timezone: 'UTC', currency: 'USD', dunning_retry_days: [1, 3, 5, 7],
   renewal_reminder_days: 3, past_due_cancel_days: 30, test_clock_now: null, gateway: 'test', billing_stopped_at: null, billing_enabled: true, notifications: {},
   renewal_shipping: 'checkout_rate', renewal_shipping_amount: null, test_tax_rate_bps: 0, out_of_stock: 'skip', out_of_stock_retry_days: 3,
-  cancellation_reasons: [], retention_offers: [], portal_reactivation: false, created_at: d('2026-01-01T00:00:00.000Z'), updated_at: d('2026-01-01T00:00:00.000Z'),
+  cancellation_reasons: [], retention_offers: [], portal_reactivation: false, price_change_notice_days: 30, created_at: d('2026-01-01T00:00:00.000Z'), updated_at: d('2026-01-01T00:00:00.000Z'),
 }
 
 /** The fixture row (test/helpers/subscription-row.ts): active, monthly, anchored 2026-01-10 09:00 UTC, renewing Feb 10. */

@@ -29,6 +29,8 @@ import * as subscriberSearch from './0028-subscriber-search.ts'
 import * as webhookInspector from './0029-webhook-inspector.ts'
 import * as reactivationAndActors from './0030-reactivation-and-actors.ts'
 import * as billingSwitch from './0031-billing-switch.ts'
+import * as imports from './0032-imports.ts'
+import * as priceChanges from './0033-price-changes.ts'
 
 /** Every migration, in order; names never change once released. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +64,6 @@ export const migrations: Record<string, Migration> = {
   '0029-webhook-inspector': webhookInspector,
   '0030-reactivation-and-actors': reactivationAndActors,
   '0031-billing-switch': billingSwitch,
+  '0032-imports': imports,
+  '0033-price-changes': priceChanges,
 }

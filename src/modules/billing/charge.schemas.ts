@@ -1,9 +1,20 @@
 import { Type, type Static } from 'typebox'
-import { Currency, Id, Nullable, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
+import { Currency, Id, Nullable, PageQuery, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import { MAX_AMOUNT, MAX_CHARGE_AMOUNT, MAX_RENEWAL_AMOUNT } from '../../lib/money.ts'
 import { BillingIssue } from '../subscriptions/index.ts'
 
 export const CHARGE_STATUSES = ['pending', 'succeeded', 'failed', 'requires_review'] as const
+
+/** What the charge list filters by (GET /charges), a page at a time; the charges export takes the same filters. */
+export const ChargeListQuery = Type.Object(
+  {
+    ...PageQuery,
+    subscription_id: Type.Optional(Id('sub')),
+    subscriber_id: Type.Optional(Id('cus', "Every charge of this subscriber's subscriptions")),
+    status: Type.Optional(StringEnum(CHARGE_STATUSES)),
+  },
+  { additionalProperties: false },
+)
 
 export const ChargeLineItem = Type.Object(
   {

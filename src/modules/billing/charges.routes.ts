@@ -2,9 +2,9 @@ import { Type } from 'typebox'
 import { MAX_CHARGE_AMOUNT } from '../../lib/money.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { adminActor } from '../../http/actors.ts'
-import { Id, IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
+import { IdParams, PageOf, problemResponses, Ref, StringEnum } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { Charge, CHARGE_STATUSES, UpcomingRenewal } from './charge.schemas.ts'
+import { Charge, ChargeListQuery, UpcomingRenewal } from './charge.schemas.ts'
 import type { ChargesService } from './charges.service.ts'
 import type { RenewalEngine } from './renewal-engine.ts'
 import type { UpcomingRenewals } from './upcoming-renewal.ts'
@@ -19,16 +19,6 @@ const RefundBody = Type.Object(
 
 const ResolveBody = Type.Object(
   { outcome: StringEnum(['succeeded', 'failed'] as const, { description: 'What the gateway says happened, learned by other means (its dashboard, the bank)' }) },
-  { additionalProperties: false },
-)
-
-const ChargeListQuery = Type.Object(
-  {
-    ...PageQuery,
-    subscription_id: Type.Optional(Id('sub')),
-    subscriber_id: Type.Optional(Id('cus', "Every charge of this subscriber's subscriptions")),
-    status: Type.Optional(StringEnum(CHARGE_STATUSES)),
-  },
   { additionalProperties: false },
 )
 

@@ -28,7 +28,7 @@ export interface BillingModuleDeps {
   events: EventLog
   writes: SubscriptionWrites
   /** The subscriptions module's due lifecycle work, run by the test clock between renewals. */
-  processDueWork: (options: { storeId: string }) => Promise<DueCounts>
+  processDueWork: (options: { storeId: string; catchUpFrom?: Date }) => Promise<DueCounts>
   /** Retry now asks the subscriptions module to bring the retry forward; the engine then charges it. */
   subscriptions: Pick<SubscriptionService, 'retryCharge'>
   /** Told once the test clock has moved a store's row, so caches of it forget it. */
@@ -107,7 +107,7 @@ export function createBillingModule({ db, clock, events, writes, subscriptions, 
   }
 }
 
-export { Charge, CHARGE_STATUSES, Refund, REFUND_STATUSES, UpcomingRenewal, type ChargeView, type RefundView, type UpcomingRenewalView } from './charge.schemas.ts'
+export { Charge, ChargeListQuery, CHARGE_STATUSES, Refund, REFUND_STATUSES, UpcomingRenewal, type ChargeView, type RefundView, type UpcomingRenewalView } from './charge.schemas.ts'
 export { UPCOMING_RENEWAL_DESCRIPTION } from './charges.routes.ts'
 export type { UpcomingRenewals } from './upcoming-renewal.ts'
 export { presentCharge } from './charge.presenter.ts'

@@ -158,6 +158,17 @@ export function periodIndexStartingAt(subscription: SubscriptionRow, start: Date
   return index
 }
 
+/**
+ * The price a renewal for the period starting at `periodStart` charges: a price change announced
+ * with notice from the renewal whose period starts at or after its date, the subscription's own price
+ * before (docs/contract.md, Price changes with notice). The preview and the forecast price through
+ * `planRenewal`, so they say the same.
+ */
+export function unitAmountAt(subscription: Pick<SubscriptionRow, 'amount' | 'scheduled_amount' | 'scheduled_amount_from'>, periodStart: Date): number {
+  const from = subscription.scheduled_amount_from
+  return subscription.scheduled_amount !== null && from !== null && periodStart.getTime() >= from.getTime() ? subscription.scheduled_amount : subscription.amount
+}
+
 /** Whether the next attempt retries an unpaid period (dunning, or a renewal waiting for stock). */
 export function retriesUnpaidPeriod(subscription: Pick<SubscriptionRow, 'dunning_attempts' | 'unpaid_period_start' | 'stock_attempts'>): boolean {
   return subscription.unpaid_period_start !== null && (subscription.dunning_attempts > 0 || subscription.stock_attempts > 0)
@@ -197,7 +208,8 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
     }
   }
   const cycles = cyclesPerCharge(subscription)
-  const amounts = renewalAmounts(subscription, addOns, store)
+  const periodStart = boundary(subscription, index, timeZone)
+  const amounts = renewalAmounts({ ...subscription, amount: unitAmountAt(subscription, periodStart) }, addOns, store)
   // Writes refuse this since the limit exists; an older row past it is set aside, never charged.
   if (amounts.subtotal > MAX_RENEWAL_AMOUNT) throw new RangeError(`price x quantity with add-ons (${amounts.subtotal}) is over the most one renewal may charge (${MAX_RENEWAL_AMOUNT})`)
   if (amounts.amount > MAX_CHARGE_AMOUNT) throw new RangeError(`the renewal with shipping and tax (${amounts.amount}) is over the most one charge may be (${MAX_CHARGE_AMOUNT})`)
@@ -207,7 +219,7 @@ export function planRenewal(subscription: SubscriptionRow, store: Pick<StoreRow,
     attempt: subscription.dunning_attempts + subscription.stock_attempts + 1,
     ...amounts,
     currency: subscription.currency.trim(),
-    period: { start: boundary(subscription, index, timeZone), end: boundary(subscription, index + cycles, timeZone) },
+    period: { start: periodStart, end: boundary(subscription, index + cycles, timeZone) },
     periodIndex: index,
   }
 }
@@ -245,12 +257,17 @@ export function afterSuccess(subscription: SubscriptionRow, store: Pick<StoreRow
     events.push('subscription.activated')
   }
   if (subscription.prepaid_cycles_total !== null) events.push('prepaid.order_created')
+  const periodStart = boundary(subscription, periodIndex, timeZone)
+  // The renewal that charged a scheduled price makes it the subscription's price (planRenewal priced it so).
+  const priceChanged = subscription.scheduled_amount !== null && subscription.scheduled_amount_from !== null && periodStart >= subscription.scheduled_amount_from
+  if (priceChanged) events.push('subscription.price_changed')
   return {
     set: {
       status,
       pending_charge_id: null,
+      ...(priceChanged ? { amount: subscription.scheduled_amount!, scheduled_amount: null, scheduled_amount_from: null } : {}),
       period_index: periodIndex,
-      current_period_start: boundary(subscription, periodIndex, timeZone),
+      current_period_start: periodStart,
       current_period_end: boundary(subscription, periodIndex + 1, timeZone),
       next_charge_at: boundary(subscription, next, timeZone),
       prepaid_cycles_remaining: subscription.prepaid_cycles_total === null ? null : cycles - 1,

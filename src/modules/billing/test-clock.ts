@@ -40,8 +40,8 @@ export function createTestClock({ db, clock, renewals, processDueWork, onStoreCh
   db: Db
   clock: Clock
   renewals: RenewalEngine
-  /** The subscriptions module's due lifecycle work, for one store. */
-  processDueWork: (options: { storeId: string }) => Promise<DueCounts>
+  /** The subscriptions module's due lifecycle work, for one store; `catchUpFrom`: where its clock stood before the move. */
+  processDueWork: (options: { storeId: string; catchUpFrom?: Date }) => Promise<DueCounts>
   /** Told once the store's clock has moved, so caches of its row forget it. */
   onStoreChanged?: (storeId: string) => void
 }) {
@@ -55,7 +55,9 @@ export function createTestClock({ db, clock, renewals, processDueWork, onStoreCh
      * Moves the store's clock to `to` and runs everything that fell due meanwhile before answering.
      * Each piece runs at its own due time, in due order (its events carry that time), and work that
      * becomes due because of earlier work (a cancellation at the end of a period that an activation
-     * opened) is found by the next pass.
+     * opened) is found by the next pass. The time jumped over is replayed from where the clock stood
+     * (`catchUpFrom`): a reminder is sent for a renewal the jump passes, but not for one that was
+     * already due before it (billing was off: it is charged without an announcement).
      */
     async advance(store: StoreRow, to: string): Promise<AdvanceResult> {
       requireTestMode(store)
@@ -70,7 +72,7 @@ export function createTestClock({ db, clock, renewals, processDueWork, onStoreCh
       // Each pass runs lifecycle work before renewals: a renewal only ever creates work due after it
       // (a retry, the next period's reminder), which the next pass finds in its turn.
       for (;;) {
-        const due = await processDueWork({ storeId: store.id })
+        const due = await processDueWork({ storeId: store.id, catchUpFrom: current })
         const renewed = await renewals.runDue({ storeId: store.id })
         processed.activations += due.activations
         processed.resumptions += due.resumptions

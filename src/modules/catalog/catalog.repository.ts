@@ -135,3 +135,47 @@ export async function platformProductIdOf(db: Executor, productId: string): Prom
   const row = await db.selectFrom('products').select('platform_product_id').where('id', '=', productId).executeTakeFirstOrThrow()
   return row.platform_product_id
 }
+
+/** The store's products of these ids, by id (a page of subscriptions names each one's product). */
+export async function findProductsByIds(db: Executor, storeId: string, ids: readonly string[]): Promise<Map<string, ProductRow>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('products').selectAll().where('store_id', '=', storeId).where('id', 'in', [...new Set(ids)]).execute()
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+/**
+ * The store's catalogue as an import matches against it: every product (with its plans) whose
+ * platform product id or exact name is asked about. One read per batch of rows, not per row.
+ */
+export async function catalogueForImport(
+  db: Executor,
+  storeId: string,
+  { platformIds, names, productIds = [] }: { platformIds: readonly string[]; names: readonly string[]; productIds?: readonly string[] },
+): Promise<{ products: ProductRow[]; plans: PlanRow[] }> {
+  if (platformIds.length === 0 && names.length === 0 && productIds.length === 0) return { products: [], plans: [] }
+  const products = await db
+    .selectFrom('products')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where((eb) =>
+      eb.or([
+        ...(platformIds.length ? [eb('platform_product_id', 'in', [...platformIds])] : []),
+        ...(names.length ? [eb('name', 'in', [...names])] : []),
+        ...(productIds.length ? [eb('id', 'in', [...productIds])] : []),
+      ]),
+    )
+    .execute()
+  if (products.length === 0) return { products, plans: [] }
+  const plans = await db.selectFrom('plans').selectAll().where('store_id', '=', storeId).where('product_id', 'in', products.map((p) => p.id)).orderBy('created_at').orderBy('id').execute()
+  return { products, plans }
+}
+
+/** The plan row, locked for the caller's transaction: a price change holds it while it changes the price. */
+export function lockPlanRow(trx: Executor, storeId: string, id: string): Promise<PlanRow | undefined> {
+  return trx.selectFrom('plans').selectAll().where('id', '=', id).where('store_id', '=', storeId).forUpdate().executeTakeFirst()
+}
+
+/** A new price for the plan: what new subscriptions pay (docs/contract.md, Price changes with notice). */
+export async function setPlanAmount(trx: Executor, storeId: string, id: string, amount: number, at: Date): Promise<void> {
+  await trx.updateTable('plans').set({ amount, updated_at: at }).where('id', '=', id).where('store_id', '=', storeId).execute()
+}

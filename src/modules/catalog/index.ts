@@ -37,4 +37,4 @@ export function createCatalogModule({ db, clock, storefrontCacheTtlMs }: Catalog
 
 export { Plan, Product, StorefrontPlans, type PlanView, type ProductView } from './catalog.schemas.ts'
 export type { CatalogService } from './catalog.service.ts'
-export { findPlanRow, findPlanRows, findProduct, isBusinessPlan, platformProductIdOf } from './catalog.repository.ts'
+export { catalogueForImport, findPlanRow, findPlanRows, findProduct, findProductsByIds, isBusinessPlan, lockPlanRow, platformProductIdOf, setPlanAmount } from './catalog.repository.ts'

@@ -25,6 +25,9 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.reactivated',
   'subscription.retry_requested',
   'subscription.payment_update_link_sent',
+  'subscription.imported',
+  'subscription.price_change_scheduled',
+  'subscription.price_changed',
   'prepaid.order_created',
   'shipping.address_updated',
 ] as const
@@ -32,8 +35,10 @@ export const CHARGE_EVENT_TYPES = ['charge.succeeded', 'charge.failed', 'charge.
 export const CHANGE_REQUEST_EVENT_TYPES = ['change_request.created', 'change_request.approved', 'change_request.rejected'] as const
 export const ONETIME_EVENT_TYPES = ['onetime.created', 'onetime.removed'] as const
 export const TEST_EVENT_TYPES = ['webhook.test'] as const
+/** A change of the store's settings (who switched billing off or on, and every other setting). */
+export const STORE_EVENT_TYPES = ['store.updated'] as const
 
-export const EVENT_TYPES = [...SUBSCRIPTION_EVENT_TYPES, ...CHARGE_EVENT_TYPES, ...CHANGE_REQUEST_EVENT_TYPES, ...ONETIME_EVENT_TYPES, ...TEST_EVENT_TYPES] as const
+export const EVENT_TYPES = [...SUBSCRIPTION_EVENT_TYPES, ...CHARGE_EVENT_TYPES, ...CHANGE_REQUEST_EVENT_TYPES, ...ONETIME_EVENT_TYPES, ...STORE_EVENT_TYPES, ...TEST_EVENT_TYPES] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Who caused an event (docs/contract.md, Events: `actor`). */

@@ -13,7 +13,7 @@ const EventListQuery = Type.Object(
   {
     ...PageQuery,
     event_type: Type.Optional(StringEnum(EVENT_TYPES)),
-    entity_id: Type.Optional(Type.String({ minLength: 3, maxLength: 64, description: 'Only events about this subscription, charge or change request' })),
+    entity_id: Type.Optional(Type.String({ minLength: 3, maxLength: 64, description: 'Only events about this subscription, charge, change request, add-on or store (`store.updated`: the store id)' })),
     occurred_after: Type.Optional({ ...Timestamp, description: 'Only events at or after this time (store clock)' }),
     occurred_before: Type.Optional({ ...Timestamp, description: 'Only events before this time (store clock)' }),
   },

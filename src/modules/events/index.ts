@@ -28,6 +28,7 @@ export {
   ONETIME_EVENT_TYPES,
   eventEnvelope,
   EventTypeSchema,
+  STORE_EVENT_TYPES,
   SUBSCRIPTION_EVENT_TYPES,
   TEST_EVENT_TYPES,
   type EventActorView,

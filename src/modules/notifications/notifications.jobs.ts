@@ -16,6 +16,10 @@ export const NotificationFacts = Type.Object(
     /** The renewal announced, or the next one. */
     next_charge_at: OptionalText,
     next_retry_at: OptionalText,
+    /** The price before a price change (price_change_notice), as `amount` is after it: price x quantity. */
+    previous_amount: Type.Optional(Type.Integer()),
+    /** The renewal that first charges the new price (price_change_notice). */
+    effective_at: OptionalText,
     /** The period a skipped renewal was for (renewal_skipped). */
     skipped_period_start: OptionalText,
     cancellation_reason: OptionalText,

@@ -64,9 +64,16 @@ export function createNotificationsService({ db, clock, events }: { db: Db; cloc
         // back) waits a whole interval from now: letting it through sent one link per millisecond of skew.
         const wait = last === undefined ? 0 : last.getTime() > at.getTime() ? PAYMENT_UPDATE_LINK_INTERVAL_MS : last.getTime() + PAYMENT_UPDATE_LINK_INTERVAL_MS - at.getTime()
         if (wait > 0) {
+          // The wait is on the store's clock. A test store's clock stands still between advances, so no
+          // amount of real waiting opens the window: the client must move the clock (Retry-After still
+          // says how far, in seconds, so that it stays a valid header for clients that read it).
+          const opensAt = new Date(at.getTime() + wait)
+          const how = store.test_clock_now !== null
+            ? `this test store's clock stands still, so waiting does not help: advance its test clock (POST /api/v1/admin/test-clock/advance) to ${toRfc3339(opensAt)} or later`
+            : `try again in ${waitInWords(wait)}`
           throw new AppError(
             'rate_limited',
-            `a payment update link was sent for this subscription at ${last!.toISOString()}; at most one is sent every ${waitInWords(PAYMENT_UPDATE_LINK_INTERVAL_MS)}: try again in ${waitInWords(wait)}`,
+            `a payment update link was sent for this subscription at ${last!.toISOString()}; at most one is sent every ${waitInWords(PAYMENT_UPDATE_LINK_INTERVAL_MS)}: ${how}`,
             { headers: { 'retry-after': String(Math.ceil(wait / 1_000)) } },
           )
         }

@@ -26,6 +26,7 @@ const EXTRA_LINKS: Record<EmailTemplate, Array<'skip' | 'paymentMethod'>> = {
   cancelled: [],
   payment_instrument_expiring: ['paymentMethod'],
   renewal_skipped: [],
+  price_change_notice: [],
   payment_update_link: ['paymentMethod'],
 }
 

@@ -162,6 +162,22 @@ function parts(input: EmailInput): Parts {
         ],
         actions: [{ label: 'Update your payment method', href: links.paymentMethod ?? links.manage }, manage],
       }
+    case 'price_change_notice': {
+      const from = formatDate(facts.effective_at, input.timezone)
+      const before = formatAmount(facts.previous_amount, facts.currency)
+      const after = formatAmount(facts.amount, facts.currency)
+      return {
+        subject: `The price of your ${storeName} subscription changes${from ? ` on ${from}` : ''}`,
+        paragraphs: [
+          `The price of ${what} changes${before && after ? ` from ${before} to ${after}` : after ? ` to ${after}` : ''}.`,
+          from
+            ? `Your renewals until then stay at ${before ?? 'the current price'}; the renewal on ${from} is the first at ${after ?? 'the new price'}.`
+            : `The change applies from your first renewal after the notice period.`,
+          'Nothing to do if that suits you. You can change, pause or cancel your subscription from your account before then.',
+        ],
+        actions: [manage],
+      }
+    }
     case 'renewal_skipped': {
       const skipped = formatDate(facts.skipped_period_start, input.timezone)
       return {

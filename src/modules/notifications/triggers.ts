@@ -3,6 +3,7 @@ import { enqueueMany } from '../../jobs/job-kinds.ts'
 import { discountOn, type DiscountRate } from '../../lib/money.ts'
 import type { EventRecorded } from '../events/index.ts'
 import type { NotificationTemplate } from '../stores/index.ts'
+import type { EmailTemplate } from './email-templates.ts'
 import { sendEntry, SendNotification, type NotificationFacts } from './notifications.jobs.ts'
 
 /**
@@ -21,6 +22,7 @@ const TEMPLATE_OF_EVENT: Readonly<Record<string, NotificationTemplate>> = {
   'charge.failed': 'payment_failed',
   'subscription.past_due': 'past_due',
   'subscription.cancelled': 'cancelled',
+  'subscription.price_change_scheduled': 'price_change_notice',
 }
 
 /**
@@ -28,8 +30,10 @@ const TEMPLATE_OF_EVENT: Readonly<Record<string, NotificationTemplate>> = {
  * announced (a skip the subscriber asked for is theirs already), and a charge that failed because an
  * item was out of stock moved no money and needs no new card: no payment-failed email.
  */
-function templateOf(eventType: string, data: Record<string, unknown>): NotificationTemplate | undefined {
+function templateOf(eventType: string, data: Record<string, unknown>): EmailTemplate | undefined {
   if (eventType === 'subscription.skipped') return data.skip_reason === 'out_of_stock' ? 'renewal_skipped' : undefined
+  // An import emails only the subscribers it could not give a card: a link to add one (nothing else is news to them).
+  if (eventType === 'subscription.imported') return (data.billing_issue as { code?: unknown } | null)?.code === 'payment_method_required' ? 'payment_update_link' : undefined
   // Out of stock, or billing switched off before the charge was sent: no money moved and no new card helps.
   if (eventType === 'charge.failed' && (data.failure_code === 'out_of_stock' || data.failure_code === 'billing_disabled')) return undefined
   return TEMPLATE_OF_EVENT[eventType]
@@ -38,7 +42,7 @@ function templateOf(eventType: string, data: Record<string, unknown>): Notificat
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const integer = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined)
 
-function factsOf(template: NotificationTemplate, data: Record<string, unknown>): NotificationFacts {
+function factsOf(template: EmailTemplate, data: Record<string, unknown>): NotificationFacts {
   switch (template) {
     case 'payment_failed':
       return { amount: integer(data.amount), currency: text(data.currency), next_retry_at: text(data.next_retry_at) ?? null }
@@ -46,6 +50,19 @@ function factsOf(template: NotificationTemplate, data: Record<string, unknown>):
       return { cancellation_reason: text(data.cancellation_reason) ?? null }
     case 'renewal_skipped':
       return { next_charge_at: text(data.next_charge_at) ?? null, skipped_period_start: text(data.current_period_start) ?? null }
+    case 'price_change_notice': {
+      // The subscription's line before and after, price x quantity, as its renewals charge them (before discounts, shipping and tax).
+      const quantity = integer(data.quantity) ?? 1
+      const before = integer(data.amount)
+      const scheduled = data.scheduled_price as { amount?: unknown; effective_at?: unknown } | null | undefined
+      const after = integer(scheduled?.amount)
+      return {
+        ...(before === undefined ? {} : { previous_amount: before * quantity }),
+        ...(after === undefined ? {} : { amount: after * quantity }),
+        currency: text(data.currency),
+        effective_at: text(scheduled?.effective_at) ?? null,
+      }
+    }
     default: {
       const amount = integer(data.amount)
       const quantity = integer(data.quantity) ?? 1

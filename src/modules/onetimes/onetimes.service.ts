@@ -59,7 +59,8 @@ export function createOnetimeService({ db, clock, events, renewalAt = () => null
         if (currency !== subscription.currency.trim()) throw invalidField('/body/product_id', `has a one-time price in ${currency}; this subscription is billed in ${subscription.currency.trim()}`)
         const quantity = input.quantity
         const pending = (await pendingAddOns(trx, [subscription.id])).get(subscription.id) ?? []
-        const next = subscription.amount * subscription.quantity + pending.reduce((sum, row) => sum + row.unit_amount * row.quantity, 0) + product.one_time_amount * quantity
+        // A scheduled price change may be the price of the renewal that charges it: the larger counts.
+        const next = Math.max(subscription.amount, subscription.scheduled_amount ?? 0) * subscription.quantity + pending.reduce((sum, row) => sum + row.unit_amount * row.quantity, 0) + product.one_time_amount * quantity
         if (next > MAX_RENEWAL_AMOUNT) {
           throw new AppError('amount_too_large', `/body/quantity would make the next renewal charge ${next} minor units, over ${MAX_RENEWAL_AMOUNT}`, {
             errors: [{ path: '/body/quantity', message: `would make the next renewal charge more than ${MAX_RENEWAL_AMOUNT} minor units` }],

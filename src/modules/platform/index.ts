@@ -9,6 +9,7 @@ import type { PlatformAppSettings } from './platform-app.ts'
 import { createPlatformClient, type PlatformClient } from './platform-client.ts'
 import { platformConnectionRoutes } from './platform-connection.routes.ts'
 import { PaymentInstrument, PlatformConnection } from './platform.schemas.ts'
+import { createPlatformCustomers, type PlatformCustomers } from './platform-customers.ts'
 import { createProductVariants, type ProductVariants } from './product-variants.ts'
 import { createStoredInstruments, type StoredInstruments } from './stored-instruments.ts'
 import { createTokenVault, resolveTokenKey, type TokenVault } from './token-vault.ts'
@@ -45,6 +46,8 @@ export interface PlatformService {
   instruments: StoredInstruments
   /** Catalogue products' variants, read live. */
   variants: ProductVariants
+  /** Customers by email, read live (an import's subscribers). */
+  customers: PlatformCustomers
   app: PlatformAppService
 }
 
@@ -56,8 +59,9 @@ export function createPlatformModule({ db, clock, keyStore, settings, issueConso
   const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs })
   const instruments = createStoredInstruments({ client, accessOf: connections.accessOf })
   const variants = createProductVariants({ client, accessOf: connections.accessOf })
+  const customers = createPlatformCustomers({ client, accessOf: connections.accessOf })
   const app = createPlatformAppService({ db, clock, settings: { ...settings.app, timeoutMs: settings.timeoutMs }, connections, issueConsoleSession })
-  const service: PlatformService = { client, connections, vault, instruments, variants, app }
+  const service: PlatformService = { client, connections, vault, instruments, variants, customers, app }
   return {
     name: 'platform',
     service,
@@ -78,4 +82,5 @@ export { createTokenVault, type TokenVault } from './token-vault.ts'
 export { createPlatformClient, problemText, rateLimitWaitMs, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformReply } from './platform-client.ts'
 export { RENEWAL_ORDER_SOURCE } from './order-source.ts'
 export { createProductVariants, parseVariant, type PlatformVariant, type ProductVariants } from './product-variants.ts'
+export type { PlatformCustomers } from './platform-customers.ts'
 export { createStoredInstruments, parseInstrument, presentInstrument, type PaymentInstrumentView, type PlatformInstrument, type StoredCard, type StoredInstruments } from './stored-instruments.ts'

@@ -12,6 +12,7 @@ export const NOTIFICATION_TEMPLATES = [
   'cancelled',
   'payment_instrument_expiring',
   'renewal_skipped',
+  'price_change_notice',
 ] as const
 export type NotificationTemplate = (typeof NOTIFICATION_TEMPLATES)[number]
 
@@ -23,6 +24,7 @@ const DESCRIPTIONS: Record<NotificationTemplate, string> = {
   cancelled: 'With `subscription.cancelled`',
   payment_instrument_expiring: 'Once per card and renewal, when the card on file expires before the next renewal (cards of platform stores, whose expiry is known)',
   renewal_skipped: 'With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is',
+  price_change_notice: 'With `subscription.price_change_scheduled`, the notice of a price change: the price now, the new price and the date of the renewal that first charges it',
 }
 
 /** The store's switches as the Store view shows them: every template, true (on) or false (off). */

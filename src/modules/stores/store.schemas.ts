@@ -47,6 +47,13 @@ const BillingEnabled = Type.Boolean({
     'order now, retry now and reactivation from now are 409 `billing_disabled`). Turn it off before importing, switch the old system off, then turn it on: what fell due meanwhile runs once each, oldest first. On by default',
 })
 
+const PriceChangeNoticeDays = Type.Integer({
+  minimum: 0,
+  maximum: 365,
+  description:
+    'The least notice, in days, a price change of existing subscriptions may give (`POST /plans/{id}/price-change` `notice_days`): subscriptions keep their price until their first renewal at least this long after the notice email. 30 by default',
+})
+
 export const Store = Type.Object(
   {
     id: Id('store'),
@@ -73,12 +80,34 @@ export const Store = Type.Object(
     cancellation_reasons: CancellationReasons,
     retention_offers: RetentionOffers,
     portal_reactivation: PortalReactivation,
+    price_change_notice_days: PriceChangeNoticeDays,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
   { $id: 'Store', title: 'Store', additionalProperties: false },
 )
 export type StoreView = Static<typeof Store>
+
+/** `store.updated`'s data: the store after the change, and what changed. */
+export const StoreChange = Type.Object(
+  {
+    ...Store.properties,
+    changes: Type.Record(
+      Type.String(),
+      Type.Object(
+        { from: Type.Unknown({ description: 'The value before, as the Store view showed it' }), to: Type.Unknown({ description: 'The value after' }) },
+        { additionalProperties: false },
+      ),
+      { description: 'Each setting whose value changed, by its Store field name (`billing_enabled`, `notifications`, ...), with its value before and after; a list or an object (notifications) whole' },
+    ),
+  },
+  {
+    $id: 'StoreChange',
+    title: 'StoreChange',
+    description: 'The store as `GET /store` shows it after a settings change, with the settings that changed (the data of `store.updated`)',
+    additionalProperties: false,
+  },
+)
 
 export const UpdateStoreBody = Type.Object(
   {
@@ -98,6 +127,7 @@ export const UpdateStoreBody = Type.Object(
     retention_offers: Type.Optional(RetentionOffers),
     portal_reactivation: Type.Optional(PortalReactivation),
     billing_enabled: Type.Optional(BillingEnabled),
+    price_change_notice_days: Type.Optional(PriceChangeNoticeDays),
     notifications: Type.Optional(NotificationSettingsPatch),
   },
   { additionalProperties: false, minProperties: 1 },

@@ -129,6 +129,11 @@ export async function insertStoreIfAbsent(db: Executor, store: NewStore): Promis
   return stored
 }
 
+/** The store's row, locked until the transaction ends: its settings are compared and changed under it. */
+export function lockStore(trx: Executor, id: string): Promise<StoreRow | undefined> {
+  return trx.selectFrom('stores').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
+}
+
 export function updateStore(db: Executor, id: string, changes: StoreUpdate): Promise<StoreRow | undefined> {
   return db.updateTable('stores').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { adminActor } from '../../http/actors.ts'
 import { adminStore } from '../../http/admin-auth.ts'
 import { Id, Nullable, problemResponses, Ref, StringEnum, Timestamp } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
@@ -70,12 +71,17 @@ export async function storeAdminRoutes(app: App, stores: StoresService): Promise
     schema: {
       operationId: 'updateStore',
       summary: 'Change the store name, time zone, currency, billing settings or payment gateway',
-      description: "`gateway` may be `test` or `platform` on a test-mode store; a live store always uses `platform` (`test` is 400 validation_failed).",
+      description:
+        "`gateway` may be `test` or `platform` on a test-mode store; a live store always uses `platform` (`test` is 400 validation_failed). " +
+        'A change records the event `store.updated` naming who made it, with each changed setting before and after; a request that changes nothing records nothing.',
       tags: ['Store'],
       body: UpdateStoreBody,
       response: { 200: Ref(Store), ...problemResponses(404) },
     },
-  }, async (request) => stores.updateSettings(adminStore(request), request.body))
+  }, async (request) => {
+    const { store, actor } = adminActor(request)
+    return stores.updateSettings(store, request.body, actor)
+  })
 
   app.get('/api-keys', {
     schema: {

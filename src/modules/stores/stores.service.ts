@@ -1,4 +1,6 @@
-import type { AdminApiKeyRow, Db, StoreMode, StoreRow } from '../../db/database.ts'
+import type { AdminApiKeyRow, Db, Executor, StoreMode, StoreRow } from '../../db/database.ts'
+import type { Actor } from '../../http/actor-kinds.ts'
+import { canonicalJson } from '../../lib/canonical-json.ts'
 import { systemClock, type Clock } from '../../lib/clock.ts'
 import { isCheckViolation, isUniqueViolation } from '../../db/errors.ts'
 import { AppError, invalidField, notFound } from '../../lib/errors.ts'
@@ -45,6 +47,7 @@ export function presentStore(store: StoreRow): StoreView {
     cancellation_reasons: store.cancellation_reasons,
     retention_offers: store.retention_offers,
     portal_reactivation: store.portal_reactivation,
+    price_change_notice_days: store.price_change_notice_days,
     notifications: notificationSettingsOf(store.notifications),
     created_at: toRfc3339(store.created_at),
     updated_at: toRfc3339(store.updated_at),
@@ -81,33 +84,89 @@ export async function createStore(db: Db, input: CreateStoreInput): Promise<Stor
   }
 }
 
-export async function updateStoreSettings(db: Db, store: StoreRow, input: UpdateStoreInput, now: Date): Promise<StoreView> {
+/** One setting as it was and as it is (`store.updated`'s `changes`). */
+export interface SettingChange {
+  from: unknown
+  to: unknown
+}
+
+/** A change of the store's settings, for the event log: who, when (the store's clock), the store after it and what changed. */
+export interface StoreSettingsChange {
+  storeId: string
+  occurredAt: Date
+  store: StoreView
+  changes: Record<string, SettingChange>
+  actor: Actor
+}
+
+/**
+ * Records a change of settings in the caller's transaction (the composition root passes the event
+ * log's: the stores module is built before the events module and cannot name it).
+ */
+export type RecordStoreChange = (trx: Executor, change: StoreSettingsChange) => Promise<unknown>
+
+/**
+ * The settings whose value differs, by field, with both values: every field the Store view shows
+ * except `updated_at` (none of them is a secret). Compared as canonical JSON, so lists and objects
+ * (`dunning_retry_days`, `notifications`, `retention_offers`) by content.
+ */
+export function settingChanges(before: StoreView, after: StoreView): Record<string, SettingChange> {
+  const changes: Record<string, SettingChange> = {}
+  for (const key of Object.keys(after) as (keyof StoreView)[]) {
+    if (key === 'updated_at') continue
+    if (canonicalJson(before[key]) !== canonicalJson(after[key])) changes[key] = { from: before[key], to: after[key] }
+  }
+  return changes
+}
+
+/**
+ * Changes the store's settings under its row lock and, when `audit` is given and anything changed,
+ * records `store.updated` naming who changed what, in the same transaction.
+ */
+export async function updateStoreSettings(
+  db: Db,
+  store: StoreRow,
+  input: UpdateStoreInput,
+  now: Date,
+  audit?: { actor: Actor; clock: Clock; record: RecordStoreChange },
+): Promise<StoreView> {
   checkSettings(input, '/body')
   checkRetentionSettings(input, '/body')
   // A live store's renewals move real money: only the platform can charge them.
   if (input.gateway === 'test' && store.mode === 'live') throw invalidField('/body/gateway', "must be 'platform' for a live store")
-  // A flat policy with no rate would ship for nothing while the merchant believes it charges.
-  const flatAmount = input.renewal_shipping_amount === undefined ? store.renewal_shipping_amount : input.renewal_shipping_amount
-  if ((input.renewal_shipping ?? store.renewal_shipping) === 'flat' && flatAmount === null) {
-    throw invalidField('/body/renewal_shipping_amount', "is required when renewal_shipping is 'flat'")
-  }
   const storeId = store.id
   input = { ...input, ...retentionSettingsUpdate(input) } as UpdateStoreInput
   const { notifications, ...settings } = input
-  const updated = await repo
-    .updateStore(db, storeId, {
-      ...settings,
-      // Switches not named keep their setting.
-      ...(notifications ? { notifications: JSON.stringify({ ...store.notifications, ...notifications }) } : {}),
-      updated_at: now,
-    })
-    .catch((error: unknown) => {
-      // Checked above against the store as it was read; another update may have cleared the rate since.
-      if (isCheckViolation(error, 'stores_flat_shipping_check')) throw invalidField('/body/renewal_shipping_amount', "is required when renewal_shipping is 'flat'")
-      throw error
-    })
-  if (!updated) throw new AppError('not_found', `store ${storeId} was not found`)
-  return presentStore(updated)
+  return db.transaction().execute(async (trx) => {
+    // The row as it is now (the caller's may be a cached read): what changed is told from it.
+    const before = await repo.lockStore(trx, storeId)
+    if (!before) throw new AppError('not_found', `store ${storeId} was not found`)
+    // A flat policy with no rate would ship for nothing while the merchant believes it charges.
+    const flatAmount = input.renewal_shipping_amount === undefined ? before.renewal_shipping_amount : input.renewal_shipping_amount
+    if ((input.renewal_shipping ?? before.renewal_shipping) === 'flat' && flatAmount === null) {
+      throw invalidField('/body/renewal_shipping_amount', "is required when renewal_shipping is 'flat'")
+    }
+    const updated = await repo
+      .updateStore(trx, storeId, {
+        ...settings,
+        // Switches not named keep their setting.
+        ...(notifications ? { notifications: JSON.stringify({ ...before.notifications, ...notifications }) } : {}),
+        updated_at: now,
+      })
+      .catch((error: unknown) => {
+        // The database's own check stays the last word, should a write ever come without the lock.
+        if (isCheckViolation(error, 'stores_flat_shipping_check')) throw invalidField('/body/renewal_shipping_amount', "is required when renewal_shipping is 'flat'")
+        throw error
+      })
+    if (!updated) throw new AppError('not_found', `store ${storeId} was not found`)
+    const view = presentStore(updated)
+    if (audit) {
+      const changes = settingChanges(presentStore(before), view)
+      // A PATCH that sets what was already set changes nothing and records nothing.
+      if (Object.keys(changes).length > 0) await audit.record(trx, { storeId, occurredAt: storeNow(updated, audit.clock), store: view, changes, actor: audit.actor })
+    }
+    return view
+  })
 }
 
 /**
@@ -184,12 +243,13 @@ export type StoresService = ReturnType<typeof createStoresService>
  * Every write forgets what the authentication cache holds of it once it has committed, so this
  * process's next request sees it (others within the cache's second).
  */
-export function createStoresService({ db, clock, auth }: { db: Db; clock: Clock; auth: AuthCacheInvalidation }) {
+export function createStoresService({ db, clock, auth, recordChange }: { db: Db; clock: Clock; auth: AuthCacheInvalidation; recordChange?: RecordStoreChange | undefined }) {
   return {
     present: presentStore,
 
-    async updateSettings(store: StoreRow, input: UpdateStoreInput): Promise<StoreView> {
-      const updated = await updateStoreSettings(db, store, input, clock.now())
+    /** Changes settings; `store.updated` records who did it and what changed (when the root gave the event log). */
+    async updateSettings(store: StoreRow, input: UpdateStoreInput, actor: Actor): Promise<StoreView> {
+      const updated = await updateStoreSettings(db, store, input, clock.now(), recordChange ? { actor, clock, record: recordChange } : undefined)
       auth.forgetStore(store.id)
       return updated
     },

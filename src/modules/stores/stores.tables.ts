@@ -47,6 +47,8 @@ export interface StoresTable {
   retention_offers: ColumnType<RetentionOfferValue[], RetentionOfferValue[] | string | undefined, RetentionOfferValue[] | string>
   /** Whether subscribers may reactivate a cancelled subscription in the portal (docs/contract.md, Reactivation). */
   portal_reactivation: Generated<boolean>
+  /** The least notice, in days, a price change of existing subscriptions gives (docs/contract.md, Price changes with notice). */
+  price_change_notice_days: Generated<number>
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -26,7 +26,7 @@ export type ChangeRequestService = ReturnType<typeof createChangeRequestService>
 function assertChangedRenewalAmount(subscription: SubscriptionRow, changes: ChangeSet, newAmount: number | null, prefix: string): void {
   if (newAmount === null && changes.quantity === undefined) return
   const planTooMuch = newAmount !== null && (changes.quantity === undefined || newAmount * subscription.quantity > MAX_RENEWAL_AMOUNT)
-  assertRenewalAmount(newAmount ?? subscription.amount, changes.quantity ?? subscription.quantity, `${prefix}/${planTooMuch ? 'plan_id' : 'quantity'}`)
+  assertRenewalAmount(newAmount ?? Math.max(subscription.amount, subscription.scheduled_amount ?? 0), changes.quantity ?? subscription.quantity, `${prefix}/${planTooMuch ? 'plan_id' : 'quantity'}`)
 }
 
 /** Subscribers on business (b2b) plans propose quantity, plan or interval changes; the merchant decides. */

@@ -20,9 +20,18 @@ export interface DueItem {
 /**
  * Finds work that is due on each store's own clock: pending subscriptions whose start has come,
  * paused ones whose resume date has come, and those set to cancel whose period has ended.
+ *
+ * `catchUpFrom`: where the store's clock stood before the time being caught up began (a test-clock
+ * advance replays the time it jumps over, each piece at its own due time). Without it, each store's
+ * clock now: due work runs as time passes.
  */
-export async function findDue(db: Db, now: Date, limit: number, storeId?: string): Promise<DueItem[]> {
+export async function findDue(db: Db, now: Date, limit: number, storeId?: string, catchUpFrom?: Date): Promise<DueItem[]> {
   const storeClock = storeClockOf('s.store_id', now)
+  // A reminder announces a renewal still ahead: one already due when the catching up began (billing was
+  // switched off or stopped, the worker was down) is charged next, and announcing it would come too late.
+  // Not `> storeClock` for a test clock's jump: a reminder due days before a renewal the same jump passes
+  // goes out at its own due time, before that renewal, as it would have on real time.
+  const renewalsAfter = catchUpFrom ? sql<Date>`${catchUpFrom}::timestamptz` : storeClock
   const reminderDays = storeDaysOf('s.store_id', 'renewal_reminder_days')
   const pastDueCancelDays = storeDaysOf('s.store_id', 'past_due_cancel_days')
   const base = () => {
@@ -63,6 +72,7 @@ export async function findDue(db: Db, now: Date, limit: number, storeId?: string
       .where(sql<boolean>`s.next_charge_at - make_interval(days => ${reminderDays}) <= ${storeClock}`)
       .where(sql<boolean>`s.next_charge_at - make_interval(days => ${reminderDays}) >= coalesce(s.current_period_start, s.start_at)`)
       .where(sql<boolean>`s.reminded_for IS DISTINCT FROM s.next_charge_at`)
+      .where(sql<boolean>`s.next_charge_at > ${renewalsAfter}`)
       // A resume after a missed renewal re-anchors and charges at once (period_index -1 behind a period
       // that already ended): its "N days before" fell while paused, so there is nothing to announce.
       .where(sql<boolean>`NOT (s.period_index = -1 AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)

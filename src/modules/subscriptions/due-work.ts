@@ -122,11 +122,18 @@ export async function processDueWork(
   db: Db,
   clock: Clock,
   writes: SubscriptionWrites,
-  options: { limit?: number; storeId?: string; kinds?: readonly DueKind[]; log?: { error(object: object, message: string): void } } = {},
+  options: {
+    limit?: number
+    storeId?: string
+    kinds?: readonly DueKind[]
+    /** Where the store's clock stood before a test-clock advance: see findDue. */
+    catchUpFrom?: Date
+    log?: { error(object: object, message: string): void }
+  } = {},
 ): Promise<DueCounts> {
   const counts: DueCounts = { activations: 0, resumptions: 0, cancellations: 0, reminders: 0, prepaidCycles: 0 }
   const kinds = new Set(options.kinds ?? Object.keys(COUNTED_AS))
-  const items = (await findDue(db, clock.now(), options.limit ?? 200, options.storeId)).filter((item) => kinds.has(item.kind))
+  const items = (await findDue(db, clock.now(), options.limit ?? 200, options.storeId, options.catchUpFrom)).filter((item) => kinds.has(item.kind))
   for (const item of items) {
     let done = false
     try {

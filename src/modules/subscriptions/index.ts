@@ -37,7 +37,7 @@ export interface SubscriptionsModuleService {
   /** Every change to subscription rows with its events, for the modules that move subscriptions (billing, discounts). */
   writes: SubscriptionWrites
   /** Runs due lifecycle work now (the worker does it every second; the test clock after each move). */
-  processDueWork(options?: { limit?: number; storeId?: string; kinds?: readonly DueKind[] }): Promise<DueCounts>
+  processDueWork(options?: { limit?: number; storeId?: string; kinds?: readonly DueKind[]; catchUpFrom?: Date }): Promise<DueCounts>
 }
 
 /** Subscribers and their subscriptions: checkouts start them, actions change them, due work moves them on the store's clock. */
@@ -68,6 +68,7 @@ export {
   Subscriber,
   Subscription,
   SUBSCRIPTION_STATUSES,
+  SubscriptionListQuery,
   ChangeRequest,
   ChangeRequestBody,
   ChangeRequestListQuery,
@@ -75,7 +76,10 @@ export {
   type SubscriberView,
   type SubscriptionView,
 } from './subscription.schemas.ts'
-export type { SubscriberProfile, SubscriptionListFilter, SubscriptionService, VariantChoice } from './subscriptions.service.ts'
+export type { SubscriberListFilter, SubscriberProfile, SubscriptionListFilter, SubscriptionService, VariantChoice } from './subscriptions.service.ts'
+export type { SubscriberWithCount } from './subscriptions.repository.ts'
+export { SEARCH_MAX_LENGTH } from './subscription-search.ts'
+export { NATIVE_COLUMNS, nativeRecord, type NativeCell, type NativeColumn, type NativeRecord, type NativeSource } from './subscription-columns.ts'
 export type { CheckoutService } from './checkout.service.ts'
 export type { ChangeRequestService } from './change-requests.service.ts'
 export type { SubscriptionWrites } from './subscription-writes.ts'
@@ -83,12 +87,15 @@ export { dueMutation, UNPAID_CANCELLATION_REASON, type DueCounts, type DueKind }
 export { registerSubscriptionActions } from './subscription-action.routes.ts'
 export { lockForActor, withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
 export { presentSubscription } from './subscription.presenter.ts'
+export { firstRenewalAtOrAfter, NO_SCHEDULED_PRICE } from './price-schedule.ts'
+export { lockPlanSubscriptionsPage, planSubscriptionFigures, planSubscriptionIdsPage } from './price-schedule.repository.ts'
 export { findSubscriberIdByEmail, findSubscriber, findSubscription } from './subscriptions.repository.ts'
 export { findSubscriptionsWithSubscriber, listSubscriptionsNeedingAttention, type AttentionRow } from './attention.repository.ts'
 export { assertCanRetryNow } from './order-now.ts'
 export { countRenewalsSetAside, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal.repository.ts'
 export { setBillingIssue, type SubscriptionChange } from './subscription-batch.repository.ts'
-export { CHARGE_REQUIRES_REVIEW, RENEWAL_FAILED } from './billing-issues.ts'
+export { existingExternalIds, insertImportedSubscriptions, subscribersForImport, type WantedSubscriber } from './subscription-import.repository.ts'
+export { CHARGE_REQUIRES_REVIEW, PAYMENT_METHOD_REQUIRED, RENEWAL_FAILED } from './billing-issues.ts'
 export { findInstrumentsExpiringBeforeRenewal, type ExpiringInstrument } from './instrument-expiry.repository.ts'
 export { subscriptionsRenewingBefore } from './renewal-forecast.repository.ts'
 export { metricWindows, PERIODS_PER_YEAR, subscriptionMetrics, type MetricWindow, type SubscriptionWindowFigures } from './subscription-metrics.repository.ts'

@@ -26,6 +26,7 @@ const COLUMN_TYPES: Partial<Record<keyof SubscriptionsTable, string>> = {
   dunning_started_at: 'timestamptz', unpaid_period_start: 'timestamptz', past_due_at: 'timestamptz', reminded_for: 'timestamptz',
   skip_next: 'boolean', billing_issue: 'jsonb', discount_id: 'text', discount: 'jsonb', discount_cycles_remaining: 'integer',
   stock_attempts: 'integer', out_of_stock_since: 'timestamptz', skip_reason: 'text',
+  amount: 'integer', scheduled_amount: 'integer', scheduled_amount_from: 'timestamptz',
 }
 
 function toParam(value: unknown): unknown {

@@ -3,9 +3,10 @@ import type { Actor } from '../../http/actors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { storeNow } from '../stores/index.ts'
 import type { EventLog, NewEvent } from '../events/index.ts'
-import { RENEWAL_FAILED } from './billing-issues.ts'
+import { PAYMENT_METHOD_REQUIRED, RENEWAL_FAILED } from './billing-issues.ts'
 import { updateSubscriptionsInBatch, type SubscriptionChange } from './subscription-batch.repository.ts'
 import { lockForActor, type Mutation, type MutationContext } from './subscription-mutation.ts'
+import { rescheduledPrice } from './price-schedule.ts'
 import { presentSubscription } from './subscription.presenter.ts'
 import type { SubscriptionView } from './subscription.schemas.ts'
 import { updateSubscription } from './subscriptions.repository.ts'
@@ -21,7 +22,13 @@ export function createSubscriptionWrites(events: EventLog) {
     /** Applies a change and records its events, as the actor's, in one transaction, holding the row lock throughout. */
     async apply(trx: Executor, store: StoreRow, subscription: SubscriptionRow, mutation: Mutation, now: Date, actor: Actor): Promise<SubscriptionView> {
       // A renewal set aside for its data is tried again after any change: the change may have fixed it.
-      const set = subscription.billing_issue?.code === RENEWAL_FAILED && !('billing_issue' in mutation.set) ? { ...mutation.set, billing_issue: null } : mutation.set
+      // An imported subscription waiting for a card renews once one is set.
+      const clears =
+        !('billing_issue' in mutation.set) &&
+        (subscription.billing_issue?.code === RENEWAL_FAILED || (subscription.billing_issue?.code === PAYMENT_METHOD_REQUIRED && mutation.set.payment_instrument_id !== undefined))
+      const cleared = clears ? { ...mutation.set, billing_issue: null } : mutation.set
+      // A scheduled price follows the schedule: it moves to the first renewal of the new one at or after its date.
+      const set = { ...cleared, ...rescheduledPrice(subscription, cleared, store.timezone) }
       const updated = await updateSubscription(trx, subscription.id, set, now)
       const view = presentSubscription(updated, store.store_hash)
       for (const eventType of mutation.events) {

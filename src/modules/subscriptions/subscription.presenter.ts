@@ -11,6 +11,7 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     plan_id: row.plan_id,
     product_id: row.product_id,
     platform_order_id: row.platform_order_id,
+    external_id: row.external_id ?? null,
     status: row.status,
     quantity: row.quantity,
     amount: row.amount,
@@ -50,6 +51,9 @@ export function presentSubscription(row: SubscriptionRow, storeHash: string): Su
     billing_issue: row.billing_issue ?? null,
     discount: row.discount_id !== null && row.discount
       ? { id: row.discount.id, code: row.discount.code, type: row.discount.type, value: row.discount.value, cycles_remaining: row.discount_cycles_remaining }
+      : null,
+    scheduled_price: row.scheduled_amount !== null && row.scheduled_amount_from !== null
+      ? { amount: row.scheduled_amount, currency: row.currency, effective_at: toRfc3339(row.scheduled_amount_from) }
       : null,
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),

@@ -23,8 +23,8 @@ export const ShippingAddress = Type.Object(
 /** Why billing stopped for a person to look at (a subscription's `billing_issue`, a charge's `review`). */
 export const BillingIssue = Type.Object(
   {
-    code: StringEnum(['renewal_failed', 'charge_requires_review', 'outcome_unknown', 'settlement_failed'] as const, {
-      description: 'renewal_failed: the renewal failed on this subscription\'s own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded',
+    code: StringEnum(['renewal_failed', 'charge_requires_review', 'outcome_unknown', 'settlement_failed', 'payment_method_required'] as const, {
+      description: 'renewal_failed: the renewal failed on this subscription\'s own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded; payment_method_required: it was imported without a usable stored card, and renews once the subscriber (emailed a link) or an admin sets one',
     }),
     message: Type.String(),
     since: Timestamp,
@@ -49,14 +49,15 @@ export const Subscription = Type.Object(
     subscriber_id: Id('cus'),
     plan_id: Id('plan'),
     product_id: Id('prod'),
-    platform_order_id: Type.String({ description: 'The platform order whose checkout created it' }),
+    platform_order_id: Type.String({ description: 'The platform order whose checkout created it; empty for an imported subscription' }),
+    external_id: Nullable(Type.String(), { description: "The id another system gave it, when it was imported (`POST /api/v1/admin/imports`); null otherwise" }),
     status: StringEnum(SUBSCRIPTION_STATUSES),
     quantity: Type.Integer({ minimum: 1 }),
     amount: Amount,
     currency: Currency,
     interval: StringEnum(['day', 'week', 'month', 'year'] as const),
     interval_count: Type.Integer({ minimum: 1 }),
-    payment_instrument_id: Type.String({ description: "The commerce platform vault's instrument id; never card data" }),
+    payment_instrument_id: Type.String({ description: "The commerce platform vault's instrument id; never card data. Empty for an imported subscription that had no usable one (`billing_issue` `payment_method_required`)" }),
     shipping_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false })),
     billing_address: Nullable(Type.Object(ShippingAddress.properties, { additionalProperties: false }), {
       description: 'The billing address of its renewal orders on the platform',
@@ -113,6 +114,21 @@ export const Subscription = Type.Object(
       ),
       { description: 'The discount applied to its renewals (its terms as they were when applied); null when none' },
     ),
+    scheduled_price: Type.Optional(Nullable(
+      Type.Object(
+        {
+          amount: Amount,
+          currency: Currency,
+          effective_at: { ...Timestamp, description: 'The renewal that first charges it: from the renewal whose period starts at or after this time on, `amount` is the price' },
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'A price change announced with notice (`POST /plans/{id}/price-change` with `applies_to` `existing_too`): the price its renewals move to, and from which renewal. ' +
+          'Until then renewals charge `amount`; that renewal charges the new price and `amount` becomes it (`subscription.price_changed`). Null when none is coming. Absent in events recorded before this field existed',
+      },
+    )),
     created_at: Timestamp,
     updated_at: Timestamp,
     version: Type.Integer({ minimum: 1, description: 'Grows by one with every change' }),

@@ -123,6 +123,40 @@ export async function findSubscribersByIds(db: Executor, storeId: string, ids: r
   return new Map(rows.map((row) => [row.id, row]))
 }
 
+export type SubscriberWithCount = SubscriberRow & { subscription_count: number }
+
+/**
+ * A page of the store's subscribers, newest first (one more than a page), each with how many
+ * subscriptions they have: `email` exactly, `search` as the subscription list's search finds its
+ * subscribers (part of the email or name through the trigram indexes of migration 0028, or the id).
+ */
+export async function listSubscribersWithCounts(
+  db: Executor,
+  storeId: string,
+  filter: { limit: number; afterId?: string | undefined; email?: string | undefined; search?: SearchTerms | undefined },
+): Promise<SubscriberWithCount[]> {
+  let query = db
+    .selectFrom('subscribers as who')
+    .selectAll('who')
+    .select((eb) =>
+      eb.selectFrom('subscriptions as s').select(eb.fn.countAll<string>().as('n')).where('s.store_id', '=', storeId).whereRef('s.subscriber_id', '=', 'who.id').as('subscription_count'),
+    )
+    .where('who.store_id', '=', storeId)
+  if (filter.email) query = query.where('who.email', '=', filter.email.toLowerCase())
+  const search = filter.search
+  if (search) {
+    query = query.where((w) => {
+      const found = [w('who.email', 'ilike', search.pattern), w('who.name', 'ilike', search.pattern)]
+      if (search.subscriberId) found.push(w('who.id', '=', search.subscriberId))
+      return w.or(found)
+    })
+  }
+  if (filter.afterId) query = query.where('who.id', '<', filter.afterId)
+  const rows = await query.orderBy('who.id', 'desc').limit(filter.limit + 1).execute()
+  // count() is a bigint: the drivers answer it as text.
+  return rows.map((row) => ({ ...row, subscription_count: Number(row.subscription_count ?? 0) }))
+}
+
 /** How many distinct addresses and instruments a subscriber page lists at most (the most recently used first). */
 export const SUBSCRIBER_PROFILE_LIMIT = 50
 

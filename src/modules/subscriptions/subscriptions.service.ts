@@ -5,6 +5,7 @@ import { AppError, invalidField, notFound } from '../../lib/errors.ts'
 import { listPage, toPage, type Page } from '../../lib/pagination.ts'
 import { storeNow } from '../stores/index.ts'
 import { assertRenewalAmount } from './renewal-amount.ts'
+import { NO_SCHEDULED_PRICE } from './price-schedule.ts'
 import { createFirstPageLoader } from './first-pages.ts'
 import { assertChangeAllowed, transition, type ChangeAction } from './subscription-state.ts'
 import { withMark, type ActionMark, type Actor, type Mutation } from './subscription-mutation.ts'
@@ -19,12 +20,15 @@ import {
   findSubscribersByIds,
   findSubscription,
   instrumentsOfSubscriber,
+  listSubscribersWithCounts,
   listSubscriptions,
   shippingAddressesOfSubscriber,
+  type SubscriberWithCount,
   updateSubscriber as updateSubscriberRow,
 } from './subscriptions.repository.ts'
 import { searchTerms } from './subscription-search.ts'
-import { findPlanRow, isBusinessPlan, platformProductIdOf } from '../catalog/index.ts'
+import type { NativeSource } from './subscription-columns.ts'
+import { findPlanRow, findProductsByIds, isBusinessPlan, platformProductIdOf } from '../catalog/index.ts'
 import { presentInstrument, type PaymentInstrumentListView, type PlatformVariant, type ProductVariants, type StoredCard, type StoredInstruments } from '../platform/index.ts'
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>
@@ -40,6 +44,16 @@ export interface SubscriptionListFilter {
   q?: string | undefined
   /** One subscriber's subscriptions (admins; a subscriber's own list is always theirs). */
   subscriber_id?: string | undefined
+}
+
+/** What the subscribers export filters by (there is no subscriber list route: GET /subscribers/{id} reads one). */
+export interface SubscriberListFilter {
+  limit: number
+  cursor?: string | undefined
+  /** The subscriber's email, exactly (any case). */
+  email?: string | undefined
+  /** Part of the email or name, or the subscriber's id. */
+  q?: string | undefined
 }
 
 /** A subscriber with what their subscriptions hold of them: where they ship, what pays (as stored). */
@@ -88,6 +102,8 @@ export function planTerms(subscription: SubscriptionRow, plan: PlanRow): Mutatio
     // The variant the new plan sells, else the current one while the product stays the same.
     platform_variant_id: plan.platform_variant_id ?? (plan.product_id === subscription.product_id ? subscription.platform_variant_id : null),
     ...cadenceChange(subscription, plan.interval, plan.interval_count),
+    // A price change announced on the old plan does not follow it to the new one (docs/contract.md, Price changes with notice).
+    ...NO_SCHEDULED_PRICE,
   }
 }
 
@@ -186,23 +202,26 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     return { productId: subscription.product_id }
   }
 
-  async function list(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<SubscriptionView>> {
-    const search = query.q?.trim() ? searchTerms(query.q) : undefined
-    // A subscriber sees their own, whatever the query names; an admin may ask for one subscriber's.
-    const subscriberId = actor.kind === 'subscriber' ? actor.subscriberId : query.subscriber_id
-    // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
-    if (!query.cursor && !query.status && !query.email && !query.plan_id && !search) {
-      const rows = await firstPages.load({ storeId: store.id, subscriberId: subscriberId ?? null, limit: query.limit })
-      return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
-    }
-    return listPage(query, (bounds) => listSubscriptions(db, store.id, {
-      ...bounds,
+  /** What the list's query selects, as the repository takes it: the list, its later pages and its export select alike. */
+  function filterOf(query: SubscriptionListFilter, actor: Actor) {
+    return {
       status: query.status,
       email: query.email,
       planId: query.plan_id,
-      subscriberId,
-      search,
-    }), (row) => presentSubscription(row, store.store_hash))
+      // A subscriber sees their own, whatever the query names; an admin may ask for one subscriber's.
+      subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : query.subscriber_id,
+      search: query.q?.trim() ? searchTerms(query.q) : undefined,
+    }
+  }
+
+  async function list(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<SubscriptionView>> {
+    const filter = filterOf(query, actor)
+    // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
+    if (!query.cursor && !query.status && !query.email && !query.plan_id && !filter.search) {
+      const rows = await firstPages.load({ storeId: store.id, subscriberId: filter.subscriberId ?? null, limit: query.limit })
+      return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
+    }
+    return listPage(query, (bounds) => listSubscriptions(db, store.id, { ...bounds, ...filter }), (row) => presentSubscription(row, store.store_hash))
   }
 
   function change(store: StoreRow, id: string, actor: Actor, action: ChangeAction, decide: Parameters<typeof mutate>[3]) {
@@ -266,6 +285,33 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     },
 
     list,
+
+    /**
+     * A page of the list as stored, each subscription with its subscriber's and its product's rows: what
+     * the `native` export writes (subscription-columns.ts). The same filters and order as `list`; the
+     * page may be larger than the API's (the export reads 500 at a time).
+     */
+    async listRows(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<NativeSource>> {
+      const page = await listPage(query, (bounds) => listSubscriptions(db, store.id, { ...bounds, ...filterOf(query, actor) }), (row) => row)
+      const [subscribers, products] = await Promise.all([
+        findSubscribersByIds(db, store.id, page.data.map((row) => row.subscriber_id)),
+        findProductsByIds(db, store.id, page.data.map((row) => row.product_id)),
+      ])
+      return {
+        data: page.data.map((subscription) => ({ subscription, subscriber: subscribers.get(subscription.subscriber_id)!, product: products.get(subscription.product_id) })),
+        next_cursor: page.next_cursor,
+      }
+    },
+
+    /**
+     * A page of the store's subscribers, newest first, each with how many subscriptions they have (any
+     * state): the subscribers export. `email` is exact (any case); `q` is part of the email or name, or
+     * the subscriber's id, as the subscription list's search reads it (subscription-search.ts).
+     */
+    listSubscribers(store: StoreRow, query: SubscriberListFilter): Promise<Page<SubscriberWithCount>> {
+      const search = query.q?.trim() ? searchTerms(query.q) : undefined
+      return listPage(query, (bounds) => listSubscribersWithCounts(db, store.id, { ...bounds, email: query.email, search }), (row) => row)
+    },
 
     /** The admin list: each subscription with its subscriber (one more read a page), so a search's results say whose they are. */
     async listWithSubscribers(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<SubscriptionView & { subscriber: SubscriberView }>> {
@@ -498,7 +544,8 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     changeQuantity(store: StoreRow, id: string, actor: Actor, input: { quantity: number }) {
       return change(store, id, actor, 'change_quantity', async ({ trx, subscription }) => {
         await assertDirectChangeAllowed(trx, subscription, actor)
-        assertRenewalAmount(subscription.amount, input.quantity, '/body/quantity')
+        // The price it moves to counts too: a scheduled price change charges it at this quantity.
+        assertRenewalAmount(Math.max(subscription.amount, subscription.scheduled_amount ?? 0), input.quantity, '/body/quantity')
         return { set: { quantity: input.quantity }, events: ['subscription.updated'] }
       })
     },

@@ -108,6 +108,14 @@ export interface SubscriptionsTable {
   discount_id: string | null
   discount: Json<AppliedDiscount | null>
   discount_cycles_remaining: number | null
+  /**
+   * A price change with notice (docs/contract.md, Price changes with notice): the price it moves to,
+   * and the renewal that first charges it (the first whose period starts at or after it). Both or neither.
+   */
+  scheduled_amount: ColumnType<number | null, number | null | undefined, number | null>
+  scheduled_amount_from: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+  /** The id another system gave it, when it was imported (unique per store: an import run again never duplicates it). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** A discount's terms as a subscription carries them: fixed when applied, whatever the code becomes. */
@@ -121,7 +129,7 @@ export interface AppliedDiscount {
 }
 
 /** Why a renewal or a charge was set aside for a person to look at. */
-export type BillingIssueCode = 'renewal_failed' | 'charge_requires_review' | 'outcome_unknown' | 'settlement_failed'
+export type BillingIssueCode = 'renewal_failed' | 'charge_requires_review' | 'outcome_unknown' | 'settlement_failed' | 'payment_method_required'
 
 export interface BillingIssue {
   code: BillingIssueCode

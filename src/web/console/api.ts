@@ -44,6 +44,25 @@ export function call<T>(method: string, path: string, options: CallOptions = {})
   return client.call<T>(method, path, options)
 }
 
+/**
+ * An export as a file saved by the browser: fetched with the console's credential (a header, so a
+ * plain link could not carry it), then handed to the browser as a download from a blob URL.
+ */
+export async function downloadExport(kind: 'subscriptions' | 'charges' | 'subscribers', filters: Record<string, string | null | undefined>): Promise<string> {
+  const { blob, filename } = await client.download(`/exports/${kind}${query(filters)}`)
+  const name = filename ?? `${kind}.csv`
+  const url = URL.createObjectURL(blob)
+  const link = document.createElement('a')
+  link.href = url
+  link.download = name
+  document.body.append(link)
+  link.click()
+  link.remove()
+  // Revoked after the click has handed the file to the browser's download.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000)
+  return name
+}
+
 export interface SubscriptionFilter {
   status?: string | null
   email?: string | null

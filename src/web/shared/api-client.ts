@@ -28,6 +28,8 @@ export interface CallOptions {
 
 export interface ApiClient {
   call<T>(method: string, path: string, options?: CallOptions): Promise<T>
+  /** A file the API answers (a CSV export), with the name its Content-Disposition gives; refusals as call's. */
+  download(path: string, options?: CallOptions): Promise<{ blob: Blob; filename: string | null }>
   /** Called when the service refuses the stored credential (401): the app signs out and shows sign-in. */
   setUnauthorizedHandler(handler: (error: ApiError) => void): void
 }
@@ -35,8 +37,9 @@ export interface ApiClient {
 export function createApiClient(options: ApiClientOptions): ApiClient {
   let onUnauthorized: (error: ApiError) => void = () => {}
 
-  async function call<T>(method: string, path: string, callOptions: CallOptions = {}): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' }
+  /** Sends the request with the credential; answers the response when it is a success, else throws its ApiError. */
+  async function send(method: string, path: string, callOptions: CallOptions, accept: string): Promise<Response> {
+    const headers: Record<string, string> = { accept }
     if (callOptions.body !== undefined) headers['content-type'] = 'application/json'
     // Only a 401 of the stored credential signs out; a key being tried or an anonymous call does not.
     const stored = (callOptions.auth ?? true) && callOptions.credential === undefined
@@ -64,29 +67,41 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     } catch {
       throw new ApiError(0, 'network_error', 'The service could not be reached. Check your connection and try again.')
     }
+    if (response.ok) return response
+    const problem = (parsed(await response.text()) ?? {}) as { detail?: string; title?: string; code?: string; errors?: { path: string; message: string }[] }
+    const detail = problem.detail || problem.title || `The service answered ${response.status}.`
+    const error = new ApiError(response.status, problem.code ?? 'http_error', detail, Array.isArray(problem.errors) ? problem.errors : [])
+    if (response.status === 401 && stored) onUnauthorized(error)
+    throw error
+  }
+
+  async function call<T>(method: string, path: string, callOptions: CallOptions = {}): Promise<T> {
+    const response = await send(method, path, callOptions, 'application/json')
     if (response.status === 204) return undefined as T
-    const text = await response.text()
-    let payload: unknown = null
-    try {
-      payload = text ? JSON.parse(text) : null
-    } catch {
-      payload = null
-    }
-    if (!response.ok) {
-      const problem = (payload ?? {}) as { detail?: string; title?: string; code?: string; errors?: { path: string; message: string }[] }
-      const detail = problem.detail || problem.title || `The service answered ${response.status}.`
-      const error = new ApiError(response.status, problem.code ?? 'http_error', detail, Array.isArray(problem.errors) ? problem.errors : [])
-      if (response.status === 401 && stored) onUnauthorized(error)
-      throw error
-    }
-    return payload as T
+    return parsed(await response.text()) as T
+  }
+
+  async function download(path: string, callOptions: CallOptions = {}): Promise<{ blob: Blob; filename: string | null }> {
+    const response = await send('GET', path, callOptions, 'text/csv, application/problem+json')
+    const disposition = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')
+    return { blob: await response.blob(), filename: disposition?.[1] ?? null }
   }
 
   return {
     call,
+    download,
     setUnauthorizedHandler: (handler) => {
       onUnauthorized = handler
     },
+  }
+}
+
+/** A JSON body, or null when there is none or it is not JSON. */
+function parsed(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null
+  } catch {
+    return null
   }
 }
 

@@ -771,7 +771,7 @@ export type paths = {
         head?: never;
         /**
          * Change the store name, time zone, currency, billing settings or payment gateway
-         * @description `gateway` may be `test` or `platform` on a test-mode store; a live store always uses `platform` (`test` is 400 validation_failed).
+         * @description `gateway` may be `test` or `platform` on a test-mode store; a live store always uses `platform` (`test` is 400 validation_failed). A change records the event `store.updated` naming who made it, with each changed setting before and after; a request that changes nothing records nothing.
          */
         patch: operations["updateStore"];
         trace?: never;
@@ -1653,6 +1653,43 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/plans/{id}/price-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a plan's price, for new subscriptions or for existing ones too with notice
+         * @description The plan's `amount` is the new one at once: subscriptions started from now on pay it. With `applies_to` `existing_too`, every subscription on the plan that is not cancelled or expired gets `scheduled_price`: it keeps its price until its first renewal at least `notice_days` after the notice (the email `price_change_notice`, queued with `subscription.price_change_scheduled`), and from that renewal on pays the new one (`subscription.price_changed`). Subscriptions are given it in the background, 1,000 per transaction: the answer is 202 with the change `scheduling` (read its progress with `GET .../price-changes/{price_change_id}`), or 200 `completed` when nothing is left to do (`new_subscriptions`, or no subscription on the plan). `notice_days` below the store's `price_change_notice_days` is 400 `validation_failed` at `/body/notice_days`; the new price at the largest quantity on the plan over 10^11 minor units is 400 `amount_too_large`. 409 `invalid_state` for an archived plan; 409 `conflict` while an earlier change of the plan is still `scheduling`.
+         */
+        post: operations["changePlanPrice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/plans/{id}/price-changes/{price_change_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a price change and how far it has been scheduled */
+        get: operations["getPlanPriceChange"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/notifications": {
         parameters: {
             query?: never;
@@ -1941,6 +1978,104 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Imports, newest first */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import subscriptions from a CSV file
+         * @description The body is the file (`Content-Type: text/csv`), read as it arrives, so its size is bounded only by 512 MB. `format=recharge` reads the columns of Recharge's migration template and purchase-items export; `format=native` reads this service's own subscriptions export (`GET /exports/subscriptions`). Each row is checked on its own: a bad row is reported in `errors` (its row, column and a code) and never stops the others. Rows are idempotent by `external_id` (Recharge `subscription_id`): a row the store already has is skipped, so the same file again changes nothing. Products are matched to the catalogue by BigCommerce product id, else exact title; variants by id, else by title among the product's variants; the plan is the product's plan with the row's cadence; on a store charging through BigCommerce, subscribers to customers by `platform_customer_id`, else email, and cards to that customer's stored cards. A row without a usable card imports with `billing_issue` `payment_method_required` and its subscriber is emailed a link to add one. Nothing is charged by the import: each subscription renews at its `next_charge_at`, and only while the store's `billing_enabled` is on. Each subscription created records `subscription.imported`. With `dry_run=true` everything is read, checked and matched, and nothing but the report is written. Answers the import when the file is read (201); `GET /imports/{id}` shows its progress meanwhile. A file that stops being readable (bad CSV, a broken upload, BigCommerce unavailable) ends `failed` with the rows before it imported. 400 for a header this format cannot read.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One import: its progress while it runs, its report once done */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/exports/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every subscription the list would show, as CSV (the native import format)
+         * @description The filters of `GET /api/v1/admin/subscriptions` (`status`, `email`, `plan_id`, `q`, `subscriber_id`), without paging. Every matching row, newest first, written as it is read (500 rows a read): the answer is streamed, never held whole. Every admin key scope may export, as it may read the list. The columns, in this order, are the `native` format `POST /api/v1/admin/imports?format=native` reads (docs/contract.md, Exports). Text cells that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) are written with a leading `'`, and so is a cell that starts with `'` (drop one leading `'` to get the value back); plain numbers, negative ones included, are written as they are.
+         */
+        get: operations["exportSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/exports/charges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every charge attempt the list would show, as CSV
+         * @description The filters of `GET /api/v1/admin/charges` (`subscription_id`, `subscriber_id`, `status`), without paging. Every matching row, newest first, written as it is read (500 rows a read): the answer is streamed, never held whole. Every admin key scope may export, as it may read the list. Text cells that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) are written with a leading `'`, and so is a cell that starts with `'` (drop one leading `'` to get the value back); plain numbers, negative ones included, are written as they are.
+         */
+        get: operations["exportCharges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/exports/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every subscriber, with how many subscriptions each has, as CSV
+         * @description Filtered by `email` (exactly) or `q` (part of the email or name, or a subscriber id), as the subscription list searches subscribers. Every matching row, newest first, written as it is read (500 rows a read): the answer is streamed, never held whole. Every admin key scope may export, as it may read the list. Text cells that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) are written with a leading `'`, and so is a cell that starts with `'` (drop one leading `'` to get the value back); plain numbers, negative ones included, are written as they are.
+         */
+        get: operations["exportSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2038,6 +2173,8 @@ export type components = {
                 payment_instrument_expiring: boolean;
                 /** @description With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is */
                 renewal_skipped: boolean;
+                /** @description With `subscription.price_change_scheduled`, the notice of a price change: the price now, the new price and the date of the renewal that first charges it */
+                price_change_notice: boolean;
             };
             /** @description Reasons a subscriber may pick when cancelling (at most 20, codes unique), in the order shown; `[]`: only free text */
             cancellation_reasons: {
@@ -2069,6 +2206,8 @@ export type components = {
             })[];
             /** @description Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate */
             portal_reactivation: boolean;
+            /** @description The least notice, in days, a price change of existing subscriptions may give (`POST /plans/{id}/price-change` `notice_days`): subscriptions keep their price until their first renewal at least this long after the notice email. 30 by default */
+            price_change_notice_days: number;
             /**
              * Format: date-time
              * @description RFC 3339 UTC time
@@ -2081,6 +2220,137 @@ export type components = {
              * @example 2026-11-22T05:00:00.000Z
              */
             updated_at: string;
+        };
+        /**
+         * StoreChange
+         * @description The store as `GET /store` shows it after a settings change, with the settings that changed (the data of `store.updated`)
+         */
+        StoreChange: {
+            /** @example store_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "store";
+            /** @description The commerce platform's store hash */
+            store_hash: string;
+            name: string;
+            /**
+             * @description Test-mode stores charge through the test gateway and may use the test clock
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * @description IANA time zone; renewal dates follow its calendar
+             * @example America/New_York
+             */
+            timezone: string;
+            /**
+             * @description ISO 4217 code, upper case
+             * @example USD
+             */
+            currency: string;
+            /** @description Days after the first failed charge on which dunning retries, ascending */
+            dunning_retry_days: number[];
+            /** @description Days before a renewal that subscription.renewal_upcoming is sent; 0 sends none */
+            renewal_reminder_days: number;
+            /** @description Days in past_due before a subscription is cancelled */
+            past_due_cancel_days: number;
+            /**
+             * @description Which gateway charges renewals: `test` (the built-in test gateway) or `platform` (BigCommerce, through the store's platform connection). Live stores always use `platform`
+             * @enum {string}
+             */
+            gateway: "test" | "platform";
+            /**
+             * @description How a renewal's shipping is chosen: `checkout_rate` (the rate and method the subscription's checkout paid), `requote` (the same method quoted again at renewal; the kept rate until the platform quotes it), `flat` (`renewal_shipping_amount`) or `free`. A subscription without a shipping address never pays shipping
+             * @enum {string}
+             */
+            renewal_shipping: "checkout_rate" | "requote" | "flat" | "free";
+            /** @description Integer minor units of the store currency: the `flat` policy's rate */
+            renewal_shipping_amount: number | null;
+            /** @description Tax the test gateway adds to renewals, in basis points of the discounted subtotal (825 = 8.25%), rounded half up; shipping is not taxed. Platform stores are taxed by the platform */
+            test_tax_rate_bps: number;
+            /**
+             * @description What a platform renewal does when the platform says an item is out of stock: `skip` (the renewal is skipped with `skip_reason` `out_of_stock` and the subscriber told; the next one goes ahead), `retry` (tried again daily for up to `out_of_stock_retry_days`, then skipped) or `charge_anyway`. Nothing is charged for an out-of-stock item unless the policy says so
+             * @enum {string}
+             */
+            out_of_stock: "skip" | "retry" | "charge_anyway";
+            /** @description Days the `retry` policy tries an out-of-stock renewal again, once a day, before skipping it */
+            out_of_stock_retry_days: number;
+            /** @description Set while billing is stopped because the BigCommerce app was uninstalled or the platform connection removed: no renewal, retry or due work runs until the store is connected again; its data is kept */
+            billing_stopped_at: string | (never | null);
+            /** @description The cutover switch: while false nothing bills, retries or reminds for the store (no renewal, dunning retry, renewal reminder, card-expiry email or other due lifecycle work; order now, retry now and reactivation from now are 409 `billing_disabled`). Turn it off before importing, switch the old system off, then turn it on: what fell due meanwhile runs once each, oldest first. On by default */
+            billing_enabled: boolean;
+            /** @description Subscriber emails, each on (true) or off (false); all are on for a new store */
+            notifications: {
+                /** @description When a checkout starts a subscription */
+                subscription_created: boolean;
+                /** @description With `subscription.renewal_upcoming` (the store's `renewal_reminder_days` before a renewal): amount, date, links to skip or manage */
+                renewal_upcoming: boolean;
+                /** @description With each `charge.failed`: a link that signs the subscriber in and opens the payment method change */
+                payment_failed: boolean;
+                /** @description With `subscription.past_due`, when dunning gave up */
+                past_due: boolean;
+                /** @description With `subscription.cancelled` */
+                cancelled: boolean;
+                /** @description Once per card and renewal, when the card on file expires before the next renewal (cards of platform stores, whose expiry is known) */
+                payment_instrument_expiring: boolean;
+                /** @description With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is */
+                renewal_skipped: boolean;
+                /** @description With `subscription.price_change_scheduled`, the notice of a price change: the price now, the new price and the date of the renewal that first charges it */
+                price_change_notice: boolean;
+            };
+            /** @description Reasons a subscriber may pick when cancelling (at most 20, codes unique), in the order shown; `[]`: only free text */
+            cancellation_reasons: {
+                /**
+                 * @description Stable code a cancellation names as `reason_code`: lower-case letters, digits, `_` and `-`
+                 * @example too_expensive
+                 */
+                code: string;
+                /**
+                 * @description What the subscriber reads
+                 * @example It costs too much
+                 */
+                label: string;
+            }[];
+            /** @description Offers the portal shows before a cancellation is confirmed, in this order; at most one of each type */
+            retention_offers: ({
+                /** @enum {string} */
+                type: "pause";
+                /** @description Paused for this many days, then resumed by itself */
+                days: number;
+            } | {
+                /** @enum {string} */
+                type: "skip";
+            } | {
+                /** @enum {string} */
+                type: "discount";
+                /** @description One of the store's discount codes, applied to the subscription */
+                code: string;
+            })[];
+            /** @description Whether subscribers may reactivate their cancelled subscriptions in the portal (`POST /api/v1/portal/subscriptions/{id}/reactivate`; 403 `forbidden` while off). Off by default; the admin API may always reactivate */
+            portal_reactivation: boolean;
+            /** @description The least notice, in days, a price change of existing subscriptions may give (`POST /plans/{id}/price-change` `notice_days`): subscriptions keep their price until their first renewal at least this long after the notice email. 30 by default */
+            price_change_notice_days: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            updated_at: string;
+            /** @description Each setting whose value changed, by its Store field name (`billing_enabled`, `notifications`, ...), with its value before and after; a list or an object (notifications) whole */
+            changes: {
+                [key: string]: {
+                    /** @description The value before, as the Store view showed it */
+                    from: unknown;
+                    /** @description The value after */
+                    to: unknown;
+                };
+            };
         };
         /** StorefrontStore */
         StorefrontStore: {
@@ -2291,8 +2561,10 @@ export type components = {
             plan_id: string;
             /** @example prod_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
             product_id: string;
-            /** @description The platform order whose checkout created it */
+            /** @description The platform order whose checkout created it; empty for an imported subscription */
             platform_order_id: string;
+            /** @description The id another system gave it, when it was imported (`POST /api/v1/admin/imports`); null otherwise */
+            external_id: string | null;
             /** @enum {string} */
             status: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
             quantity: number;
@@ -2306,7 +2578,7 @@ export type components = {
             /** @enum {string} */
             interval: "day" | "week" | "month" | "year";
             interval_count: number;
-            /** @description The commerce platform vault's instrument id; never card data */
+            /** @description The commerce platform vault's instrument id; never card data. Empty for an imported subscription that had no usable one (`billing_issue` `payment_method_required`) */
             payment_instrument_id: string;
             shipping_address: {
                 name: string;
@@ -2436,10 +2708,10 @@ export type components = {
             /** @description Set while renewals are set aside for an admin; null when billing runs normally */
             billing_issue: {
                 /**
-                 * @description renewal_failed: the renewal failed on this subscription's own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded
+                 * @description renewal_failed: the renewal failed on this subscription's own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded; payment_method_required: it was imported without a usable stored card, and renews once the subscriber (emailed a link) or an admin sets one
                  * @enum {string}
                  */
-                code: "renewal_failed" | "charge_requires_review" | "outcome_unknown" | "settlement_failed";
+                code: "renewal_failed" | "charge_requires_review" | "outcome_unknown" | "settlement_failed" | "payment_method_required";
                 message: string;
                 /**
                  * Format: date-time
@@ -2459,6 +2731,22 @@ export type components = {
                 value: number;
                 /** @description Charges it still covers; null: every charge (forever) */
                 cycles_remaining: number | null;
+            } | null;
+            /** @description A price change announced with notice (`POST /plans/{id}/price-change` with `applies_to` `existing_too`): the price its renewals move to, and from which renewal. Until then renewals charge `amount`; that renewal charges the new price and `amount` becomes it (`subscription.price_changed`). Null when none is coming. Absent in events recorded before this field existed */
+            scheduled_price?: {
+                /** @description Integer minor units (cents for USD) */
+                amount: number;
+                /**
+                 * @description ISO 4217 code, upper case
+                 * @example USD
+                 */
+                currency: string;
+                /**
+                 * Format: date-time
+                 * @description The renewal that first charges it: from the renewal whose period starts at or after this time on, `amount` is the price
+                 * @example 2026-11-22T05:00:00.000Z
+                 */
+                effective_at: string;
             } | null;
             /**
              * Format: date-time
@@ -2683,10 +2971,10 @@ export type components = {
             /** @description Why the charge requires review; null otherwise */
             review: {
                 /**
-                 * @description renewal_failed: the renewal failed on this subscription's own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded
+                 * @description renewal_failed: the renewal failed on this subscription's own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded; payment_method_required: it was imported without a usable stored card, and renews once the subscriber (emailed a link) or an admin sets one
                  * @enum {string}
                  */
-                code: "renewal_failed" | "charge_requires_review" | "outcome_unknown" | "settlement_failed";
+                code: "renewal_failed" | "charge_requires_review" | "outcome_unknown" | "settlement_failed" | "payment_method_required";
                 message: string;
                 /**
                  * Format: date-time
@@ -2868,6 +3156,55 @@ export type components = {
                 expirations: number;
             };
         };
+        /** PriceChange */
+        PriceChange: {
+            /** @example pc_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "price_change";
+            /** @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            plan_id: string;
+            /** @description Integer minor units (cents for USD) */
+            amount: number;
+            /** @description The plan's price before the change */
+            previous_amount: number;
+            /**
+             * @description ISO 4217 code, upper case
+             * @example USD
+             */
+            currency: string;
+            /** @enum {string} */
+            applies_to: "new_subscriptions" | "existing_too";
+            notice_days: number;
+            /**
+             * @description `scheduling`: the plan's subscriptions are being given the new price, a page at a time, in the background; `completed`: every one has been (or `applies_to` is `new_subscriptions`)
+             * @enum {string}
+             */
+            status: "scheduling" | "completed";
+            subscriptions: {
+                /** @description Subscriptions on the plan, not cancelled or expired, when the change was asked for (0 for `new_subscriptions`) */
+                total: number;
+                /** @description Given the new price from a renewal after the notice (`subscription.price_change_scheduled` and the notice email each) */
+                scheduled: number;
+                /** @description Already at the new price, or already moving to it: nothing sent */
+                unchanged: number;
+                /** @description Could not be changed (their own data): logged, the others went on */
+                failed: number;
+            };
+            actor: components["schemas"]["EventActor"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            completed_at: string | null;
+        };
         /** LinkRequested */
         LinkRequested: {
             /**
@@ -2901,7 +3238,7 @@ export type components = {
              * @description Which email: one of the store's switchable templates (store setting `notifications`), or `payment_update_link`, sent when an admin asks for it (`POST /api/v1/admin/subscriptions/{id}/payment-update-link`)
              * @enum {string}
              */
-            template: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped" | "payment_update_link";
+            template: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped" | "price_change_notice" | "payment_update_link";
             /** @description The subscriber's email address */
             recipient: string;
             /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
@@ -3273,6 +3610,87 @@ export type components = {
                 next_cursor: string | null;
             };
         };
+        /** Import */
+        Import: {
+            /** @example imp_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "import";
+            /** @enum {string} */
+            format: "native" | "recharge";
+            /** @description A dry run checked and matched every row and wrote nothing but this report: `created` is what the real run would create */
+            dry_run: boolean;
+            /**
+             * @description `failed`: the file stopped being readable (bad CSV, the upload broke off, BigCommerce unavailable); the rows before it were imported, and the same file again imports the rest
+             * @enum {string}
+             */
+            status: "running" | "completed" | "failed";
+            /** @description Data rows read so far */
+            rows: number;
+            created: number;
+            /** @description Always 0: a row whose external id the store has is skipped, never changed */
+            updated: number;
+            /** @description Rows whose external id the store already has (an earlier run) */
+            skipped: number;
+            /** @description Rows refused, each named in `errors` (the first 1,000 are kept) */
+            failed: number;
+            errors: {
+                /** @description The row in the file, the header being row 1 (as a spreadsheet numbers it) */
+                row: number;
+                /** @description The column at fault, when one is */
+                column?: string;
+                /** @description Why, as a code: `required`, `invalid_date`, `in_past`, `product_not_found`, `plan_not_found`, `variant_not_found`, `customer_not_found`, `ambiguous_customer`, `duplicate_external_id`, `customer_conflict`, `unsupported`, ... (docs/contract.md, Import) */
+                code: string;
+                /** @description The problem in words; never repeats a value that looks like a card number */
+                detail: string;
+            }[];
+            /** @description The header's columns this format does not read */
+            ignored_columns: string[];
+            /** @description Bytes read of the upload, 0-1; null when the upload did not say its length */
+            progress: number | null;
+            /**
+             * EventActor
+             * @description Who did it. Every event carries it, except those recorded before the service kept actors
+             */
+            actor: {
+                /**
+                 * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
+                 * @enum {string}
+                 */
+                type: "admin_key" | "console" | "subscriber" | "platform" | "system";
+                /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
+                id?: string;
+                /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
+                label?: string;
+            };
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            finished_at: string | null;
+        };
+        /**
+         * EventActor
+         * @description Who did it. Every event carries it, except those recorded before the service kept actors
+         */
+        EventActor: {
+            /**
+             * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
+             * @enum {string}
+             */
+            type: "admin_key" | "console" | "subscriber" | "platform" | "system";
+            /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
+            id?: string;
+            /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
+            label?: string;
+        };
         /**
          * SubscriptionVariant
          * @description A variant of the subscription's product on the platform
@@ -3304,8 +3722,10 @@ export type components = {
             plan_id: string;
             /** @example prod_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
             product_id: string;
-            /** @description The platform order whose checkout created it */
+            /** @description The platform order whose checkout created it; empty for an imported subscription */
             platform_order_id: string;
+            /** @description The id another system gave it, when it was imported (`POST /api/v1/admin/imports`); null otherwise */
+            external_id: string | null;
             /** @enum {string} */
             status: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
             quantity: number;
@@ -3319,7 +3739,7 @@ export type components = {
             /** @enum {string} */
             interval: "day" | "week" | "month" | "year";
             interval_count: number;
-            /** @description The commerce platform vault's instrument id; never card data */
+            /** @description The commerce platform vault's instrument id; never card data. Empty for an imported subscription that had no usable one (`billing_issue` `payment_method_required`) */
             payment_instrument_id: string;
             shipping_address: {
                 name: string;
@@ -3449,10 +3869,10 @@ export type components = {
             /** @description Set while renewals are set aside for an admin; null when billing runs normally */
             billing_issue: {
                 /**
-                 * @description renewal_failed: the renewal failed on this subscription's own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded
+                 * @description renewal_failed: the renewal failed on this subscription's own data and is set aside until the subscription is changed; charge_requires_review: a charge waits for an admin to resolve it; outcome_unknown: the gateway never told whether the charge went through; settlement_failed: the outcome could not be recorded; payment_method_required: it was imported without a usable stored card, and renews once the subscriber (emailed a link) or an admin sets one
                  * @enum {string}
                  */
-                code: "renewal_failed" | "charge_requires_review" | "outcome_unknown" | "settlement_failed";
+                code: "renewal_failed" | "charge_requires_review" | "outcome_unknown" | "settlement_failed" | "payment_method_required";
                 message: string;
                 /**
                  * Format: date-time
@@ -3472,6 +3892,22 @@ export type components = {
                 value: number;
                 /** @description Charges it still covers; null: every charge (forever) */
                 cycles_remaining: number | null;
+            } | null;
+            /** @description A price change announced with notice (`POST /plans/{id}/price-change` with `applies_to` `existing_too`): the price its renewals move to, and from which renewal. Until then renewals charge `amount`; that renewal charges the new price and `amount` becomes it (`subscription.price_changed`). Null when none is coming. Absent in events recorded before this field existed */
+            scheduled_price?: {
+                /** @description Integer minor units (cents for USD) */
+                amount: number;
+                /**
+                 * @description ISO 4217 code, upper case
+                 * @example USD
+                 */
+                currency: string;
+                /**
+                 * Format: date-time
+                 * @description The renewal that first charges it: from the renewal whose period starts at or after this time on, `amount` is the price
+                 * @example 2026-11-22T05:00:00.000Z
+                 */
+                effective_at: string;
             } | null;
             /**
              * Format: date-time
@@ -3545,22 +3981,7 @@ export type components = {
          * @description Every event type the service emits
          * @enum {string}
          */
-        EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
-        /**
-         * EventActor
-         * @description Who did it. Every event carries it, except those recorded before the service kept actors
-         */
-        EventActor: {
-            /**
-             * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
-             * @enum {string}
-             */
-            type: "admin_key" | "console" | "subscriber" | "platform" | "system";
-            /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
-            id?: string;
-            /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
-            label?: string;
-        };
+        EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "subscription.imported" | "subscription.price_change_scheduled" | "subscription.price_changed" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "store.updated" | "webhook.test";
         /**
          * SubscriptionEvent
          * @description Events about a subscription; data is the subscription as the API shows it
@@ -3572,7 +3993,7 @@ export type components = {
              */
             id: string;
             /** @enum {string} */
-            event_type: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "prepaid.order_created" | "shipping.address_updated";
+            event_type: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "subscription.imported" | "subscription.price_change_scheduled" | "subscription.price_changed" | "prepaid.order_created" | "shipping.address_updated";
             /**
              * Format: date-time
              * @description When it happened, on the store's clock
@@ -3658,6 +4079,30 @@ export type components = {
             sequence: number;
         };
         /**
+         * StoreEvent
+         * @description A change of the store's settings; data is the store after it, with `changes` (each changed setting before and after), and `actor` says who made it
+         */
+        StoreEvent: {
+            /**
+             * @description Sorts in the order events were recorded; the webhook-id of every delivery
+             * @example evt_01JD2Y5T1P8Q0W9KZ3M6N4R7BC
+             */
+            id: string;
+            /** @enum {string} */
+            event_type: "store.updated";
+            /**
+             * Format: date-time
+             * @description When it happened, on the store's clock
+             */
+            timestamp: string;
+            /** @enum {string} */
+            api_version: "v1";
+            actor?: components["schemas"]["EventActor"];
+            data: components["schemas"]["StoreChange"];
+            /** @description Grows by one per entity: drop an update whose sequence is not above the last one you applied */
+            sequence: number;
+        };
+        /**
          * WebhookTestEvent
          * @description A ping sent on request to test an endpoint
          */
@@ -3683,7 +4128,7 @@ export type components = {
         };
         /**
          * Event
-         * @description The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent and WebhookTestEvent for which entity each type carries.
+         * @description The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent, StoreEvent and WebhookTestEvent for which entity each type carries.
          */
         Event: {
             /** @example evt_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
@@ -3699,7 +4144,7 @@ export type components = {
             api_version: "v1";
             actor?: components["schemas"]["EventActor"];
             /** @description The affected entity; its `object` field says which */
-            data: components["schemas"]["Subscription"] | components["schemas"]["Charge"] | components["schemas"]["ChangeRequest"] | components["schemas"]["Onetime"] | components["schemas"]["WebhookTest"];
+            data: components["schemas"]["Subscription"] | components["schemas"]["Charge"] | components["schemas"]["ChangeRequest"] | components["schemas"]["Onetime"] | components["schemas"]["StoreChange"] | components["schemas"]["WebhookTest"];
             sequence: number;
         };
     };
@@ -8081,6 +8526,8 @@ export interface operations {
                     portal_reactivation?: boolean;
                     /** @description The cutover switch: while false nothing bills, retries or reminds for the store (no renewal, dunning retry, renewal reminder, card-expiry email or other due lifecycle work; order now, retry now and reactivation from now are 409 `billing_disabled`). Turn it off before importing, switch the old system off, then turn it on: what fell due meanwhile runs once each, oldest first. On by default */
                     billing_enabled?: boolean;
+                    /** @description The least notice, in days, a price change of existing subscriptions may give (`POST /plans/{id}/price-change` `notice_days`): subscriptions keep their price until their first renewal at least this long after the notice email. 30 by default */
+                    price_change_notice_days?: number;
                     /** @description The switches to change; templates not named keep their setting */
                     notifications?: {
                         /** @description When a checkout starts a subscription */
@@ -8097,6 +8544,8 @@ export interface operations {
                         payment_instrument_expiring?: boolean;
                         /** @description With `subscription.skipped` when a renewal was skipped because the platform said an item was out of stock (store setting `out_of_stock`): nothing was charged, and when the next renewal is */
                         renewal_skipped?: boolean;
+                        /** @description With `subscription.price_change_scheduled`, the notice of a price change: the price now, the new price and the date of the renewal that first charges it */
+                        price_change_notice?: boolean;
                     };
                 };
             };
@@ -8576,8 +9025,8 @@ export interface operations {
                 limit: number;
                 /** @description next_cursor from the previous page */
                 cursor?: string;
-                event_type?: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "webhook.test";
-                /** @description Only events about this subscription, charge or change request */
+                event_type?: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "subscription.imported" | "subscription.price_change_scheduled" | "subscription.price_changed" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "store.updated" | "webhook.test";
+                /** @description Only events about this subscription, charge, change request, add-on or store (`store.updated`: the store id) */
                 entity_id?: string;
                 /** @description Only events at or after this time (store clock) */
                 occurred_after?: string;
@@ -8667,7 +9116,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent and WebhookTestEvent for which entity each type carries. */
+            /** @description The body of every webhook delivery and of the event log. See SubscriptionEvent, ChargeEvent, ChangeRequestEvent, OnetimeEvent, StoreEvent and WebhookTestEvent for which entity each type carries. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14346,6 +14795,217 @@ export interface operations {
             };
         };
     };
+    changePlanPrice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The plan's new price, integer minor units of its currency */
+                    amount: number;
+                    /**
+                     * @description `new_subscriptions`: only subscriptions started from now on pay it; `existing_too`: every subscription on the plan that is not cancelled or expired moves to it too, from its first renewal at least `notice_days` after the notice email (sent now)
+                     * @enum {string}
+                     */
+                    applies_to: "new_subscriptions" | "existing_too";
+                    /** @description Days of notice existing subscriptions get; at least the store's `price_change_notice_days` (its value when left out) */
+                    notice_days?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceChange"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceChange"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPlanPriceChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path: {
+                id: string;
+                price_change_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceChange"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listNotifications: {
         parameters: {
             query: {
@@ -14357,7 +15017,7 @@ export interface operations {
                 /** @description The emails sent to this subscriber's address */
                 subscriber_id?: string;
                 /** @description Which email: one of the store's switchable templates (store setting `notifications`), or `payment_update_link`, sent when an admin asks for it (`POST /api/v1/admin/subscriptions/{id}/payment-update-link`) */
-                template?: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped" | "payment_update_link";
+                template?: "subscription_created" | "renewal_upcoming" | "payment_failed" | "past_due" | "cancelled" | "payment_instrument_expiring" | "renewal_skipped" | "price_change_notice" | "payment_update_link";
                 /** @description `pending` while being sent; `sent` once the mail server accepted it; `failed` after a failed attempt (retried with back-off until it is sent or its attempts run out) */
                 status?: "pending" | "sent" | "failed";
             };
@@ -16080,6 +16740,492 @@ export interface operations {
             };
             /** @description `not_found`: Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listImports: {
+        parameters: {
+            query: {
+                /** @description Page size */
+                limit: number;
+                /** @description next_cursor from the previous page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of imports, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createImport: {
+        parameters: {
+            query: {
+                /** @description The columns the file has */
+                format: "native" | "recharge";
+                /** @description Check and match every row, write nothing */
+                dry_run: boolean;
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportSubscriptions: {
+        parameters: {
+            query?: {
+                status?: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
+                /** @description The subscriber's email, exactly */
+                email?: string;
+                plan_id?: string;
+                /** @description Search, case-insensitive: any part of the subscriber's email or name, a platform order id (the first order or a renewal's; `#1042` is order 1042), a subscription id or the start of one, a subscriber id. Every character is matched as it is (`%` and `_` are not wildcards). Combines with the other filters. */
+                q?: string;
+                subscriber_id?: string;
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions as CSV: `subscriptions-{store hash}-{date}.csv` */
+            200: {
+                headers: {
+                    /** @description attachment; filename="{kind}-{store hash}-{the store's date, YYYY-MM-DD}.csv" */
+                    "content-disposition"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportCharges: {
+        parameters: {
+            query?: {
+                subscription_id?: string;
+                /** @description Every charge of this subscriber's subscriptions */
+                subscriber_id?: string;
+                status?: "pending" | "succeeded" | "failed" | "requires_review";
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The charge attempts as CSV: `charges-{store hash}-{date}.csv` */
+            200: {
+                headers: {
+                    /** @description attachment; filename="{kind}-{store hash}-{the store's date, YYYY-MM-DD}.csv" */
+                    "content-disposition"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportSubscribers: {
+        parameters: {
+            query?: {
+                /** @description The subscriber's email, exactly (any case) */
+                email?: string;
+                /** @description Search, case-insensitive: any part of the subscriber's email or name, or a subscriber id. Every character is matched as it is (`%` and `_` are not wildcards). */
+                q?: string;
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscribers as CSV: `subscribers-{store hash}-{date}.csv` */
+            200: {
+                headers: {
+                    /** @description attachment; filename="{kind}-{store hash}-{the store's date, YYYY-MM-DD}.csv" */
+                    "content-disposition"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -330,11 +330,14 @@ describe('payment recovery: retry now, the payment update link, the attention li
       const first = await sendLink(shop, subscription.id)
       assert.equal(first.statusCode, 202, first.body)
 
-      // The test clock stands still: the whole window is left.
+      // The test clock stands still: the whole window is left, on the store's clock. Real waiting opens
+      // nothing, so the detail says to advance the clock, and to when; Retry-After stays a number (how far).
       const again = await sendLink(shop, subscription.id)
       assertProblem(again, 429, 'rate_limited')
       assert.equal(again.headers['retry-after'], '600')
       assert.match(again.json.detail, /10 minutes/)
+      assert.match(again.json.detail, /test clock \(POST \/api\/v1\/admin\/test-clock\/advance\) to 2026-02-10T10:10:00.000Z or later/)
+      assert.doesNotMatch(again.json.detail, /try again in/)
       // Another subscription of the store is not held back.
       assert.equal((await sendLink(shop, other.id)).statusCode, 202)
 

@@ -31,6 +31,8 @@ describe('the payment-update link limit under clock skew', () => {
       const refused = await send()
       assert.equal(refused.statusCode, 429, `at ${at}: ${refused.body}`)
       assert.equal(refused.headers['retry-after'], '600')
+      // A store on real time: waiting helps, and the detail says how long.
+      assert.match(refused.json.detail, /try again in 10 minutes$/)
     }
     const links = await t.db.selectFrom('notifications').select('id').where('subscription_id', '=', subscription.id).where('template', '=', 'payment_update_link').execute()
     assert.equal(links.length, 1, 'one link email')

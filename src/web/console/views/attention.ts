@@ -86,7 +86,7 @@ function row(app: ConsoleApp, item: AttentionItem, reload: () => Promise<unknown
   const actions: HTMLElement[] = []
   if (item.actions.includes('resolve_charge') && c) actions.push(resolveForms(c, reload))
   if (item.actions.includes('retry_charge')) actions.push(retryNowForm(target, reload, { compact: true }))
-  if (item.actions.includes('payment_update_link')) actions.push(sendLinkForm(target, reload, { compact: true }))
+  if (item.actions.includes('payment_update_link')) actions.push(sendLinkForm(target, reload, { compact: true, billingOff: app.store?.billing_enabled === false }))
   return h(
     'li',
     { class: 'attention-item', 'data-subscription': item.subscription_id, 'data-reason': item.reason },

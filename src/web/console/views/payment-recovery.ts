@@ -33,6 +33,17 @@ export function recoveryState(s: Subscription, charges: Charge[]): { kind: 'dunn
   return null
 }
 
+/**
+ * What a new card does for a failed renewal: retried with it at once, or, while the store's billing is
+ * switched off (the cutover switch), kept until billing is on: nothing is charged meanwhile, so saying
+ * "retried now" would promise a charge that does not happen.
+ */
+export function newCardRetryText(billingOff: boolean): string {
+  return billingOff
+    ? 'Billing is off for this store: the card is saved, and the failed renewal runs with it when billing is turned on.'
+    : 'The failed payment is retried with it now.'
+}
+
 export function cardText(s: Subscription): string {
   return s.payment_instrument ? `${s.payment_instrument.brand ?? 'Card'} ending in ${s.payment_instrument.last_4 ?? '?'}` : s.payment_instrument_id
 }
@@ -62,14 +73,14 @@ export function retryNowForm(target: RecoveryTarget, done: () => Promise<unknown
 }
 
 /** "Send update-card link": an email with a single-use link to the portal's payment page for this subscription. */
-export function sendLinkForm(target: RecoveryTarget, done: () => Promise<unknown>, { compact = false }: { compact?: boolean } = {}): HTMLFormElement {
+export function sendLinkForm(target: RecoveryTarget, done: () => Promise<unknown>, { compact = false, billingOff = false }: { compact?: boolean; billingOff?: boolean } = {}): HTMLFormElement {
   return actionForm({
     requires: 'support',
     label: 'Send update-card link',
     className: compact ? 'compact inline' : '',
     confirm: () => ({
       title: `Email ${target.email} a link to update their card?`,
-      body: [h('p', null, 'The email holds a sign-in link that opens the payment method of this subscription in their account. It works once, for 72 hours. A new card retries the failed payment at once.')],
+      body: [h('p', null, `The email holds a sign-in link that opens the payment method of this subscription in their account. It works once, for 72 hours. ${billingOff ? 'A new card is saved; billing is off for this store, so the failed renewal runs with it when billing is turned on.' : 'A new card retries the failed payment at once.'}`)],
       confirmLabel: 'Send the link',
     }),
     run: async () => {
@@ -84,7 +95,11 @@ export function sendLinkForm(target: RecoveryTarget, done: () => Promise<unknown
  * "Change card": on a store that charges through BigCommerce, one of the subscriber's other stored
  * cards (as the portal lists them); on a test-gateway store, any instrument id typed in.
  */
-export function changeCardForm(s: Subscription, done: () => Promise<unknown>, { owesPayment, storeGateway }: { owesPayment: boolean; storeGateway: 'platform' | 'test' | undefined }): HTMLElement {
+export function changeCardForm(
+  s: Subscription,
+  done: () => Promise<unknown>,
+  { owesPayment, storeGateway, billingOff = false }: { owesPayment: boolean; storeGateway: 'platform' | 'test' | undefined; billingOff?: boolean },
+): HTMLElement {
   const choice = select('payment_instrument_id', [['', 'Loading the stored cards…']])
   choice.disabled = true
   const typed = input({ type: 'text', name: 'payment_instrument_token', autocomplete: 'off', spellcheck: false, maxlength: 200 })
@@ -127,13 +142,13 @@ export function changeCardForm(s: Subscription, done: () => Promise<unknown>, { 
       const what = gateway === 'test' ? chosen() : (labels.get(chosen()) ?? 'this card')
       return {
         title: 'Charge another card from now on?',
-        body: [h('p', null, `This subscription is paid with ${what} from now on, instead of ${cardText(s)}.`), owesPayment ? h('p', null, 'The failed payment is retried with it at once; its outcome shows under Charges.') : null],
+        body: [h('p', null, `This subscription is paid with ${what} from now on, instead of ${cardText(s)}.`), owesPayment ? h('p', null, billingOff ? newCardRetryText(true) : 'The failed payment is retried with it at once; its outcome shows under Charges.') : null],
         confirmLabel: 'Change card',
       }
     },
     run: async () => {
       const answer = await api.action(s.id, 'payment-instrument', { payment_instrument_id: chosen() })
-      return `The card is changed to ${answer.payment_instrument ? `${answer.payment_instrument.brand ?? 'Card'} ending in ${answer.payment_instrument.last_4 ?? '?'}` : answer.payment_instrument_id}.${owesPayment ? ' The failed payment is retried with it now.' : ''}`
+      return `The card is changed to ${answer.payment_instrument ? `${answer.payment_instrument.brand ?? 'Card'} ending in ${answer.payment_instrument.last_4 ?? '?'}` : answer.payment_instrument_id}.${owesPayment ? ` ${newCardRetryText(billingOff)}` : ''}`
     },
     done,
   })
@@ -160,6 +175,7 @@ export function paymentRecoverySection(app: ConsoleApp, s: Subscription, email: 
     ['Card', cardText(s)],
   ]
   const target: RecoveryTarget = { id: s.id, email, charge: latest, card: cardText(s) }
+  const billingOff = app.store?.billing_enabled === false
   return h(
     'section',
     { class: 'panel recovery', 'aria-label': 'Payment recovery', 'data-recovery': state.kind },
@@ -170,8 +186,8 @@ export function paymentRecoverySection(app: ConsoleApp, s: Subscription, email: 
       'div',
       { class: 'recovery-actions' },
       h('div', { class: 'action-group' }, h('h3', null, 'Try the same card again'), retryNowForm(target, reload)),
-      h('div', { class: 'action-group' }, h('h3', null, 'Ask the subscriber for a new card'), sendLinkForm(target, reload)),
-      h('div', { class: 'action-group' }, h('h3', null, 'Charge another card'), changeCardForm(s, reload, { owesPayment: true, storeGateway: app.store?.gateway })),
+      h('div', { class: 'action-group' }, h('h3', null, 'Ask the subscriber for a new card'), sendLinkForm(target, reload, { billingOff })),
+      h('div', { class: 'action-group' }, h('h3', null, 'Charge another card'), changeCardForm(s, reload, { owesPayment: true, storeGateway: app.store?.gateway, billingOff })),
     ),
   )
 }

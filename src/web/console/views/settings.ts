@@ -69,6 +69,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
   })
   const reminder = input({ type: 'number', name: 'renewal_reminder_days', value: store.renewal_reminder_days, min: 0, step: 1 })
   const pastDue = input({ type: 'number', name: 'past_due_cancel_days', value: store.past_due_cancel_days, min: 1, step: 1 })
+  const priceNotice = input({ type: 'number', name: 'price_change_notice_days', value: store.price_change_notice_days, min: 0, max: 365, step: 1 })
   const storeForm = actionForm({
     label: 'Save settings',
     fields: [
@@ -77,6 +78,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
       dunning.element,
       field('Renewal reminder (days before)', reminder, { hint: '0: no reminder.' }),
       field('Cancel past due subscriptions after (days)', pastDue),
+      field('Price change notice (days)', priceNotice, { hint: 'The least notice subscribers get before a new price reaches their renewals.' }),
     ],
     confirm: () => {
       const days = dunning.values()
@@ -96,6 +98,7 @@ export async function renderSettings(app: ConsoleApp, isCurrent: () => boolean, 
         dunning_retry_days: dunning.values(),
         renewal_reminder_days: Number(reminder.value),
         past_due_cancel_days: Number(pastDue.value),
+        price_change_notice_days: Number(priceNotice.value),
       })
       app.useStore(updated)
       return 'Settings saved.'

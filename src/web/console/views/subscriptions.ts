@@ -1,4 +1,4 @@
-import { all, api, planById } from '../api.ts'
+import { all, api, downloadExport, errorText, planById } from '../api.ts'
 import type { ConsoleApp } from '../app.ts'
 import { h, replaceChildren } from '../../shared/dom.ts'
 import { date, STATUS_LABEL } from '../format.ts'
@@ -69,7 +69,20 @@ export async function renderSubscriptions(app: ConsoleApp, isCurrent: () => bool
     event.preventDefault()
     navigate(paths.subscriptions({ q: search.value.trim(), status: statusSelect.value, plan: planSelect.value }))
   })
-  replaceChildren(app.main, pageHeader('Subscriptions'), form, results)
+  // Every subscription the filters select, not only this page: the same filters, as the API's CSV export.
+  const exportButton = h('button', { type: 'button', class: 'button secondary' }, 'Export CSV')
+  exportButton.addEventListener('click', () => {
+    exportButton.disabled = true
+    exportButton.textContent = 'Exporting…'
+    downloadExport('subscriptions', { q: q || null, status: status || null, plan_id: planId || null }).then(
+      (name) => app.announce(`Downloaded ${name}.`),
+      (error: unknown) => app.announce(`The export failed: ${errorText(error)}`, { kind: 'error' }),
+    ).finally(() => {
+      exportButton.disabled = false
+      exportButton.textContent = 'Export CSV'
+    })
+  })
+  replaceChildren(app.main, pageHeader('Subscriptions', exportButton), form, results)
   app.finishRender('Subscriptions')
 
   // Each plan named with its product: two products' "Every month" plans are told apart.

@@ -12,7 +12,7 @@ export const EVENT_TYPES = [
   'subscription.resumed', 'subscription.cancelled', 'subscription.updated', 'subscription.renewal_upcoming', 'subscription.skipped',
   'subscription.unskipped', 'subscription.swapped', 'subscription.expired', 'subscription.payment_instrument_updated', 'subscription.gifted',
   'prepaid.order_created', 'shipping.address_updated', 'charge.succeeded', 'charge.failed', 'charge.refunded',
-  'change_request.created', 'change_request.approved', 'change_request.rejected',
+  'change_request.created', 'change_request.approved', 'change_request.rejected', 'store.updated',
 ]
 
 const DELIVERY_TONE: Record<string, string> = { succeeded: 'good', pending: 'info', failed: 'bad' }

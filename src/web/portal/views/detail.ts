@@ -86,6 +86,10 @@ export async function renderDetail(app: PortalApp, isCurrent: () => boolean, id:
       // Named with its product and price, as everywhere a plan is named: "Coffee · Every month · $18.00 every month".
       fact('Plan', plan ? planLabel(named.product?.name, plan) : s.plan_id),
       fact('Price', s.quantity > 1 ? `${price} each` : price),
+      // A price change announced with notice: the renewal on that date is the first at the new price.
+      s.scheduled_price && live
+        ? fact('Price change', `Price changes to ${formatMoney(s.scheduled_price.amount, s.scheduled_price.currency)}${s.quantity > 1 ? ' each' : ''} on ${formatDate(s.scheduled_price.effective_at)}`)
+        : null,
       fact('Quantity', String(s.quantity)),
       fact('Next charge', nextChargeText(s, upcoming)),
       s.discount ? fact('Discount', `${s.discount.code}: ${s.discount.type === 'percentage' ? `${s.discount.value}%` : formatMoney(s.discount.value, s.currency)} off${s.discount.cycles_remaining === null ? '' : `, ${s.discount.cycles_remaining} more ${s.discount.cycles_remaining === 1 ? 'renewal' : 'renewals'}`}`) : null,
