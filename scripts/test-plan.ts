@@ -81,6 +81,9 @@ export const POSTGRES = [
   'test/api/billing/a-charge-claimed-before-billing-off-is-never-sent.test.ts',
   // The cutover switch: billing off holds every claim, retry and reminder across weeks; on, each once, oldest first.
   'test/api/billing/billing-off-charges-nothing-then-each-once.test.ts',
+  // Imports: a Recharge file matched to the platform's customers and cards, then renewed each once after the
+  // cutover; an export imported again as the same subscriptions; 100,000 rows from the CLI in bounded memory.
+  'test/api/imports',
   // Trust, part 2: console sessions that end, key scopes under concurrent revocation, subscriber identity.
   'test/api/console/console-session-ends.test.ts',
   'test/contract/admin-key-scopes.test.ts',
@@ -111,6 +114,9 @@ export const POSTGRES = [
   // CSV exports: keyset pages by id over the server's collation, a pool's connection per page, streamed over HTTP.
   'test/api/exports/csv-exports-follow-the-lists.test.ts',
   'test/api/exports/exports-stream-thousands-of-rows-in-pages.test.ts',
+  // Price changes with notice: pages of a plan's subscriptions locked by keyset (the (plan_id, id) index), their
+  // events and notice emails in the page's transaction, and the renewal that first charges the new price.
+  'test/api/subscriptions/price-change-with-notice.test.ts',
 ]
 
 /** In test/db but left out of the PostgreSQL pass: it tests PGlite's own connection, whatever DATABASE_URL says. */

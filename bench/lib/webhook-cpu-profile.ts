@@ -28,7 +28,7 @@ export interface CpuBreakdown {
 }
 
 /** Profiles this process's CPU (V8 sampling profiler, via the inspector) while `work` runs. */
-export async function profileCpu<T>(work: () => Promise<T>): Promise<{ value: T; breakdown: CpuBreakdown }> {
+export async function profileCpu<T>(work: () => Promise<T>, bench = 'webhooks'): Promise<{ value: T; breakdown: CpuBreakdown }> {
   const session = new Session()
   session.connect()
   await session.post('Profiler.enable')
@@ -42,7 +42,7 @@ export async function profileCpu<T>(work: () => Promise<T>): Promise<{ value: T;
     profile = ((await session.post('Profiler.stop')) as unknown as { profile: Profile }).profile
     session.disconnect()
   }
-  const file = join(tmpdir(), `bench-webhooks-${process.pid}-${Date.now()}.cpuprofile`)
+  const file = join(tmpdir(), `bench-${bench}-${process.pid}-${Date.now()}.cpuprofile`)
   writeFileSync(file, JSON.stringify(profile))
   return { value, breakdown: summarise(profile, file) }
 }

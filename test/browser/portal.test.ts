@@ -9,6 +9,7 @@ import { createTestDatabase, onPostgres, scratchUrl } from '../helpers/database.
 import { startServer, type RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
 import { newDataDir } from '../helpers/data-dir.ts'
+import { waitUntil } from '../helpers/wait.ts'
 
 /**
  * The subscriber portal end to end, in Chromium against the real service process: a sign-in link
@@ -94,6 +95,9 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
     // A month on: the coffee renews, the tea's card is declined (a failed charge with a retry date).
     const due = Math.max(...[coffee!, teaSub!].map((s) => Date.parse(s.next_charge_at)))
     await admin('POST', '/test-clock/advance', { to: new Date(due + 3_600_000).toISOString() })
+    // The tea's price goes up with the store's notice (30 days): the server's worker schedules it.
+    await admin('POST', `/plans/${teaPlan.id}/price-change`, { amount: 1400, applies_to: 'existing_too' })
+    await waitUntil('the tea subscription to show its scheduled price', async () => (await admin<{ scheduled_price: unknown }>('GET', `/subscriptions/${teaSub!.id}`)).scheduled_price, { timeoutMs: 20_000, everyMs: 50 })
     return { coffee: coffee!.id, tea: teaSub!.id, office: officeSub!.id, grace: graceSub!.id, graceProduct: 'Secret Spice Club' }
   }
 
@@ -252,6 +256,7 @@ describe('subscriber portal in a real browser', { skip: skipWithoutChromium, tim
     assert.match(text, /try again on/)
     assert.match(text, /\$12\.50/)
     assert.match(await page.locator('.callout').innerText(), /The last payment failed: the card was declined by the bank\. We'll try again on /)
+    assert.match(await page.locator('section.summary').innerText(), /Price changes to \$14\.00 on [A-Z][a-z]{2} \d{1,2}, \d{4}/, 'the price change announced, with its date')
 
     await page.getByRole('link', { name: 'All subscriptions' }).click()
     await openDetail('House Blend Coffee Beans')

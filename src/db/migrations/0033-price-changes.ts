@@ -39,7 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('unchanged', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('failed', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('after_subscription_id', 'text')
-    .addColumn('actor', 'jsonb')
+    .addColumn('actor', 'jsonb', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
     .addColumn('completed_at', 'timestamptz')

@@ -36,7 +36,8 @@ export function createPublicCatalog({ db, cacheTtlMs, maxCachedAnswers = 10_000 
 
   /**
    * Where the page after the plan `afterId` starts in `plans` (sorted in storefront order). Pages
-   * follow the sort key, not positions: a plan's cadence and price never change, so a plan archived
+   * follow the sort key, not positions: a plan's cadence never changes (its price only by a price change,
+   * rare enough that a list read across one may show that plan twice or miss it), so a plan archived
    * since the previous page (no longer in `plans`, still in the table) still marks the place.
    */
   async function startAfter(plans: PlanWithProduct[], afterId: string): Promise<number> {

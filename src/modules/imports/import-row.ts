@@ -154,5 +154,15 @@ export function addressOf(
   if (!city) return reader.fail(columns.city, 'incomplete_address', 'the address has no city')
   if (!postal) return reader.fail(columns.postal_code, 'incomplete_address', 'the address has no postal code')
   if (!country || !/^[A-Za-z]{2}$/.test(country)) return reader.fail(columns.country, 'invalid_country', 'must be the two-letter ISO country code')
-  return { name: name ?? [...fallbackName].slice(0, 200).join(''), line1, line2, city, state, postal_code: postal, country: country.toUpperCase(), phone }
+  // The optional parts only when given, as a checkout keeps an address.
+  return {
+    name: name ?? [...fallbackName].slice(0, 200).join(''),
+    line1,
+    ...(line2 ? { line2 } : {}),
+    city,
+    ...(state ? { state } : {}),
+    postal_code: postal,
+    country: country.toUpperCase(),
+    ...(phone ? { phone } : {}),
+  }
 }

@@ -235,6 +235,8 @@ function subscriptionRow(store: StoreRow, { candidate, plan, platformVariantId, 
     paused_at: candidate.status === 'paused' ? (candidate.pausedAt ?? at) : null,
     resume_at: candidate.resumeAt,
     skip_next: candidate.skipNext,
+    // A skip carried over was asked for (an out-of-stock skip is decided at the renewal, never carried).
+    skip_reason: candidate.skipNext ? 'requested' : null,
     cancel_at_period_end: candidate.cancelAtPeriodEnd,
     billing_issue: card.token === null ? JSON.stringify({ code: PAYMENT_METHOD_REQUIRED, message: `Imported without a usable card (${card.why}): the subscriber was emailed a link to add one.`, since: at.toISOString() }) : null,
     created_at: at,

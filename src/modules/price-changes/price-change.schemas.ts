@@ -45,7 +45,7 @@ export const PriceChange = Type.Object(
       },
       { additionalProperties: false },
     ),
-    actor: Nullable(Ref(EventActor), { description: 'Who asked' }),
+    actor: Ref(EventActor),
     created_at: Timestamp,
     completed_at: Nullable(Timestamp),
   },

@@ -40,7 +40,7 @@ export function presentPriceChange(row: PriceChangeRow): PriceChangeView {
     notice_days: row.notice_days,
     status: row.status,
     subscriptions: { total: row.total, scheduled: row.scheduled, unchanged: row.unchanged, failed: row.failed },
-    actor: row.actor ? eventActor(row.actor as unknown as Actor) : null,
+    actor: eventActor(row.actor as unknown as Actor),
     created_at: toRfc3339(row.created_at),
     completed_at: toRfc3339OrNull(row.completed_at),
   }

@@ -31,7 +31,7 @@ export interface PriceChangesTable {
   /** The keyset cursor: the last subscription id of the last page done. */
   after_subscription_id: string | null
   /** Who asked, as the events it causes name them. */
-  actor: Json<Record<string, unknown> | null>
+  actor: Json<Record<string, unknown>>
   created_at: Timestamp
   updated_at: Timestamp
   completed_at: NullableTimestamp

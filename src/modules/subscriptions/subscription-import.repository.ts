@@ -7,11 +7,21 @@ import type { ShippingAddressValue, SubscribersTable, SubscriptionsTable } from 
  * batch, not per row, so 100,000 rows take minutes, not hours.
  */
 
-/** The external ids among `ids` the store already has: those rows were imported before and are skipped. */
+/**
+ * The external ids among `ids` the store already has: those rows were imported before and are skipped.
+ * An id that is one of the store's own subscription ids counts too: this store's export imported back
+ * into it names subscriptions it already has.
+ */
 export async function existingExternalIds(db: Executor, storeId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set()
-  const rows = await db.selectFrom('subscriptions').select('external_id').where('store_id', '=', storeId).where('external_id', 'in', [...ids]).execute()
-  return new Set(rows.map((row) => row.external_id!))
+  const rows = await db
+    .selectFrom('subscriptions')
+    .select(['id', 'external_id'])
+    .where('store_id', '=', storeId)
+    .where((eb) => eb.or([eb('external_id', 'in', [...ids]), eb('id', 'in', [...ids])]))
+    .execute()
+  const wanted = new Set(ids)
+  return new Set(rows.flatMap((row) => [row.external_id, row.id].filter((id): id is string => id !== null && wanted.has(id))))
 }
 
 export interface WantedSubscriber {

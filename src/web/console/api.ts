@@ -13,6 +13,8 @@ import type {
   DeliveryDetail,
   Discount,
   Event,
+  Import,
+  ImportFormat,
   Notification,
   Onetime,
   Page,
@@ -148,6 +150,15 @@ export const api = {
   analyticsSummary: () => call<AnalyticsSummary>('GET', '/analytics/summary'),
   analyticsTimeseries: (days: number) => call<AnalyticsTimeseries>('GET', `/analytics/timeseries${query({ days })}`),
   expectedRevenue: (days: number) => call<ExpectedRevenue>('GET', `/analytics/expected-revenue${query({ days })}`),
+
+  /**
+   * An import (POST /imports): the file is the body as it is, read by the service as it arrives; the
+   * answer comes when the whole file is read (`imports` shows a running one's progress meanwhile).
+   * Sent as text/csv whatever type the browser gave the file (Windows calls a .csv application/vnd.ms-excel).
+   */
+  createImport: (file: Blob, format: ImportFormat, dryRun: boolean) => call<Import>('POST', `/imports${query({ format, dry_run: dryRun })}`, { file: { blob: file, type: 'text/csv' } }),
+  imports: (limit = 20) => call<Page<Import>>('GET', `/imports${query({ limit })}`),
+  import: (id: string) => call<Import>('GET', `/imports/${enc(id)}`),
 
   platformConnection: () => call<PlatformConnection>('GET', '/platform-connection'),
   connectPlatform: (accessToken: string) => call<PlatformConnection>('PUT', '/platform-connection', { body: { access_token: accessToken } }),

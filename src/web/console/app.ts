@@ -13,6 +13,7 @@ const NAV: { href: string; label: string; match: (path: string) => boolean }[] =
   { href: paths.catalogue, label: 'Catalogue', match: (p) => p.startsWith(paths.catalogue) },
   { href: paths.discounts, label: 'Discounts', match: (p) => p.startsWith(paths.discounts) },
   { href: paths.webhooks, label: 'Webhooks', match: (p) => p.startsWith(paths.webhooks) },
+  { href: paths.import, label: 'Import', match: (p) => p.startsWith(paths.import) },
   { href: paths.settings, label: 'Settings', match: (p) => p.startsWith(paths.settings) },
 ]
 

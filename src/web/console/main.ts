@@ -14,6 +14,7 @@ import { renderCatalogue } from './views/catalogue.ts'
 import { renderSettings } from './views/settings.ts'
 import { renderOverview } from './views/overview.ts'
 import { renderDiscounts } from './views/discounts.ts'
+import { renderImport } from './views/import.ts'
 
 /** The merchant console: plain DOM modules, the admin API only, the key in sessionStorage only. */
 
@@ -56,6 +57,8 @@ async function render(): Promise<void> {
       return renderDiscounts(app, isCurrent)
     case 'settings':
       return renderSettings(app, isCurrent)
+    case 'import':
+      return renderImport(app, isCurrent)
     case 'not-found':
       replaceChildren(app.main, h('h1', null, 'Page not found'), h('p', null, h('a', { href: paths.overview }, 'Go to the overview')))
       app.finishRender('Page not found')

@@ -12,6 +12,7 @@ export type Route =
   | { name: 'catalogue' }
   | { name: 'discounts' }
   | { name: 'settings' }
+  | { name: 'import' }
   | { name: 'not-found' }
 
 export const ROOT = '/console'
@@ -42,6 +43,8 @@ export function parseRoute(location: Location | URL): Route {
       return second ? { name: 'not-found' } : { name: 'discounts' }
     case 'settings':
       return second ? { name: 'not-found' } : { name: 'settings' }
+    case 'import':
+      return second ? { name: 'not-found' } : { name: 'import' }
     default:
       return { name: 'not-found' }
   }
@@ -63,4 +66,5 @@ export const paths = {
   catalogue: `${ROOT}/catalogue`,
   discounts: `${ROOT}/discounts`,
   settings: `${ROOT}/settings`,
+  import: `${ROOT}/import`,
 }

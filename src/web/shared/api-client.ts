@@ -18,6 +18,8 @@ export interface ApiClientOptions {
 
 export interface CallOptions {
   body?: unknown
+  /** A file sent as the body as it is (an import's CSV), with its media type; instead of `body`. */
+  file?: { blob: Blob; type: string }
   /** Send the stored credential (default true); a 401 then ends the session. */
   auth?: boolean
   /** Try this credential instead of the stored one (sign-in with a key): a 401 then does not sign out. */
@@ -40,7 +42,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   /** Sends the request with the credential; answers the response when it is a success, else throws its ApiError. */
   async function send(method: string, path: string, callOptions: CallOptions, accept: string): Promise<Response> {
     const headers: Record<string, string> = { accept }
-    if (callOptions.body !== undefined) headers['content-type'] = 'application/json'
+    if (callOptions.file) headers['content-type'] = callOptions.file.type
+    else if (callOptions.body !== undefined) headers['content-type'] = 'application/json'
     // Only a 401 of the stored credential signs out; a key being tried or an anonymous call does not.
     const stored = (callOptions.auth ?? true) && callOptions.credential === undefined
     if (callOptions.credential !== undefined) headers.authorization = `Bearer ${callOptions.credential}`
@@ -60,7 +63,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       response = await fetch(`${options.base}${path}`, {
         method,
         headers,
-        body: callOptions.body === undefined ? null : JSON.stringify(callOptions.body),
+        body: callOptions.file ? callOptions.file.blob : callOptions.body === undefined ? null : JSON.stringify(callOptions.body),
         credentials: 'omit',
         cache: 'no-store',
       })

@@ -3648,21 +3648,7 @@ export type components = {
             ignored_columns: string[];
             /** @description Bytes read of the upload, 0-1; null when the upload did not say its length */
             progress: number | null;
-            /**
-             * EventActor
-             * @description Who did it. Every event carries it, except those recorded before the service kept actors
-             */
-            actor: {
-                /**
-                 * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
-                 * @enum {string}
-                 */
-                type: "admin_key" | "console" | "subscriber" | "platform" | "system";
-                /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
-                id?: string;
-                /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
-                label?: string;
-            };
+            actor: components["schemas"]["EventActor"];
             /**
              * Format: date-time
              * @description RFC 3339 UTC time
@@ -3675,21 +3661,6 @@ export type components = {
              * @example 2026-11-22T05:00:00.000Z
              */
             finished_at: string | null;
-        };
-        /**
-         * EventActor
-         * @description Who did it. Every event carries it, except those recorded before the service kept actors
-         */
-        EventActor: {
-            /**
-             * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
-             * @enum {string}
-             */
-            type: "admin_key" | "console" | "subscriber" | "platform" | "system";
-            /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
-            id?: string;
-            /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
-            label?: string;
         };
         /**
          * SubscriptionVariant
@@ -3982,6 +3953,21 @@ export type components = {
          * @enum {string}
          */
         EventType: "subscription.created" | "subscription.activated" | "subscription.charged" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.updated" | "subscription.renewal_upcoming" | "subscription.skipped" | "subscription.unskipped" | "subscription.swapped" | "subscription.expired" | "subscription.payment_instrument_updated" | "subscription.gifted" | "subscription.rescheduled" | "subscription.retention_accepted" | "subscription.discount_applied" | "subscription.discount_removed" | "subscription.reactivated" | "subscription.retry_requested" | "subscription.payment_update_link_sent" | "subscription.imported" | "subscription.price_change_scheduled" | "subscription.price_changed" | "prepaid.order_created" | "shipping.address_updated" | "charge.succeeded" | "charge.failed" | "charge.refunded" | "change_request.created" | "change_request.approved" | "change_request.rejected" | "onetime.created" | "onetime.removed" | "store.updated" | "webhook.test";
+        /**
+         * EventActor
+         * @description Who did it. Every event carries it, except those recorded before the service kept actors
+         */
+        EventActor: {
+            /**
+             * @description `admin_key`: the merchant through an admin API key; `console`: the merchant in the console (a session opened from the BigCommerce control panel); `subscriber`: the subscriber in the portal; `platform`: BigCommerce, through its callbacks and webhooks; `system`: the service itself (renewals, dunning retries, scheduled work)
+             * @enum {string}
+             */
+            type: "admin_key" | "console" | "subscriber" | "platform" | "system";
+            /** @description The key's id (`key_...`), the console session's id, the subscriber's id (`sub...`), or which part of the service acted (`renewals`, `due_work`). Never a secret */
+            id?: string;
+            /** @description For people: the key's name, `Console`, the subscriber's email, or the part of the service (`Renewal worker`) */
+            label?: string;
+        };
         /**
          * SubscriptionEvent
          * @description Events about a subscription; data is the subscription as the API shows it
@@ -17058,7 +17044,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description attachment; filename="{kind}-{store hash}-{the store's date, YYYY-MM-DD}.csv" */
-                    "content-disposition"?: unknown;
+                    "content-disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17133,7 +17119,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description attachment; filename="{kind}-{store hash}-{the store's date, YYYY-MM-DD}.csv" */
-                    "content-disposition"?: unknown;
+                    "content-disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17208,7 +17194,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description attachment; filename="{kind}-{store hash}-{the store's date, YYYY-MM-DD}.csv" */
-                    "content-disposition"?: unknown;
+                    "content-disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -283,6 +283,7 @@ describe('subscriber emails through the lifecycle (test gateway, test clock)', (
       cancelled: true,
       payment_instrument_expiring: true,
       renewal_skipped: true,
+      price_change_notice: true,
     })
     const unknown = await call(h.t.app, { method: 'PATCH', url: '/api/v1/admin/store', headers: h.shop.auth, payload: { notifications: { birthday: true } } })
     assert.equal(unknown.statusCode, 400)
