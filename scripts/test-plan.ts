@@ -81,6 +81,9 @@ export const POSTGRES = [
   'test/api/billing/a-charge-claimed-before-billing-off-is-never-sent.test.ts',
   // The cutover switch: billing off holds every claim, retry and reminder across weeks; on, each once, oldest first.
   'test/api/billing/billing-off-charges-nothing-then-each-once.test.ts',
+  // Coming back on: no reminder for a renewal already due (the reminder query's catch-up bound); who switched it (store.updated under the store's row lock).
+  'test/api/billing/billing-on-announces-no-overdue-renewal.test.ts',
+  'test/api/stores/settings-change-records-who-and-what.test.ts',
   // Imports: a Recharge file matched to the platform's customers and cards, then renewed each once after the
   // cutover; an export imported again as the same subscriptions; 100,000 rows from the CLI in bounded memory.
   'test/api/imports',

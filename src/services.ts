@@ -17,6 +17,7 @@ import { createDiscountsModule, discountColumns, redeemDiscount } from './module
 import { createEventsModule } from './modules/events/index.ts'
 import { createExportsModule } from './modules/exports/index.ts'
 import { createImportsModule } from './modules/imports/index.ts'
+import { createBulkOperationsModule } from './modules/bulk-operations/index.ts'
 import { createNotificationsModule } from './modules/notifications/index.ts'
 import { createOnetimesModule } from './modules/onetimes/index.ts'
 import { createPlatformModule } from './modules/platform/index.ts'
@@ -158,6 +159,23 @@ export function createServices({ database, config, clock = systemClock, log, mai
   // CSV exports read the lists through the services that own them (subscriptions and subscribers, charges).
   // Imports write subscriptions as a checkout would, matched to the platform's customers and cards.
   const imports = createImportsModule({ db, clock, events: events.service.log, customers: platform.service.customers, instruments: platform.service.instruments, variants: platform.service.variants })
+  // Bulk operations run the single actions, one subscription at a time, as the caller.
+  const subscriptionActions = subscriptions.service.subscriptions
+  const bulkOperations = createBulkOperationsModule({
+    db,
+    clock,
+    subscriptions: subscriptionActions,
+    actions: {
+      swap: (...args) => subscriptionActions.swap(...args),
+      pause: (...args) => subscriptionActions.pause(...args),
+      resume: (...args) => subscriptionActions.resume(...args),
+      cancel: (...args) => subscriptionActions.cancel(...args),
+      reschedule: (...args) => subscriptionActions.reschedule(...args),
+      get: (...args) => subscriptionActions.get(...args),
+      applyDiscount: (store, id, actor, code) => discounts.service.applyToSubscription(store, id, actor, code),
+      changePrice: (store, id, actor, input) => (priceChanges.service as any).changeSubscriptionPrice(store, id, actor, input),
+    },
+  })
   const exports = createExportsModule({ clock, subscriptions: subscriptions.service.subscriptions, charges: billing.service.charges })
   const portal = createPortalModule({
     clock,
@@ -179,7 +197,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
     log,
   })
 
-  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, priceChanges, portalAuth, notifications, retention, webhooks, analytics, customers, imports, exports, portal, storefrontOrders }
+  const modules = { stores, events, catalog, consoleAuth, platform, subscriptions, discounts, onetimes, billing, priceChanges, portalAuth, notifications, retention, webhooks, analytics, customers, imports, bulkOperations, exports, portal, storefrontOrders }
   /** Every module once, in the order they were built: the app registers their routes in this order. */
   const list: readonly Module[] = Object.values(modules)
 

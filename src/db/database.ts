@@ -17,6 +17,7 @@ import type { DiscountsTable } from '../modules/discounts/discounts.tables.ts'
 import type { OnetimesTable } from '../modules/onetimes/onetimes.tables.ts'
 import type { ConsoleSessionsTable } from '../modules/console-auth/console-auth.tables.ts'
 import type { ImportsTable } from '../modules/imports/imports.tables.ts'
+import type { BulkOperationItemsTable, BulkOperationsTable } from '../modules/bulk-operations/bulk-operations.tables.ts'
 import type { PriceChangesTable } from '../modules/price-changes/price-changes.tables.ts'
 
 export type { StoreGateway, StoreMode, StoresTable, AdminApiKeysTable } from '../modules/stores/stores.tables.ts'
@@ -63,6 +64,8 @@ export interface Database {
   onetimes: OnetimesTable
   console_sessions: ConsoleSessionsTable
   imports: ImportsTable
+  bulk_operations: BulkOperationsTable
+  bulk_operation_items: BulkOperationItemsTable
   price_changes: PriceChangesTable
 }
 

@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   onetime: 'ot',
   priceChange: 'pc',
   import: 'imp',
+  bulkOperation: 'bulk',
 } as const
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES]

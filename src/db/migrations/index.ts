@@ -30,6 +30,7 @@ import * as webhookInspector from './0029-webhook-inspector.ts'
 import * as reactivationAndActors from './0030-reactivation-and-actors.ts'
 import * as billingSwitch from './0031-billing-switch.ts'
 import * as imports from './0032-imports.ts'
+import * as bulkOperations from './0034-bulk-operations.ts'
 import * as priceChanges from './0033-price-changes.ts'
 
 /** Every migration, in order; names never change once released. */
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0031-billing-switch': billingSwitch,
   '0032-imports': imports,
   '0033-price-changes': priceChanges,
+  '0034-bulk-operations': bulkOperations,
 }

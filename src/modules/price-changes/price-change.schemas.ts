@@ -53,4 +53,3 @@ export const PriceChange = Type.Object(
 )
 export type PriceChangeView = Static<typeof PriceChange>
 
-export const PriceChangeParams = Type.Object({ id: Id('plan'), price_change_id: Id('pc') }, { additionalProperties: false })

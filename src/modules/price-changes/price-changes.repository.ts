@@ -8,8 +8,8 @@ export async function insertPriceChange(trx: Executor, row: Insertable<PriceChan
   return trx.insertInto('price_changes').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
-export function findPriceChange(db: Executor, storeId: string, planId: string, id: string): Promise<PriceChangeRow | undefined> {
-  return db.selectFrom('price_changes').selectAll().where('id', '=', id).where('store_id', '=', storeId).where('plan_id', '=', planId).executeTakeFirst()
+export function findPriceChange(db: Executor, storeId: string, id: string): Promise<PriceChangeRow | undefined> {
+  return db.selectFrom('price_changes').selectAll().where('id', '=', id).where('store_id', '=', storeId).executeTakeFirst()
 }
 
 export function findPriceChangeById(db: Executor, id: string): Promise<PriceChangeRow | undefined> {

@@ -1,7 +1,7 @@
 import { adminActor } from '../../http/actors.ts'
 import { IdParams, problemResponses, Ref } from '../../http/schemas.ts'
 import type { App } from '../../http/types.ts'
-import { PriceChange, PriceChangeBody, PriceChangeParams } from './price-change.schemas.ts'
+import { PriceChange, PriceChangeBody } from './price-change.schemas.ts'
 import type { PriceChangeService } from './price-changes.service.ts'
 
 /** A plan's price changes with notice (docs/contract.md, Price changes with notice). Registered under the admin prefix. */
@@ -14,7 +14,7 @@ export async function priceChangeAdminRoutes(app: App, priceChanges: PriceChange
         "The plan's `amount` is the new one at once: subscriptions started from now on pay it. With `applies_to` `existing_too`, every subscription on the plan that is not cancelled or expired " +
         'gets `scheduled_price`: it keeps its price until its first renewal at least `notice_days` after the notice (the email `price_change_notice`, queued with `subscription.price_change_scheduled`), ' +
         'and from that renewal on pays the new one (`subscription.price_changed`). Subscriptions are given it in the background, 1,000 per transaction: the answer is 202 with the change `scheduling` ' +
-        '(read its progress with `GET .../price-changes/{price_change_id}`), or 200 `completed` when nothing is left to do (`new_subscriptions`, or no subscription on the plan). ' +
+        '(read its progress with `GET /price-changes/{id}`), or 200 `completed` when nothing is left to do (`new_subscriptions`, or no subscription on the plan). ' +
         "`notice_days` below the store's `price_change_notice_days` is 400 `validation_failed` at `/body/notice_days`; the new price at the largest quantity on the plan over 10^11 minor units is 400 `amount_too_large`. " +
         '409 `invalid_state` for an archived plan; 409 `conflict` while an earlier change of the plan is still `scheduling`.',
       tags: ['Catalogue'],
@@ -28,16 +28,16 @@ export async function priceChangeAdminRoutes(app: App, priceChanges: PriceChange
     return reply.code(change.status === 'scheduling' ? 202 : 200).send(change)
   })
 
-  app.get('/plans/:id/price-changes/:price_change_id', {
+  app.get('/price-changes/:id', {
     schema: {
-      operationId: 'getPlanPriceChange',
+      operationId: 'getPriceChange',
       summary: 'Read a price change and how far it has been scheduled',
       tags: ['Catalogue'],
-      params: PriceChangeParams,
+      params: IdParams('pc'),
       response: { 200: Ref(PriceChange), ...problemResponses(404) },
     },
   }, async (request) => {
     const { store } = adminActor(request)
-    return priceChanges.get(store, request.params.id, request.params.price_change_id)
+    return priceChanges.get(store, request.params.id)
   })
 }

@@ -11,11 +11,15 @@ import { lockPlanRow, setPlanAmount } from '../catalog/index.ts'
 import { eventActor } from '../events/index.ts'
 import { findStoreById, storeNow } from '../stores/index.ts'
 import {
+  assertRenewalAmount,
+  lockForActor,
   lockPlanSubscriptionsPage,
   lockSubscriptionsByIds,
+  presentSubscription,
   planSubscriptionFigures,
   planSubscriptionIdsPage,
   type SubscriptionChange,
+  type SubscriptionView,
   type SubscriptionWrites,
 } from '../subscriptions/index.ts'
 import type { PriceChangeInput, PriceChangeView } from './price-change.schemas.ts'
@@ -44,6 +48,14 @@ export function presentPriceChange(row: PriceChangeRow): PriceChangeView {
     created_at: toRfc3339(row.created_at),
     completed_at: toRfc3339OrNull(row.completed_at),
   }
+}
+
+/** The notice asked for, or the store's; less than the store's is 400 naming the field. */
+function requireNotice(store: Pick<StoreRow, 'price_change_notice_days'>, asked: number | undefined): number {
+  const least = store.price_change_notice_days
+  const noticeDays = asked ?? least
+  if (noticeDays < least) throw invalidField('/body/notice_days', `must be at least the store's price_change_notice_days (${least})`)
+  return noticeDays
 }
 
 export interface PriceChangeServiceDeps {
@@ -167,9 +179,7 @@ export function createPriceChangeService({ db, clock, writes, onPlanChanged, log
      * move), `scheduling` while the job goes through them.
      */
     async create(store: StoreRow, planId: string, actor: Actor, input: PriceChangeInput): Promise<PriceChangeView> {
-      const least = store.price_change_notice_days
-      const noticeDays = input.notice_days ?? least
-      if (noticeDays < least) throw invalidField('/body/notice_days', `must be at least the store's price_change_notice_days (${least})`)
+      const noticeDays = requireNotice(store, input.notice_days)
       const row = await db.transaction().execute(async (trx) => {
         // The plan's lock orders changes of one plan: a second waits, then finds the first still scheduling.
         const plan = await lockPlanRow(trx, store.id, planId)
@@ -219,8 +229,28 @@ export function createPriceChangeService({ db, clock, writes, onPlanChanged, log
       return presentPriceChange(row)
     },
 
-    async get(store: StoreRow, planId: string, id: string): Promise<PriceChangeView> {
-      const row = await findPriceChange(db, store.id, planId, id)
+    /**
+     * One subscription's price changed with notice, whatever its plan's (the bulk operation
+     * `change_price` runs it per row): the same rules as a plan's change for that one subscription,
+     * its event and notice email in one transaction. Answers the subscription; one already at (or
+     * moving to) the price is answered as it is.
+     */
+    async changeSubscriptionPrice(store: StoreRow, id: string, actor: Actor, input: { amount: number; notice_days?: number | undefined }): Promise<SubscriptionView> {
+      const noticeDays = requireNotice(store, input.notice_days)
+      return db.transaction().execute(async (trx) => {
+        const subscription = await lockForActor(trx, store, id, actor)
+        if (subscription.status === 'cancelled' || subscription.status === 'expired') throw new AppError('invalid_state', `the subscription is ${subscription.status}: nothing more is charged`)
+        assertRenewalAmount(input.amount, subscription.quantity, '/body/amount')
+        const now = storeNow(store, clock)
+        const decided = priceChangeFor(subscription, { amount: input.amount, noticeDays }, now, store.timezone)
+        if (decided.kind === 'unchanged') return presentSubscription(subscription, store.store_hash)
+        if (decided.kind === 'failed') throw new AppError('invalid_state', `the price cannot be scheduled: ${decided.reason}`)
+        return writes.apply(trx, store, subscription, { set: decided.set, events: decided.events }, now, actor)
+      })
+    },
+
+    async get(store: StoreRow, id: string): Promise<PriceChangeView> {
+      const row = await findPriceChange(db, store.id, id)
       if (!row) throw notFound('price change', id)
       return presentPriceChange(row)
     },

@@ -25,6 +25,9 @@ export interface SubscriptionFilter {
   subscriberId?: string | undefined
   /** A search (`q`): what subscription-search.ts makes of the text. */
   search?: SearchTerms | undefined
+  /** Renewing in [from, to): a bulk operation's "every renewal due on a holiday". */
+  nextChargeFrom?: Date | undefined
+  nextChargeTo?: Date | undefined
 }
 
 /** The one subscription list query: the store's rows the filter selects, newest first, one more than a page. */
@@ -67,6 +70,8 @@ function pageOf<QB extends SelectQueryBuilder<any, any, any>>(query: QB, storeId
     )
   }
   if (filter.search) page = page.where('s.id', 'in', searchMatches(storeId, filter.search))
+  if (filter.nextChargeFrom) page = page.where('s.next_charge_at', '>=', filter.nextChargeFrom)
+  if (filter.nextChargeTo) page = page.where('s.next_charge_at', '<', filter.nextChargeTo)
   if (filter.afterId) page = page.where('s.id', '<', filter.afterId)
   return page.orderBy('s.id', 'desc').limit(filter.limit + 1) as QB
 }

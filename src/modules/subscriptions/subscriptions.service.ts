@@ -44,6 +44,9 @@ export interface SubscriptionListFilter {
   q?: string | undefined
   /** One subscriber's subscriptions (admins; a subscriber's own list is always theirs). */
   subscriber_id?: string | undefined
+  /** Renewing at or after / before these times (RFC 3339): bulk operations' filter. */
+  next_charge_from?: string | undefined
+  next_charge_to?: string | undefined
 }
 
 /** What the subscribers export filters by (there is no subscriber list route: GET /subscribers/{id} reads one). */
@@ -211,13 +214,15 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
       // A subscriber sees their own, whatever the query names; an admin may ask for one subscriber's.
       subscriberId: actor.kind === 'subscriber' ? actor.subscriberId : query.subscriber_id,
       search: query.q?.trim() ? searchTerms(query.q) : undefined,
+      nextChargeFrom: query.next_charge_from ? new Date(query.next_charge_from) : undefined,
+      nextChargeTo: query.next_charge_to ? new Date(query.next_charge_to) : undefined,
     }
   }
 
   async function list(store: StoreRow, query: SubscriptionListFilter, actor: Actor): Promise<Page<SubscriptionView>> {
     const filter = filterOf(query, actor)
     // The first page, unfiltered: the read every portal visit and console list makes; concurrent ones are read together.
-    if (!query.cursor && !query.status && !query.email && !query.plan_id && !filter.search) {
+    if (!query.cursor && !query.status && !query.email && !query.plan_id && !filter.search && !filter.nextChargeFrom && !filter.nextChargeTo) {
       const rows = await firstPages.load({ storeId: store.id, subscriberId: filter.subscriberId ?? null, limit: query.limit })
       return toPage(rows, query.limit, (row) => presentSubscription(row, store.store_hash))
     }

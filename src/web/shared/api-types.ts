@@ -1664,7 +1664,7 @@ export type paths = {
         put?: never;
         /**
          * Change a plan's price, for new subscriptions or for existing ones too with notice
-         * @description The plan's `amount` is the new one at once: subscriptions started from now on pay it. With `applies_to` `existing_too`, every subscription on the plan that is not cancelled or expired gets `scheduled_price`: it keeps its price until its first renewal at least `notice_days` after the notice (the email `price_change_notice`, queued with `subscription.price_change_scheduled`), and from that renewal on pays the new one (`subscription.price_changed`). Subscriptions are given it in the background, 1,000 per transaction: the answer is 202 with the change `scheduling` (read its progress with `GET .../price-changes/{price_change_id}`), or 200 `completed` when nothing is left to do (`new_subscriptions`, or no subscription on the plan). `notice_days` below the store's `price_change_notice_days` is 400 `validation_failed` at `/body/notice_days`; the new price at the largest quantity on the plan over 10^11 minor units is 400 `amount_too_large`. 409 `invalid_state` for an archived plan; 409 `conflict` while an earlier change of the plan is still `scheduling`.
+         * @description The plan's `amount` is the new one at once: subscriptions started from now on pay it. With `applies_to` `existing_too`, every subscription on the plan that is not cancelled or expired gets `scheduled_price`: it keeps its price until its first renewal at least `notice_days` after the notice (the email `price_change_notice`, queued with `subscription.price_change_scheduled`), and from that renewal on pays the new one (`subscription.price_changed`). Subscriptions are given it in the background, 1,000 per transaction: the answer is 202 with the change `scheduling` (read its progress with `GET /price-changes/{id}`), or 200 `completed` when nothing is left to do (`new_subscriptions`, or no subscription on the plan). `notice_days` below the store's `price_change_notice_days` is 400 `validation_failed` at `/body/notice_days`; the new price at the largest quantity on the plan over 10^11 minor units is 400 `amount_too_large`. 409 `invalid_state` for an archived plan; 409 `conflict` while an earlier change of the plan is still `scheduling`.
          */
         post: operations["changePlanPrice"];
         delete?: never;
@@ -1673,7 +1673,7 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/admin/plans/{id}/price-changes/{price_change_id}": {
+    "/api/v1/admin/price-changes/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1681,7 +1681,7 @@ export type paths = {
             cookie?: never;
         };
         /** Read a price change and how far it has been scheduled */
-        get: operations["getPlanPriceChange"];
+        get: operations["getPriceChange"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2008,6 +2008,61 @@ export type paths = {
         };
         /** One import: its progress while it runs, its report once done */
         get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/bulk-operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bulk operations, newest first */
+        get: operations["listBulkOperations"];
+        put?: never;
+        /**
+         * Run one action over many subscriptions
+         * @description The subscriptions are those `filter` selects (the subscription list's filters, and `next_charge_from`/`next_charge_to`), or `subscription_ids` (up to 10,000): at most 100,000 (else 400: narrow the filter). `action` is `swap_plan`, `change_price`, `reschedule`, `pause`, `resume`, `cancel` or `apply_discount`, and `params` the single action's body (`reschedule` also takes `shift_days`: each renewal moved by that many days on the store's calendar). With `dry_run: true`: 200 with how many subscriptions it would act on and the first 10; nothing is written. Otherwise 202 with the operation: its targets are fixed now, and the worker runs the single action on each (the same service, events and 409 rules as `POST /subscriptions/{id}/{action}`, as the caller), a page at a time; `GET /bulk-operations/{id}` shows `done` of `total` meanwhile, `results_url` each target's outcome (a refusal with its problem code). One refusal never stops the others.
+         */
+        post: operations["createBulkOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/bulk-operations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bulk operation and its progress */
+        get: operations["getBulkOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/bulk-operations/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each target's outcome, in subscription id order */
+        get: operations["listBulkOperationResults"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3661,6 +3716,84 @@ export type components = {
              * @example 2026-11-22T05:00:00.000Z
              */
             finished_at: string | null;
+        };
+        /** BulkOperation */
+        BulkOperation: {
+            /** @example bulk_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            id: string;
+            /** @enum {string} */
+            object: "bulk_operation";
+            /** @enum {string} */
+            action: "swap_plan" | "change_price" | "reschedule" | "pause" | "resume" | "cancel" | "apply_discount";
+            params: {
+                [key: string]: unknown;
+            };
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            status: "running" | "completed";
+            total: number;
+            /** @description Targets whose action ran, succeeded or not */
+            done: number;
+            succeeded: number;
+            failed: number;
+            /** @description Each target's outcome: `GET` it, `?status=failed` for the refused ones */
+            results_url: string;
+            actor: components["schemas"]["EventActor"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            finished_at: string | null;
+        };
+        /** BulkPreview */
+        BulkPreview: {
+            /** @enum {string} */
+            object: "bulk_operation_preview";
+            /** @enum {string} */
+            action: "swap_plan" | "change_price" | "reschedule" | "pause" | "resume" | "cancel" | "apply_discount";
+            /** @enum {boolean} */
+            dry_run: true;
+            /** @description The subscriptions it would act on */
+            total: number;
+            /** @description The first 10 of them */
+            sample: {
+                /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+                id: string;
+                status: string;
+                plan_id: string;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC time
+                 * @example 2026-11-22T05:00:00.000Z
+                 */
+                next_charge_at: string | null;
+                email: string;
+            }[];
+        };
+        /** BulkItem */
+        BulkItem: {
+            /** @example sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+            subscription_id: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /** @description The single action's problem code: `invalid_state` (its 409), `not_found`, `validation_failed`, ... */
+            code: string | null;
+            detail: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time
+             * @example 2026-11-22T05:00:00.000Z
+             */
+            updated_at: string;
         };
         /**
          * SubscriptionVariant
@@ -14912,7 +15045,7 @@ export interface operations {
             };
         };
     };
-    getPlanPriceChange: {
+    getPriceChange: {
         parameters: {
             query?: never;
             header?: {
@@ -14921,7 +15054,6 @@ export interface operations {
             };
             path: {
                 id: string;
-                price_change_id: string;
             };
             cookie?: never;
         };
@@ -16962,6 +17094,420 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBulkOperations: {
+        parameters: {
+            query: {
+                /** @description Page size */
+                limit: number;
+                /** @description next_cursor from the previous page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of bulk operations, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BulkOperation"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBulkOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+                /** @description Makes a retried POST safe: the same key and body within 24 hours replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "swap_plan" | "change_price" | "reschedule" | "pause" | "resume" | "cancel" | "apply_discount";
+                    /** @description The subscription list's filters (GET /subscriptions), and a range of next charges */
+                    filter?: {
+                        /** @enum {string} */
+                        status?: "pending" | "active" | "paused" | "past_due" | "cancelled" | "expired";
+                        /** @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+                        plan_id?: string;
+                        email?: string;
+                        /** @description The subscription list search */
+                        q?: string;
+                        /** @example cus_01JD2Y5T1P8Q0W9KZ3M6N4R7BC */
+                        subscriber_id?: string;
+                        /**
+                         * Format: date-time
+                         * @description Renewing at or after this time
+                         */
+                        next_charge_from?: string;
+                        /**
+                         * Format: date-time
+                         * @description Renewing before this time
+                         */
+                        next_charge_to?: string;
+                    };
+                    subscription_ids?: string[];
+                    /** @description The single action's body: swap_plan {plan_id, platform_variant_id?}; change_price {amount, notice_days?}; reschedule {next_charge_at} or {shift_days}; pause {resume_at?}; resume {}; cancel {at_period_end?, reason?}; apply_discount {code} */
+                    params?: {
+                        /**
+                         * @description swap_plan: the plan to move to
+                         * @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC
+                         */
+                        plan_id?: string;
+                        platform_variant_id?: (string | number) | null;
+                        /** @description change_price: the new unit price, integer minor units */
+                        amount?: number;
+                        /** @description change_price: days of notice (at least the store's price_change_notice_days) */
+                        notice_days?: number;
+                        /**
+                         * Format: date-time
+                         * @description reschedule: the new renewal time for every target
+                         */
+                        next_charge_at?: string;
+                        /** @description reschedule: move each target's own next renewal by this many days on the store's calendar (a holiday's renewals to the next day: 1) */
+                        shift_days?: number;
+                        /**
+                         * Format: date-time
+                         * @description pause: when to resume
+                         */
+                        resume_at?: string | null;
+                        /** @description cancel: at the end of the paid period */
+                        at_period_end?: boolean;
+                        /** @description cancel: why */
+                        reason?: string;
+                        /** @description apply_discount: the discount code */
+                        code?: string;
+                    };
+                    /** @default false */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPreview"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkOperation"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Action not allowed in the current state; `conflict`: Conflict; `idempotency_conflict`: Idempotency key conflict; `discount_exhausted`: The discount code has been used up; `billing_disabled`: The store's billing is switched off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBulkOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkOperation"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthenticated`: Authentication required; `invalid_token`: Invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_version`: Unsupported API version */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBulkOperationResults: {
+        parameters: {
+            query: {
+                /** @description Page size */
+                limit: number;
+                /** @description next_cursor from the previous page */
+                cursor?: string;
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: {
+                /** @description Optional: `1` or `v1`; any other value answers 406 */
+                "accept-version"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the operation's targets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BulkItem"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
                 };
             };
             /** @description `validation_failed`: Validation failed; `invalid_json`: Malformed JSON body; `card_data_rejected`: Card data is not accepted; `amount_too_large`: Amount too large; `invalid_payment_instrument`: Not one of the customer's stored payment instruments; `discount_not_found`: No such discount code; `discount_expired`: The discount code is not usable now; `discount_not_applicable`: The discount code does not apply here */

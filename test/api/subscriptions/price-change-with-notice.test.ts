@@ -11,6 +11,7 @@ import { SchedulePriceChange } from '../../../src/modules/price-changes/index.ts
 import { createPriceChangeService } from '../../../src/modules/price-changes/price-changes.service.ts'
 import { jobHandlersOf } from '../../../src/worker.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
+import { TEST_ADMIN } from '../../helpers/actors.ts'
 import { assertProblem } from '../../helpers/problem.ts'
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helpers/smtp-sink.ts'
 import { buildTestApp, call, createStoreWithKey, type StoreWithKey, type TestApp } from '../../helpers/test-app.ts'
@@ -101,7 +102,7 @@ describe('price changes with notice', () => {
     assert.equal((await get(auth, `/plans/${planId}`)).json.amount, 1800, 'new subscriptions pay the new price at once')
 
     await drain()
-    const done = await get(auth, `/plans/${planId}/price-changes/${asked.json.id}`)
+    const done = await get(auth, `/price-changes/${asked.json.id}`)
     assert.equal(done.statusCode, 200, done.body)
     assert.equal(done.json.status, 'completed')
     assert.equal(done.json.completed_at, '2027-01-15T12:00:00.000Z', "on the store's clock")
@@ -165,9 +166,9 @@ describe('price changes with notice', () => {
     // The service itself, with pages of 2: three pages, the last one short.
     const paged = createPriceChangeService({ db: t.db, clock: t.services.clock, writes: t.services.modules.subscriptions.service.writes, onPlanChanged: () => {}, pageSize: 2 })
     assert.equal(await paged.runPages(asked.json.id, 1), 'more')
-    assert.deepEqual((await get(auth, `/plans/${planId}/price-changes/${asked.json.id}`)).json.subscriptions, { total: 5, scheduled: 2, unchanged: 0, failed: 0 })
+    assert.deepEqual((await get(auth, `/price-changes/${asked.json.id}`)).json.subscriptions, { total: 5, scheduled: 2, unchanged: 0, failed: 0 })
     assert.equal(await paged.runPages(asked.json.id), 'done')
-    const done = (await get(auth, `/plans/${planId}/price-changes/${asked.json.id}`)).json
+    const done = (await get(auth, `/price-changes/${asked.json.id}`)).json
     assert.equal(done.status, 'completed')
     assert.deepEqual(done.subscriptions, { total: 5, scheduled: 4, unchanged: 0, failed: 1 })
     await drain()
@@ -183,7 +184,7 @@ describe('price changes with notice', () => {
     const again = await changePrice(auth, planId, { amount: 1800, applies_to: 'existing_too' })
     assert.equal(again.statusCode, 202, again.body)
     await drain()
-    assert.deepEqual((await get(auth, `/plans/${planId}/price-changes/${again.json.id}`)).json.subscriptions, { total: 5, scheduled: 1, unchanged: 4, failed: 0 })
+    assert.deepEqual((await get(auth, `/price-changes/${again.json.id}`)).json.subscriptions, { total: 5, scheduled: 1, unchanged: 4, failed: 0 })
     assert.equal((await eventsOf(auth, bad.id, 'subscription.price_change_scheduled')).length, 1)
   })
 
@@ -216,6 +217,7 @@ describe('price changes with notice', () => {
     assert.equal((await call(t.app, { method: 'PATCH', url: `/api/v1/admin/plans/${planId}`, headers: auth, payload: { active: false } })).statusCode, 200)
     assertProblem(await changePrice(auth, planId, { amount: 1800, applies_to: 'new_subscriptions' }), 409, 'invalid_state')
     assertProblem(await changePrice(auth, 'plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', { amount: 1800, applies_to: 'new_subscriptions' }), 404, 'not_found')
+    assertProblem(await get(auth, '/price-changes/pc_01JD2Y5T1P8Q0W9KZ3M6N4R7BC'), 404, 'not_found')
   })
 
   test('applies_to new_subscriptions leaves existing ones alone: they renew at their price, new checkouts pay the new one', async () => {
@@ -233,6 +235,21 @@ describe('price changes with notice', () => {
     assert.deepEqual(await chargeAmounts(auth, existing.id), [1500, 1500])
     assert.deepEqual(await chargeAmounts(auth, fresh.id), [1800, 1800])
     assert.deepEqual(await eventsOf(auth, existing.id, 'subscription.price_change_scheduled'), [])
+  })
+
+  test("one subscription's price with notice (the bulk change_price's row): the same rules, its event and email", async () => {
+    const { auth, planId, store } = await shop()
+    const email = nextEmail('single')
+    const [subscription] = await checkout(t.app, auth, checkoutBody(planId, { email }))
+    const service = t.services.modules.priceChanges.service
+    await assert.rejects(service.changeSubscriptionPrice(store, subscription.id, TEST_ADMIN, { amount: 1900, notice_days: 10 }), /at least the store's price_change_notice_days \(30\)/)
+    const view = await service.changeSubscriptionPrice(store, subscription.id, TEST_ADMIN, { amount: 1900 })
+    assert.deepEqual(view.scheduled_price, { amount: 1900, currency: 'USD', effective_at: MAR_5 })
+    assert.equal((await get(auth, `/plans/${planId}`)).json.amount, 1500, 'the plan keeps its price')
+    await drain()
+    assert.match(String(noticeTo(email)[0]?.parsed.text), /from \$15\.00 to \$19\.00/)
+    assert.equal((await service.changeSubscriptionPrice(store, subscription.id, TEST_ADMIN, { amount: 1900 })).version, view.version, 'asked again: nothing changes')
+    assert.equal((await eventsOf(auth, subscription.id, 'subscription.price_change_scheduled')).length, 1)
   })
 
   test('a subscription moved to another plan drops its scheduled price and renews at the new plan\'s', async () => {

@@ -274,7 +274,7 @@ function reportView(heading: HTMLElement, result: Import, importNow: (() => void
     h('p', null, result.ignored_columns.length ? `Columns not read: ${result.ignored_columns.join(', ')}.` : 'Every column was read.'),
     result.errors.length
       ? [
-          table(`Refused rows (${number(result.failed)})`, ['Row', 'Column', 'Code', 'Detail'], result.errors.map((e) => [String(e.row), e.column ?? '—', h('code', null, e.code), e.detail])),
+          h('div', { class: 'import-table refused-rows' }, table(`Refused rows (${number(result.failed)})`, ['Row', 'Column', 'Code', 'Detail'], result.errors.map((e) => [String(e.row), e.column ?? '—', h('code', null, e.code), e.detail]))),
           result.failed > result.errors.length ? h('p', { class: 'hint' }, `The first ${number(result.errors.length)} refused rows are listed.`) : null,
           result.dry_run ? h('p', { class: 'hint' }, 'Refused rows are left out of the import: fix them in the file and import it again later (rows already imported are skipped).') : null,
         ]
@@ -288,7 +288,7 @@ function pastImports(imports: Import[]): HTMLElement {
   if (imports.length === 0) return h('p', null, 'No imports yet.')
   return h(
     'div',
-    null,
+    { class: 'import-table' },
     table(
       'Past imports, newest first',
       ['Started', 'Format', 'Dry run', 'Status', 'Rows', 'Created', 'Skipped', 'Refused'],
