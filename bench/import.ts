@@ -71,6 +71,8 @@ interface Memory {
   heapBeforeMb: number
   /** Largest heapUsed seen by the timer or after a batch. */
   heapPeakMb: number
+  /** The same, in each quarter of the rows. */
+  heapPeakByQuarterMb: number[]
   /** Live heap after a full GC at the last batch (undefined without --expose-gc, or for the baseline). */
   liveAtEndMb: number | undefined
   /** Largest RSS seen by the same samples. */
@@ -112,14 +114,21 @@ function progress(message: string): void {
   process.stderr.write(`${message}\n`)
 }
 
-/** heapUsed and RSS sampled by a timer and on demand (after each batch): a peak, not an average. */
+/**
+ * heapUsed and RSS sampled by a timer and on demand (after each batch): a peak, not an average; the
+ * heap's peak also by quarter of the file (the caller says which quarter it is in), so a heap that
+ * grows with the rows read shows within one run.
+ */
 function memorySampler(intervalMs: number) {
   let heapPeak = 0
   let rssPeak = 0
   let samples = 0
+  let quarter = 0
+  const quarters = [0, 0, 0, 0]
   const sample = () => {
     const { heapUsed, rss } = process.memoryUsage()
     if (heapUsed > heapPeak) heapPeak = heapUsed
+    if (heapUsed > quarters[quarter]!) quarters[quarter] = heapUsed
     if (rss > rssPeak) rssPeak = rss
     samples++
   }
@@ -127,10 +136,12 @@ function memorySampler(intervalMs: number) {
   const timer = setInterval(sample, intervalMs)
   return {
     sample,
+    /** From now on samples count for this quarter (0-3) of the file. */
+    quarter: (index: number) => void (quarter = Math.min(3, Math.max(0, index))),
     stop: () => {
       clearInterval(timer)
       sample()
-      return { heapPeakMb: heapPeak / MB, rssPeakMb: rssPeak / MB, samples }
+      return { heapPeakMb: heapPeak / MB, heapPeakByQuarterMb: quarters.map((bytes) => bytes / MB), rssPeakMb: rssPeak / MB, samples }
     },
   }
 }
@@ -155,14 +166,14 @@ async function backendCpu(db: Db, engine: Engine): Promise<Map<number, number> |
 }
 
 /** Runs `work` with its wall time, this process's and the database backends' CPU, the machine's load and memory sampled. */
-async function measured(db: Db, engine: Engine, sampleMs: number, work: (sample: () => void) => Promise<{ liveAtEndMb?: number | undefined }>): Promise<Omit<Measured, 'name' | 'rows' | 'bytes'>> {
+async function measured(db: Db, engine: Engine, sampleMs: number, work: (sampler: { sample: () => void; quarter: (index: number) => void }) => Promise<{ liveAtEndMb?: number | undefined }>): Promise<Omit<Measured, 'name' | 'rows' | 'bytes'>> {
   const heapBeforeMb = liveHeapMb() ?? process.memoryUsage().heapUsed / MB
   const backendsBefore = await backendCpu(db, engine)
   const machine = cpuTimes()
   const cpu = process.cpuUsage()
   const sampler = memorySampler(sampleMs)
   const started = performance.now()
-  const { liveAtEndMb } = await work(sampler.sample)
+  const { liveAtEndMb } = await work(sampler)
   const seconds = (performance.now() - started) / 1000
   const memory = sampler.stop()
   const used = process.cpuUsage(cpu)
@@ -222,7 +233,7 @@ async function importCase(bench: DatabaseBench<Settings>, dir: string, name: str
       : await writeRechargeFile(file, { count: rows, platformProductId: target.platformProductId, today: DateTime.utc().startOf('day'), prefix: `r${rows}-` })
   const service = importsService(options.db ?? db)
   let report: ImportView | undefined
-  const result = await measured(db, engine, options.sampleMs ?? settings.sampleMs, async (sample) => {
+  const result = await measured(db, engine, options.sampleMs ?? settings.sampleMs, async ({ sample, quarter }) => {
     let liveAtEndMb: number | undefined
     report = await service.run(target.store, createReadStream(file), {
       format,
@@ -231,6 +242,7 @@ async function importCase(bench: DatabaseBench<Settings>, dir: string, name: str
       bytesTotal: bytes,
       onProgress: (view) => {
         sample()
+        quarter(Math.floor((4 * view.rows) / rows))
         // After the last batch, before the import returns: what it still holds (the ids it has seen, its caches).
         if (view.rows >= rows) liveAtEndMb = liveHeapMb()
       },
@@ -264,8 +276,9 @@ async function baselineCase(bench: DatabaseBench<Settings>, name: string, rows: 
   const { db, engine, settings } = bench
   const { store, plan } = await shop(db, `plain-${rows}`)
   const firstCharge = DateTime.utc().plus({ days: 3 }).startOf('hour').toMillis()
-  const result = await measured(db, engine, settings.sampleMs, async (sample) => {
+  const result = await measured(db, engine, settings.sampleMs, async ({ sample, quarter }) => {
     for (let from = 0; from < rows; from += BATCH) {
+      quarter(Math.floor((4 * from) / rows))
       const at = new Date()
       const subscribers: Insertable<SubscribersTable>[] = []
       const subscriptions: Insertable<SubscriptionsTable>[] = []
@@ -432,6 +445,8 @@ function report(bench: DatabaseBench<Settings>, cases: Measured[], maxRssAtStart
     `- CPU: Node CPU is this process's (user + system)${onPglite ? ', PGlite included' : '; database CPU is the backends of the scratch database, from /proc'}`,
     '',
     markdownTable(headers, rows, ['left', ...headers.slice(1).map((): Align => 'right')]),
+    '',
+    `Heap peak by quarter of the rows (MB): ${cases.map((m) => `${m.name} ${m.rows.toLocaleString('en-US')}: ${m.heapPeakByQuarterMb.map((mb) => mb.toFixed(0)).join(' / ')}`).join('; ')}.`,
     '',
     checks,
     '',

@@ -87,6 +87,8 @@ export const POSTGRES = [
   // Imports: a Recharge file matched to the platform's customers and cards, then renewed each once after the
   // cutover; an export imported again as the same subscriptions; 100,000 rows from the CLI in bounded memory.
   'test/api/imports',
+  // Bulk operations: targets fixed at creation, each single action once, a refusal recorded, progress meanwhile.
+  'test/api/bulk-operations',
   // Trust, part 2: console sessions that end, key scopes under concurrent revocation, subscriber identity.
   'test/api/console/console-session-ends.test.ts',
   'test/contract/admin-key-scopes.test.ts',

@@ -107,11 +107,12 @@ describe('the OpenAPI document', () => {
     ]) {
       assert.ok(catalogue.includes(name), `${name} is missing from EventType`)
     }
-    const families = ['SubscriptionEvent', 'ChargeEvent', 'ChangeRequestEvent', 'OnetimeEvent', 'WebhookTestEvent']
+    const families = ['SubscriptionEvent', 'ChargeEvent', 'ChangeRequestEvent', 'OnetimeEvent', 'StoreEvent', 'WebhookTestEvent']
     const covered = families.flatMap((family) => served.components.schemas[family].properties.event_type.enum)
     assert.deepEqual([...covered].sort(), [...EVENT_TYPES].sort(), 'each event type belongs to exactly one payload family')
     assert.deepEqual(served.components.schemas.ChargeEvent.properties.data, { $ref: '#/components/schemas/Charge' })
     assert.deepEqual(served.components.schemas.OnetimeEvent.properties.data, { $ref: '#/components/schemas/Onetime' })
+    assert.deepEqual(served.components.schemas.StoreEvent.properties.data, { $ref: '#/components/schemas/StoreChange' })
   })
 
   test('the deprecated alias is marked deprecated and its successor is not', () => {

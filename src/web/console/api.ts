@@ -5,6 +5,10 @@ import type {
   AnalyticsSummary,
   AnalyticsTimeseries,
   AttentionList,
+  BulkBody,
+  BulkItem,
+  BulkOperation,
+  BulkPreview,
   ExpectedRevenue,
   ApiKey,
   Charge,
@@ -159,6 +163,14 @@ export const api = {
   createImport: (file: Blob, format: ImportFormat, dryRun: boolean) => call<Import>('POST', `/imports${query({ format, dry_run: dryRun })}`, { file: { blob: file, type: 'text/csv' } }),
   imports: (limit = 20) => call<Page<Import>>('GET', `/imports${query({ limit })}`),
   import: (id: string) => call<Import>('GET', `/imports/${enc(id)}`),
+
+  /** Bulk changes (POST /bulk-operations): the dry run's count and sample, then the operation the worker runs. */
+  previewBulk: (body: BulkBody) => call<BulkPreview>('POST', '/bulk-operations', { body: { ...body, dry_run: true } }),
+  startBulk: (body: BulkBody) => call<BulkOperation>('POST', '/bulk-operations', { body: { ...body, dry_run: false } }),
+  bulkOperations: (limit = 20) => call<Page<BulkOperation>>('GET', `/bulk-operations${query({ limit })}`),
+  bulkOperation: (id: string) => call<BulkOperation>('GET', `/bulk-operations/${enc(id)}`),
+  bulkResults: (id: string, filter: { status?: BulkItem['status']; cursor?: string | null; limit?: number } = {}) =>
+    call<Page<BulkItem>>('GET', `/bulk-operations/${enc(id)}/results${query({ limit: filter.limit ?? 50, status: filter.status, cursor: filter.cursor })}`),
 
   platformConnection: () => call<PlatformConnection>('GET', '/platform-connection'),
   connectPlatform: (accessToken: string) => call<PlatformConnection>('PUT', '/platform-connection', { body: { access_token: accessToken } }),

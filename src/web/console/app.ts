@@ -14,6 +14,7 @@ const NAV: { href: string; label: string; match: (path: string) => boolean }[] =
   { href: paths.discounts, label: 'Discounts', match: (p) => p.startsWith(paths.discounts) },
   { href: paths.webhooks, label: 'Webhooks', match: (p) => p.startsWith(paths.webhooks) },
   { href: paths.import, label: 'Import', match: (p) => p.startsWith(paths.import) },
+  { href: paths.bulkChanges, label: 'Bulk changes', match: (p) => p.startsWith(paths.bulkChanges) },
   { href: paths.settings, label: 'Settings', match: (p) => p.startsWith(paths.settings) },
 ]
 

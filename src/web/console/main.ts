@@ -15,6 +15,7 @@ import { renderSettings } from './views/settings.ts'
 import { renderOverview } from './views/overview.ts'
 import { renderDiscounts } from './views/discounts.ts'
 import { renderImport } from './views/import.ts'
+import { renderBulkChanges } from './views/bulk-changes.ts'
 
 /** The merchant console: plain DOM modules, the admin API only, the key in sessionStorage only. */
 
@@ -59,6 +60,8 @@ async function render(): Promise<void> {
       return renderSettings(app, isCurrent)
     case 'import':
       return renderImport(app, isCurrent)
+    case 'bulk-changes':
+      return renderBulkChanges(app, isCurrent, route.params)
     case 'not-found':
       replaceChildren(app.main, h('h1', null, 'Page not found'), h('p', null, h('a', { href: paths.overview }, 'Go to the overview')))
       app.finishRender('Page not found')

@@ -13,6 +13,7 @@ export type Route =
   | { name: 'discounts' }
   | { name: 'settings' }
   | { name: 'import' }
+  | { name: 'bulk-changes'; params: URLSearchParams }
   | { name: 'not-found' }
 
 export const ROOT = '/console'
@@ -45,6 +46,8 @@ export function parseRoute(location: Location | URL): Route {
       return second ? { name: 'not-found' } : { name: 'settings' }
     case 'import':
       return second ? { name: 'not-found' } : { name: 'import' }
+    case 'bulk-changes':
+      return second ? { name: 'not-found' } : { name: 'bulk-changes', params: new URLSearchParams(location.search) }
     default:
       return { name: 'not-found' }
   }
@@ -67,4 +70,5 @@ export const paths = {
   discounts: `${ROOT}/discounts`,
   settings: `${ROOT}/settings`,
   import: `${ROOT}/import`,
+  bulkChanges: `${ROOT}/bulk-changes`,
 }

@@ -2,7 +2,7 @@
  * The admin API's shapes the console reads, by the names of openapi.json (generated into
  * src/web/shared/api-types.ts by `npm run openapi`; type-only, so nothing reaches the bundle).
  */
-import type { Answer, Schema } from '../shared/api-schema.ts'
+import type { Answer, Body, Schema } from '../shared/api-schema.ts'
 
 export type { Page } from '../shared/api-schema.ts'
 export type Store = Schema<'Store'>
@@ -39,3 +39,8 @@ export type AnalyticsSummary = Answer<'getAnalyticsSummary'>
 export type AnalyticsTimeseries = Answer<'getAnalyticsTimeseries'>
 export type ExpectedRevenue = Answer<'getExpectedRevenue'>
 export type CurrencyFigures = AnalyticsSummary['currencies'][number]
+export type BulkOperation = Schema<'BulkOperation'>
+export type BulkAction = BulkOperation['action']
+export type BulkPreview = Schema<'BulkPreview'>
+export type BulkItem = Schema<'BulkItem'>
+export type BulkBody = Body<'createBulkOperation'>

@@ -17276,7 +17276,8 @@ export interface operations {
                          * @example plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC
                          */
                         plan_id?: string;
-                        platform_variant_id?: (string | number) | null;
+                        /** @description swap_plan: the variant to move to */
+                        platform_variant_id?: string | number | (never | null);
                         /** @description change_price: the new unit price, integer minor units */
                         amount?: number;
                         /** @description change_price: days of notice (at least the store's price_change_notice_days) */

@@ -238,13 +238,16 @@ describe('price changes with notice', () => {
   })
 
   test("one subscription's price with notice (the bulk change_price's row): the same rules, its event and email", async () => {
-    const { auth, planId, store } = await shop()
+    const { auth, planId, store: created } = await shop()
+    // The row as it stands now, its test clock set.
+    const store = await t.db.selectFrom('stores').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow()
     const email = nextEmail('single')
     const [subscription] = await checkout(t.app, auth, checkoutBody(planId, { email }))
     const service = t.services.modules.priceChanges.service
     await assert.rejects(service.changeSubscriptionPrice(store, subscription.id, TEST_ADMIN, { amount: 1900, notice_days: 10 }), /at least the store's price_change_notice_days \(30\)/)
     const view = await service.changeSubscriptionPrice(store, subscription.id, TEST_ADMIN, { amount: 1900 })
-    assert.deepEqual(view.scheduled_price, { amount: 1900, currency: 'USD', effective_at: MAR_5 })
+    // Jan 5 + 30 days is Feb 4: the Feb 5 renewal is the first at or after it.
+    assert.deepEqual(view.scheduled_price, { amount: 1900, currency: 'USD', effective_at: FEB_5 })
     assert.equal((await get(auth, `/plans/${planId}`)).json.amount, 1500, 'the plan keeps its price')
     await drain()
     assert.match(String(noticeTo(email)[0]?.parsed.text), /from \$15\.00 to \$19\.00/)

@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test, type TestContext } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
+import { startServer, type RunningServer } from '../helpers/server-process.ts'
+
+/**
+ * The console's Bulk changes page (issue 27) in Chromium against the real service process, whose own
+ * worker runs the operation: 20 subscriptions on plan A (one of them cancelled) and 3 on plan B. A
+ * swap A -> B is previewed (with a range of next charges in the store's zone, 19: the cancelled one
+ * has none; without it, 20), applied after a confirmation naming the count and the change, its
+ * progress bar read until it is whole, and its results show 19 changed and the cancelled one not,
+ * linked, with `invalid_state`; the past operations list it and open it again. Screenshots at 1440 and
+ * 390 px into test-results/console-bulk-changes/.
+ */
+
+const STORE_HASH = 'bulkconsole'
+const ADMIN_KEY = 'sk_test_console_bulk_0123456789abcdef'
+const ZONE = 'Asia/Tokyo'
+const DAY = 86_400_000
+const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
+
+/** A day as a date input takes it ("2026-05-03"), in the store's zone. */
+const storeDay = (ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms))
+
+describe('bulk changes in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
+  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let server: RunningServer
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
+  let browser: Browser
+  let page: Page
+  let seeded: { planA: string; planB: string; cancelled: string }
+  const pageProblems: string[] = []
+  const admin = adminClient(() => server.origin, ADMIN_KEY)
+
+  async function seed(): Promise<{ planA: string; planB: string; cancelled: string }> {
+    await admin('PATCH', '/store', { name: 'Kettle & Leaf', timezone: ZONE })
+    const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: 'leaf-tea', name: 'Leaf Tea' })
+    const planA = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, name: 'Tin every month', amount: 1250, currency: 'USD', interval: 'month' })
+    const planB = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, name: 'Big tin every month', amount: 2200, currency: 'USD', interval: 'month' })
+    const made: string[] = []
+    for (let n = 1; n <= 23; n++) {
+      const plan = n <= 20 ? planA : planB
+      const bought = await admin<{ data: { id: string }[] }>('POST', '/checkouts', {
+        platform_order_id: `bulk-${n}`, email: `tea.${n}@example.com`, name: `Tea Drinker ${n}`, shipping_address: ADDRESS, payment_instrument_id: 'pi_visa_ok', items: [{ plan_id: plan.id, quantity: 1 }],
+      })
+      made.push(bought.data[0]!.id)
+    }
+    await admin('POST', `/subscriptions/${made[4]}/cancel`, { at_period_end: false, reason: 'Moved away' })
+    return { planA: planA.id, planB: planB.id, cancelled: made[4]! }
+  }
+
+  before(async () => {
+    web = await buildWebForTest()
+    database = await serverDatabase('sb-bulk-')
+    server = await startServer({ ...database.env, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
+    // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
+    const [made, launched] = await Promise.allSettled([seed(), launchBrowser()])
+    if (launched.status === 'fulfilled') browser = launched.value
+    if (made.status === 'rejected') throw made.reason
+    if (launched.status === 'rejected') throw launched.reason
+    seeded = made.value
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
+    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
+    page = await context.newPage()
+    watchPage(page, () => server.origin, { pageProblems })
+  })
+
+  after(async () => {
+    await browser?.close()
+    await server?.stop()
+    await database?.remove()
+    web?.cleanup()
+  })
+
+  const heading = () => page.getByRole('heading', { level: 1 })
+  const notice = () => page.locator('#notice')
+  const preview = () => page.locator('.bulk-preview')
+  const operation = () => page.locator('.bulk-operation')
+  const focused = () => page.evaluate<string>("document.activeElement?.textContent ?? ''")
+  const rows = (region: string) => page.getByRole('region', { name: region }).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((cell) => (cell.textContent ?? '').trim())))
+  const screenshot = (t: TestContext, name: string) => screenshotAtWidths(page, t, 'console-bulk-changes', name, { prefix: 'console' })
+
+  test('the page opens from the navigation with no operations yet', async () => {
+    await page.goto(`${server.origin}/console`)
+    await heading().filter({ hasText: 'Overview' }).waitFor()
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Bulk changes' }).click()
+    await heading().filter({ hasText: 'Bulk changes' }).waitFor()
+    assert.match(await page.getByRole('region', { name: 'Past operations' }).innerText(), /No bulk changes yet/)
+    // Previewing a swap without its plan says so, at the plan.
+    await page.getByLabel('Action').selectOption('swap_plan')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    assert.equal(await page.getByRole('alert').innerText(), 'Choose the plan to move to.')
+    assert.equal(await page.evaluate<string>("document.activeElement?.getAttribute('name') ?? ''"), 'swap_plan_id')
+  })
+
+  test('a preview counts the subscriptions the filter selects, with a sample of 10', async (t) => {
+    await page.getByLabel('Plan', { exact: true }).selectOption(seeded.planA)
+    await page.getByLabel('New plan').selectOption(seeded.planB)
+    // Renewing in the coming two months, in the store's zone: the cancelled one renews never.
+    await page.getByLabel(`Next charge from (${ZONE})`).fill(storeDay(Date.now() - DAY))
+    await page.getByLabel(`Next charge to (${ZONE})`).fill(storeDay(Date.now() + 60 * DAY))
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await preview().getByRole('heading', { name: '19 subscriptions' }).waitFor()
+    assert.equal(await focused(), '19 subscriptions', 'the preview takes the focus')
+
+    await page.getByLabel(`Next charge from (${ZONE})`).fill('')
+    assert.equal((await preview().innerText()).trim(), '', 'a changed form sets the preview aside')
+    await page.getByLabel(`Next charge to (${ZONE})`).fill('')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await preview().getByRole('heading', { name: '20 subscriptions' }).waitFor()
+    await notice().filter({ hasText: '20 subscriptions match.' }).waitFor()
+    const sample = page.getByRole('region', { name: 'The first 10 of 20 subscriptions' })
+    assert.deepEqual(await sample.locator('thead th').allTextContents(), ['Subscription', 'Email', 'Plan', 'Status', 'Next charge'])
+    const sampled = await rows('The first 10 of 20 subscriptions')
+    assert.equal(sampled.length, 10)
+    for (const [id, email, plan] of sampled) {
+      assert.match(id!, /^sub_/)
+      assert.match(email!, /^tea\.\d+@example\.com$/)
+      assert.match(plan!, /Tin every month/)
+      assert.doesNotMatch(plan!, /Big tin/)
+    }
+    assert.match(await preview().innerText(), /Change plan to Leaf Tea · Big tin every month.*: 20 subscriptions match\. Nothing has changed yet\./)
+    assert.equal((await admin<{ data: unknown[] }>('GET', '/bulk-operations')).data.length, 0, 'a preview writes nothing')
+    await screenshot(t, 'bulk-preview')
+  })
+
+  test('applying asks first naming N and the change, then the progress reaches completed with the cancelled one refused', async (t) => {
+    await preview().getByRole('button', { name: 'Apply to 20 subscriptions' }).click()
+    const dialog = page.getByRole('dialog')
+    assert.match(await dialog.getByRole('heading').innerText(), /^Change plan to Leaf Tea · Big tin every month.*: 20 subscriptions\?$/)
+    await dialog.getByRole('button', { name: 'Apply to 20 subscriptions' }).click()
+
+    const bar = operation().getByRole('progressbar', { name: 'Progress' })
+    await bar.waitFor()
+    assert.equal(await bar.getAttribute('aria-valuemax'), '20')
+    assert.ok(Number(await bar.getAttribute('aria-valuenow')) <= 20)
+    // The worker of the service process runs it; the page reads its progress every second until it is whole.
+    await operation().getByRole('heading', { name: 'Results' }).waitFor({ timeout: 30_000 })
+    assert.equal(await bar.getAttribute('aria-valuenow'), '20')
+    assert.equal(await bar.getAttribute('aria-valuetext'), '20 of 20 subscriptions done')
+    assert.equal(await focused(), 'Results', 'the results take the focus')
+    await notice().filter({ hasText: '19 changed, 1 not.' }).waitFor()
+    assert.match(await operation().innerText(), /20 of 20 subscriptions done: 19 changed, 1 not\./)
+    assert.match(await operation().innerText(), /Completed/)
+
+    const failed = page.getByRole('region', { name: 'Not changed (1)' })
+    await failed.waitFor()
+    assert.deepEqual(await failed.locator('thead th').allTextContents(), ['Subscription', 'Code', 'Detail'])
+    const refused = await rows('Not changed (1)')
+    assert.equal(refused.length, 1)
+    const [id, code, detail] = refused[0]!
+    assert.equal(id, seeded.cancelled)
+    assert.equal(code, 'invalid_state')
+    assert.ok(detail!.length > 0)
+    assert.equal(await failed.getByRole('link', { name: seeded.cancelled }).getAttribute('href'), `/console/subscriptions/${seeded.cancelled}`)
+
+    // What the page says is what the service did.
+    const onB = (await admin<{ data: { id: string }[] }>('GET', `/subscriptions?plan_id=${seeded.planB}&limit=100`)).data
+    assert.equal(onB.length, 22)
+    assert.ok(!onB.some((s) => s.id === seeded.cancelled))
+    await operation().scrollIntoViewIfNeeded()
+    await screenshot(t, 'bulk-results')
+  })
+
+  test('the past operations list it, and open it again', async (t) => {
+    const past = page.getByRole('region', { name: 'Past operations, newest first' })
+    await past.getByText('Completed').waitFor()
+    const listed = await rows('Past operations, newest first')
+    assert.equal(listed.length, 1)
+    const [, change, status, done, notChanged] = listed[0]!
+    assert.match(change!, /^Change plan to Leaf Tea · Big tin every month/)
+    assert.deepEqual([status, done, notChanged], ['Completed', '20 of 20', '1'])
+    await past.locator('tbody a').first().click()
+    await heading().filter({ hasText: 'Bulk changes' }).waitFor()
+    const shown = page.getByRole('region', { name: 'Operation' })
+    await shown.getByRole('region', { name: 'Not changed (1)' }).waitFor()
+    assert.equal(await shown.getByRole('progressbar').getAttribute('aria-valuenow'), '20')
+    await screenshot(t, 'bulk-operation')
+  })
+
+  test('no script errors or CSP refusals', () => {
+    assert.deepEqual(pageProblems, [])
+  })
+})
