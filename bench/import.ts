@@ -26,8 +26,8 @@ import { runBench } from './lib/harness.ts'
 import { writeNativeFile, writeRechargeFile } from './lib/import-files.ts'
 import { machineSummary, markdownTable, type Align } from './lib/report.ts'
 import { readBenchOptions } from './lib/settings.ts'
-import { StatementProfiler } from './lib/statement-profiler.ts'
-import { profileCpu } from './lib/webhook-cpu-profile.ts'
+import { StatementProfiler, type CompileStatement } from './lib/statement-profiler.ts'
+import { profileCpu, type CpuBreakdown } from './lib/webhook-cpu-profile.ts'
 import { testModules } from '../test/helpers/modules.ts'
 
 const TARGETS = {
@@ -222,7 +222,17 @@ function importsService(db: Db) {
   return createImportsModule({ db, clock: systemClock, events }).service
 }
 
-async function importCase(bench: DatabaseBench<Settings>, dir: string, name: string, format: 'native' | 'recharge', rows: number, options: { db?: Db; sampleMs?: number } = {}): Promise<Measured> {
+/** How a case's measured part runs: as it is, or inside a profiler (--profile). */
+type Around = <T>(run: () => Promise<T>) => Promise<T>
+
+interface CaseOptions {
+  /** The database the service (or the baseline's writes) uses: a profiled one for --profile. */
+  db?: Db
+  sampleMs?: number
+  around?: Around
+}
+
+async function importCase(bench: DatabaseBench<Settings>, dir: string, name: string, format: 'native' | 'recharge', rows: number, options: CaseOptions = {}): Promise<Measured> {
   const { db, engine, settings } = bench
   const label = `${format}-${rows}`
   const target = await shop(db, label)
@@ -233,7 +243,8 @@ async function importCase(bench: DatabaseBench<Settings>, dir: string, name: str
       : await writeRechargeFile(file, { count: rows, platformProductId: target.platformProductId, today: DateTime.utc().startOf('day'), prefix: `r${rows}-` })
   const service = importsService(options.db ?? db)
   let report: ImportView | undefined
-  const result = await measured(db, engine, options.sampleMs ?? settings.sampleMs, async ({ sample, quarter }) => {
+  const around: Around = options.around ?? ((run) => run())
+  const result = await around(() => measured(db, engine, options.sampleMs ?? settings.sampleMs, async ({ sample, quarter }) => {
     let liveAtEndMb: number | undefined
     report = await service.run(target.store, createReadStream(file), {
       format,
@@ -248,7 +259,7 @@ async function importCase(bench: DatabaseBench<Settings>, dir: string, name: str
       },
     })
     return { liveAtEndMb }
-  })
+  }))
   await rm(file)
   const counts = [report!.status, report!.rows, report!.created, report!.skipped, report!.failed]
   if (JSON.stringify(counts) !== JSON.stringify(['completed', rows, rows, 0, 0])) throw new Error(`${name}: the import reported ${JSON.stringify(report)}, expected ${rows} rows created`)
@@ -272,11 +283,12 @@ async function verifyStore(db: Db, name: string, store: StoreRow, rows: number, 
  * built in JavaScript (no CSV, no checks, no matching, no events, no progress row), one transaction of
  * two statements per batch of 500.
  */
-async function baselineCase(bench: DatabaseBench<Settings>, name: string, rows: number): Promise<Measured> {
+async function baselineCase(bench: DatabaseBench<Settings>, name: string, rows: number, options: CaseOptions = {}): Promise<Measured> {
   const { db, engine, settings } = bench
+  const writer = options.db ?? db
   const { store, plan } = await shop(db, `plain-${rows}`)
   const firstCharge = DateTime.utc().plus({ days: 3 }).startOf('hour').toMillis()
-  const result = await measured(db, engine, settings.sampleMs, async ({ sample, quarter }) => {
+  const result = await measured(db, engine, options.sampleMs ?? settings.sampleMs, async ({ sample, quarter }) => {
     for (let from = 0; from < rows; from += BATCH) {
       quarter(Math.floor((4 * from) / rows))
       const at = new Date()
@@ -314,7 +326,7 @@ async function baselineCase(bench: DatabaseBench<Settings>, name: string, rows: 
           updated_at: at,
         })
       }
-      await db.transaction().execute(async (trx) => {
+      await writer.transaction().execute(async (trx) => {
         await trx.insertInto('subscribers').values(subscribers).execute()
         await trx.insertInto('subscriptions').values(subscriptions).execute()
       })
@@ -359,31 +371,51 @@ async function main(bench: DatabaseBench<Settings>): Promise<void> {
   process.stdout.write(report(bench, cases, maxRssAtStartMb) + profile)
 }
 
-/** Where an import's time goes: this process's CPU by area and function, and every statement it sends, timed. */
+/**
+ * Where an import's time goes: this process's CPU by area and function, and every statement it sends,
+ * timed; beside the statements of the baseline writing as many rows, to show what the import adds.
+ */
 async function profileImport(bench: DatabaseBench<Settings>, dir: string): Promise<string> {
   const { db } = bench
-  const profiler = new StatementProfiler((node, queryId) => db.getExecutor().compileQuery(node, queryId).sql, { keyLength: 100 })
-  const { value: run, breakdown } = await profileCpu(() => importCase(bench, dir, 'profile', 'native', PROFILE_ROWS, { db: db.withPlugin(profiler), sampleMs: 1_000 }), 'import')
+  const compile: CompileStatement = (node, queryId) => db.getExecutor().compileQuery(node, queryId).sql
+  const profiler = new StatementProfiler(compile, { keyLength: 100 })
+  let breakdown: CpuBreakdown | undefined
+  const around: Around = async (run) => {
+    const profiled = await profileCpu(run, 'import')
+    breakdown = profiled.breakdown
+    return profiled.value
+  }
+  const run = await importCase(bench, dir, 'profile', 'native', PROFILE_ROWS, { db: db.withPlugin(profiler), sampleMs: 1_000, around })
+  const baselineProfiler = new StatementProfiler(compile, { keyLength: 100 })
+  const baseline = await baselineCase(bench, 'profile baseline', PROFILE_ROWS, { db: db.withPlugin(baselineProfiler), sampleMs: 1_000 })
+  const cpu = breakdown!
   const n = run.rows
-  const rows = [...profiler.statements].sort((a, b) => b[1].ms - a[1].ms)
-  const total = rows.reduce((sum, [, entry]) => sum + entry.ms, 0)
   const perRow = (ms: number) => ((1000 * ms) / n).toFixed(1)
+  const statements = (profiler: StatementProfiler, seconds: number, label: string) => {
+    const rows = [...profiler.statements].sort((a, b) => b[1].ms - a[1].ms)
+    const total = rows.reduce((sum, [, entry]) => sum + entry.ms, 0)
+    return [
+      `${label}: ${Math.round(n / seconds).toLocaleString('en-US')} rows/s; statements (compile, round trip, decode; BEGIN/COMMIT not seen) ${perRow(total)} µs per row of the wall's ${((1_000_000 * seconds) / n).toFixed(0)}.`,
+      '',
+      markdownTable(
+        ['per 1,000 rows', 'µs per row', 'ms per statement', 'share', 'statement'],
+        rows.map(([statement, entry]) => [((1000 * entry.count) / n).toFixed(1), perRow(entry.ms), (entry.ms / entry.count).toFixed(2), `${((100 * entry.ms) / total).toFixed(0)}%`, `\`${statement.replace(/\|/g, '\\|')}\``]),
+        ['right', 'right', 'right', 'right', 'left'],
+      ),
+      '',
+    ]
+  }
   return [
     '',
-    `Profile: ${n} native rows imported with the V8 profiler and statement timing on: ${Math.round(n / run.seconds).toLocaleString('en-US')} rows/s, ${((1000 * run.seconds * 1000) / n).toFixed(0)} µs wall per row.`,
-    `Statements (compile, round trip, decode; BEGIN/COMMIT not seen): ${perRow(total)} µs per row of the wall's ${((1_000_000 * run.seconds) / n).toFixed(0)}.${bench.engine === 'pglite' ? ' On PGlite a statement\'s time includes the database executing it, in this process.' : ''}`,
+    `Profile: ${n} native rows imported with the V8 profiler and statement timing on, then the baseline writing ${n} rows with statement timing on.${bench.engine === 'pglite' ? " On PGlite a statement's time includes the database executing it, in this process." : ''}`,
     '',
-    markdownTable(
-      ['per 1,000 rows', 'µs per row', 'ms per statement', 'share', 'statement'],
-      rows.map(([statement, entry]) => [((1000 * entry.count) / n).toFixed(1), perRow(entry.ms), (entry.ms / entry.count).toFixed(2), `${((100 * entry.ms) / total).toFixed(0)}%`, `\`${statement.replace(/\|/g, '\\|')}\``]),
-      ['right', 'right', 'right', 'right', 'left'],
-    ),
-    '',
-    `This process's CPU (V8 sampling profiler, ${breakdown.totalMs.toFixed(0)} ms of samples, ${perRow(breakdown.totalMs)} µs per row${bench.engine === 'pglite' ? ', PGlite included' : ''}; profile in ${breakdown.file}), self time by area:`,
+    ...statements(profiler, run.seconds, 'Import'),
+    ...statements(baselineProfiler, baseline.seconds, 'Baseline'),
+    `The import's CPU in this process (V8 sampling profiler, ${cpu.totalMs.toFixed(0)} ms of samples, ${perRow(cpu.totalMs)} µs per row${bench.engine === 'pglite' ? ', PGlite included' : ''}; profile in ${cpu.file}), self time by area:`,
     '',
     markdownTable(
       ['area', 'ms', 'µs per row', 'share'],
-      breakdown.byArea.slice(0, 14).map(({ area, ms }) => [area, ms.toFixed(0), perRow(ms), `${((100 * ms) / breakdown.totalMs).toFixed(0)}%`]),
+      cpu.byArea.slice(0, 14).map(({ area, ms }) => [area, ms.toFixed(0), perRow(ms), `${((100 * ms) / cpu.totalMs).toFixed(0)}%`]),
       ['left', 'right', 'right', 'right'],
     ),
     '',
@@ -391,7 +423,7 @@ async function profileImport(bench: DatabaseBench<Settings>, dir: string): Promi
     '',
     markdownTable(
       ['function', 'ms', 'share'],
-      breakdown.byFunction.slice(0, 12).map(({ name, ms }) => [`\`${name}\``, ms.toFixed(0), `${((100 * ms) / breakdown.totalMs).toFixed(0)}%`]),
+      cpu.byFunction.slice(0, 12).map(({ name, ms }) => [`\`${name}\``, ms.toFixed(0), `${((100 * ms) / cpu.totalMs).toFixed(0)}%`]),
       ['left', 'right', 'right'],
     ),
     '',

@@ -179,6 +179,39 @@ describe('bulk changes in the console', { skip: skipWithoutChromium, timeout: 12
     await screenshot(t, 'bulk-operation')
   })
 
+  test("each change's parameters reach the preview as the API takes them (minor units, the store's zone)", async () => {
+    const sent: Record<string, unknown>[] = []
+    const listen = (request: import('playwright-core').Request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/api/v1/admin/bulk-operations')) sent.push(request.postDataJSON() as Record<string, unknown>)
+    }
+    page.on('request', listen)
+    await page.goto(`${server.origin}/console/bulk-changes`)
+    await heading().filter({ hasText: 'Bulk changes' }).waitFor()
+    await page.getByLabel('Status').selectOption('active')
+    const cases: [string, () => Promise<void>, Record<string, unknown>][] = [
+      ['change_price', () => page.getByLabel('New price (USD)').fill('15.5'), { amount: 1550 }],
+      ['reschedule', () => page.getByLabel('Days to move each next charge').fill('-2'), { shift_days: -2 }],
+      ['reschedule', async () => {
+        await page.getByLabel('All to one date and time').check()
+        await page.getByLabel(`New next charge (${ZONE})`).fill('2031-03-04T09:30')
+      }, { next_charge_at: '2031-03-04T00:30:00.000Z' }],
+      ['pause', () => page.getByLabel(`Resume on (optional, ${ZONE})`).fill('2031-03-04'), { resume_at: '2031-03-03T15:00:00.000Z' }],
+      ['resume', async () => {}, {}],
+      ['cancel', () => page.getByLabel('Note (optional)').fill('Range retired'), { at_period_end: true, reason: 'Range retired' }],
+      ['apply_discount', () => page.getByLabel('Discount code').fill('SPRING'), { code: 'SPRING' }],
+    ]
+    for (const [action, fill, params] of cases) {
+      await page.getByLabel('Action').selectOption(action)
+      await fill()
+      await page.getByRole('button', { name: 'Preview' }).click()
+      // 22 active: the 19 swapped and the 3 on plan B.
+      await preview().getByRole('heading', { name: '22 subscriptions' }).waitFor()
+      assert.deepEqual(sent.pop(), { action, filter: { status: 'active' }, params, dry_run: true }, action)
+    }
+    page.off('request', listen)
+    assert.equal((await admin<{ data: unknown[] }>('GET', '/bulk-operations')).data.length, 1, 'previews write nothing')
+  })
+
   test('no script errors or CSP refusals', () => {
     assert.deepEqual(pageProblems, [])
   })

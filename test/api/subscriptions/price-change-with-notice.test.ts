@@ -10,7 +10,9 @@ import { SendNotification } from '../../../src/modules/notifications/index.ts'
 import { SchedulePriceChange } from '../../../src/modules/price-changes/index.ts'
 import { createPriceChangeService } from '../../../src/modules/price-changes/price-changes.service.ts'
 import { jobHandlersOf } from '../../../src/worker.ts'
+import * as priceChangesMigration from '../../../src/db/migrations/0033-price-changes.ts'
 import { createPlan, createProduct } from '../../helpers/catalog.ts'
+import { createTestDatabase } from '../../helpers/database.ts'
 import { TEST_ADMIN } from '../../helpers/actors.ts'
 import { assertProblem } from '../../helpers/problem.ts'
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from '../../helpers/smtp-sink.ts'
@@ -267,5 +269,36 @@ describe('price changes with notice', () => {
     await advance(auth, MAR_5)
     assert.deepEqual(await chargeAmounts(auth, subscription.id), [1700, 1700])
     assert.deepEqual(await eventsOf(auth, subscription.id, 'subscription.price_changed'), [])
+  })
+})
+
+describe('migration 0033 down', () => {
+  test('refuses while a subscriber was told of a price still to come; goes down and up again once none is', async () => {
+    const handle = await createTestDatabase()
+    try {
+      const { db } = handle
+      const shop = await createStoreWithKey(db)
+      const now = new Date(START)
+      await db.insertInto('products').values({ id: 'prod_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', store_id: shop.store.id, platform_product_id: 'p-down', name: 'Beans', description: null, one_time_amount: null, one_time_currency: null, active: true, created_at: now, updated_at: now }).execute()
+      await db.insertInto('plans').values({ id: 'plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', store_id: shop.store.id, product_id: 'prod_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', name: 'Monthly', amount: 1500, currency: 'USD', interval: 'month', interval_count: 1, trial_days: 0, prepaid_cycles: null, b2b: false, active: true, created_at: now, updated_at: now }).execute()
+      const subscriber = await db.insertInto('subscribers').values({ id: 'cus_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', store_id: shop.store.id, email: 'down@example.com', name: null, shipping_address: 'null', platform_customer_id: null, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow()
+      await db.insertInto('subscriptions').values({
+        id: 'sub_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', store_id: shop.store.id, subscriber_id: subscriber.id, plan_id: 'plan_01JD2Y5T1P8Q0W9KZ3M6N4R7BC', product_id: 'prod_01JD2Y5T1P8Q0W9KZ3M6N4R7BC',
+        platform_order_id: 'order-down', status: 'active', quantity: 1, amount: 1500, currency: 'USD', interval: 'month', interval_count: 1, payment_instrument_id: 'instr_1',
+        shipping_address: 'null', start_at: now, billing_anchor_at: now, next_charge_at: new Date(FEB_5), gift: 'null', prepaid_cycles_total: null, prepaid_cycles_remaining: null,
+        latest_charge_id: null, pending_charge_id: null, paused_at: null, resume_at: null, cancelled_at: null, cancellation_reason: null, cancellation_reason_code: null,
+        current_period_start: now, current_period_end: new Date(FEB_5), billing_issue: null, platform_customer_id: null, billing_address: 'null', platform_variant_id: null,
+        payment_instrument_brand: null, payment_instrument_last4: null, payment_instrument_expiry_month: null, payment_instrument_expiry_year: null, discount_id: null, discount: 'null', discount_cycles_remaining: null,
+        past_due_at: null, reminded_for: null, dunning_started_at: null, unpaid_period_start: null, out_of_stock_since: null,
+        scheduled_amount: 1800, scheduled_amount_from: new Date(MAR_5), created_at: now, updated_at: now,
+      } as never).execute()
+      await assert.rejects(priceChangesMigration.down(db as never), /scheduled price change/)
+      await db.updateTable('subscriptions').set({ status: 'cancelled', cancelled_at: now, next_charge_at: null }).execute()
+      await priceChangesMigration.down(db as never)
+      await priceChangesMigration.up(db as never)
+      assert.equal((await db.selectFrom('stores').select('price_change_notice_days').where('id', '=', shop.store.id).executeTakeFirstOrThrow()).price_change_notice_days, 30)
+    } finally {
+      await handle.close()
+    }
   })
 })

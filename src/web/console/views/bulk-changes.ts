@@ -161,7 +161,7 @@ function changeForm(context: PanelContext, store: Store, plans: Plan[], products
   showMode()
 
   const paramGroups: Record<BulkAction, HTMLElement> = {
-    swap_plan: h('div', { class: 'bulk-fields' }, field('New plan', swapTo, { hint: 'From each subscription’s next charge.' })),
+    swap_plan: h('div', { class: 'bulk-fields' }, field('New plan', swapTo, { hint: 'From each subscription’s next charge.', className: 'wide' })),
     change_price: h(
       'div',
       { class: 'bulk-fields' },
@@ -204,8 +204,8 @@ function changeForm(context: PanelContext, store: Store, plans: Plan[], products
       h(
         'div',
         { class: 'bulk-fields' },
+        field('Plan', plan, { className: 'wide' }),
         field('Status', status),
-        field('Plan', plan),
         field('Email, name, order number or id', q),
         field(`Next charge from (${zone})`, from),
         field(`Next charge to (${zone})`, to, { hint: 'That day included.' }),

@@ -14,6 +14,7 @@ const TEMPLATES: [NotificationTemplate, string, string][] = [
   ['cancelled', 'Cancelled', 'When a subscription is cancelled.'],
   ['payment_instrument_expiring', 'Card expiring', 'When the card on file expires before the next renewal.'],
   ['renewal_skipped', 'Renewal skipped (out of stock)', 'When a renewal is skipped because an item is out of stock.'],
+  ['price_change_notice', 'Price change notice', "When a plan's new price is scheduled on a subscription: the old and new price and the date."],
 ]
 // The log names every email; the update-card link has no switch (an admin sends it: Payment recovery).
 const TEMPLATE_LABEL: Record<string, string> = { ...Object.fromEntries(TEMPLATES.map(([code, label]) => [code, label])), payment_update_link: 'Update-card link (sent by an admin)' }

@@ -18,6 +18,7 @@ const EMAIL_LABEL: Record<string, string> = {
   cancelled: 'Cancelled',
   payment_instrument_expiring: 'Card expiring',
   renewal_skipped: 'Renewal skipped (out of stock)',
+  price_change_notice: 'Price change notice',
   payment_update_link: 'Payment update link',
 }
 const EMAIL_TONE: Record<string, string> = { sent: 'good', pending: 'info', failed: 'bad' }
