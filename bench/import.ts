@@ -478,7 +478,7 @@ function report(bench: DatabaseBench<Settings>, cases: Measured[], maxRssAtStart
     '',
     markdownTable(headers, rows, ['left', ...headers.slice(1).map((): Align => 'right')]),
     '',
-    `Heap peak by quarter of the rows (MB): ${cases.map((m) => `${m.name} ${m.rows.toLocaleString('en-US')}: ${m.heapPeakByQuarterMb.map((mb) => mb.toFixed(0)).join(' / ')}`).join('; ')}.`,
+    `Heap peak by quarter of the rows (MB): ${cases.map((m) => `${m.name} ${m.rows.toLocaleString('en-US')}: ${m.heapPeakByQuarterMb.map((mb) => (mb > 0 ? mb.toFixed(0) : '-')).join(' / ')}`).join('; ')}.`,
     '',
     checks,
     '',

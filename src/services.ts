@@ -173,7 +173,7 @@ export function createServices({ database, config, clock = systemClock, log, mai
       reschedule: (...args) => subscriptionActions.reschedule(...args),
       get: (...args) => subscriptionActions.get(...args),
       applyDiscount: (store, id, actor, code) => discounts.service.applyToSubscription(store, id, actor, code),
-      changePrice: (store, id, actor, input) => (priceChanges.service as any).changeSubscriptionPrice(store, id, actor, input),
+      changePrice: (store, id, actor, input) => priceChanges.service.changeSubscriptionPrice(store, id, actor, input),
     },
   })
   const exports = createExportsModule({ clock, subscriptions: subscriptions.service.subscriptions, charges: billing.service.charges })
