@@ -73,6 +73,8 @@ interface Memory {
   heapPeakMb: number
   /** The same, in each quarter of the rows. */
   heapPeakByQuarterMb: number[]
+  /** Wall time of each quarter of the rows (0: not told apart, a run of one batch). */
+  secondsByQuarter: number[]
   /** Live heap after a full GC at the last batch (undefined without --expose-gc, or for the baseline). */
   liveAtEndMb: number | undefined
   /** Largest RSS seen by the same samples. */
@@ -125,6 +127,7 @@ function memorySampler(intervalMs: number) {
   let samples = 0
   let quarter = 0
   const quarters = [0, 0, 0, 0]
+  const quarterStarted = [performance.now(), 0, 0, 0]
   const sample = () => {
     const { heapUsed, rss } = process.memoryUsage()
     if (heapUsed > heapPeak) heapPeak = heapUsed
@@ -137,11 +140,17 @@ function memorySampler(intervalMs: number) {
   return {
     sample,
     /** From now on samples count for this quarter (0-3) of the file. */
-    quarter: (index: number) => void (quarter = Math.min(3, Math.max(0, index))),
+    quarter: (index: number) => {
+      const next = Math.min(3, Math.max(0, index))
+      for (let q = quarter + 1; q <= next; q++) quarterStarted[q] = performance.now()
+      quarter = Math.max(quarter, next)
+    },
     stop: () => {
       clearInterval(timer)
       sample()
-      return { heapPeakMb: heapPeak / MB, heapPeakByQuarterMb: quarters.map((bytes) => bytes / MB), rssPeakMb: rssPeak / MB, samples }
+      const ended = performance.now()
+      const secondsByQuarter = quarterStarted.map((started, q) => (started === 0 || (q < 3 && quarterStarted[q + 1] === 0) ? 0 : ((q < 3 ? quarterStarted[q + 1]! : ended) - started) / 1000))
+      return { heapPeakMb: heapPeak / MB, heapPeakByQuarterMb: quarters.map((bytes) => bytes / MB), secondsByQuarter, rssPeakMb: rssPeak / MB, samples }
     },
   }
 }
@@ -478,7 +487,9 @@ function report(bench: DatabaseBench<Settings>, cases: Measured[], maxRssAtStart
     '',
     markdownTable(headers, rows, ['left', ...headers.slice(1).map((): Align => 'right')]),
     '',
-    `Heap peak by quarter of the rows (MB): ${cases.map((m) => `${m.name} ${m.rows.toLocaleString('en-US')}: ${m.heapPeakByQuarterMb.map((mb) => (mb > 0 ? mb.toFixed(0) : '-')).join(' / ')}`).join('; ')}.`,
+    `By quarter of the rows, heap peak (MB) and rows/s: ${cases
+      .map((m) => `${m.name} ${m.rows.toLocaleString('en-US')}: ${m.heapPeakByQuarterMb.map((mb) => (mb > 0 ? mb.toFixed(0) : '-')).join(' / ')} MB, ${m.secondsByQuarter.map((seconds) => (seconds > 0 ? Math.round(m.rows / 4 / seconds).toLocaleString('en-US') : '-')).join(' / ')} rows/s`)
+      .join('; ')}.`,
     '',
     checks,
     '',

@@ -21,6 +21,8 @@ interface Output {
   json: unknown
   /** Written to stderr in both modes, so that `--json` output on stdout stays parseable. */
   warning?: string
+  /** Non-zero: the command ran and reported, but what it did failed (an import that stopped). */
+  exitCode?: number
 }
 
 interface Context {
@@ -209,6 +211,8 @@ async function importFile({ database, config, values, args, io }: Context): Prom
       ...(report.errors.length > 50 ? [`  ... ${report.errors.length - 50} more (--json lists them all, up to 1,000)`] : []),
       `  report: GET /api/v1/admin/imports/${report.id}`,
     ]
+    // A file that stopped being readable exits 1 (after the report): `import && switch billing on` must not carry on.
+    if (report.status === 'failed') return { text: text.join('\n'), json: report, exitCode: 1 }
     return { text: text.join('\n'), json: report }
   } finally {
     await services.close()
@@ -343,11 +347,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const database = io.database ?? (await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
     try {
       const migrations = await migrateToLatest(database.db)
-      write(io, await command.run({ db: database.db, database, io, config, migrations, values: parsed.values as Values, args }), json)
+      const output = await command.run({ db: database.db, database, io, config, migrations, values: parsed.values as Values, args })
+      write(io, output, json)
+      return output.exitCode ?? 0
     } finally {
       if (!io.database) await database.close()
     }
-    return 0
   } catch (error) {
     return report(io, error)
   }

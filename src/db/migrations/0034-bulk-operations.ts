@@ -29,6 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('operation_id', 'text', (c) => c.notNull().references('bulk_operations.id').onDelete('cascade'))
     .addColumn('subscription_id', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status IN ('pending', 'succeeded', 'failed')`))
+    // Its next renewal when it was chosen: a reschedule moves only that renewal (not one made meanwhile).
+    .addColumn('next_charge_at', 'timestamptz')
     .addColumn('code', 'text')
     .addColumn('detail', 'text')
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())

@@ -15,11 +15,11 @@ export function insertOperation(db: Executor, row: { id: string; store_id: strin
 }
 
 /** Adds targets (pending); a subscription named twice is one target. */
-export async function addItems(db: Executor, operationId: string, subscriptionIds: readonly string[], now: Date): Promise<void> {
-  if (subscriptionIds.length === 0) return
+export async function addItems(db: Executor, operationId: string, targets: readonly { id: string; next_charge_at: Date | null }[], now: Date): Promise<void> {
+  if (targets.length === 0) return
   await db
     .insertInto('bulk_operation_items')
-    .values(subscriptionIds.map((id) => ({ operation_id: operationId, subscription_id: id, status: 'pending' as const, updated_at: now })))
+    .values(targets.map((target) => ({ operation_id: operationId, subscription_id: target.id, next_charge_at: target.next_charge_at, status: 'pending' as const, updated_at: now })))
     .onConflict((oc) => oc.columns(['operation_id', 'subscription_id']).doNothing())
     .execute()
 }

@@ -11,7 +11,7 @@ import { eventActor } from '../events/index.ts'
 import { findStoreById, storeNow } from '../stores/index.ts'
 import { findSubscribersByIds, findSubscriptionsByIds, type SubscriptionListFilter, type SubscriptionService } from '../subscriptions/index.ts'
 import { MAX_BULK_TARGETS, type BulkItemView, type BulkOperationInput, type BulkOperationView, type BulkPreviewView } from './bulk-operation.schemas.ts'
-import { addFailedItems, addItems, findOperation, findOperationById, finishOperation, insertOperation, listItems, listOperations, pendingItems, recordOutcome, refreshCounts, type BulkOperationRow } from './bulk-operations.repository.ts'
+import { addFailedItems, addItems, findOperation, findOperationById, finishOperation, insertOperation, listItems, listOperations, pendingItems, recordOutcome, refreshCounts, type BulkItemRow, type BulkOperationRow } from './bulk-operations.repository.ts'
 import { RunBulkOperation } from './bulk-operations.jobs.ts'
 import type { BulkAction } from './bulk-operations.tables.ts'
 
@@ -100,7 +100,8 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
     } while (cursor && seen <= MAX_BULK_TARGETS)
   }
 
-  async function runOne(store: StoreRow, operation: BulkOperationRow, subscriptionId: string, actor: Actor): Promise<void> {
+  async function runOne(store: StoreRow, operation: BulkOperationRow, item: BulkItemRow, actor: Actor): Promise<void> {
+    const subscriptionId = item.subscription_id
     const params = operation.params as Params
     switch (operation.action) {
       case 'swap_plan':
@@ -110,13 +111,12 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
         await actions.changePrice(store, subscriptionId, actor, { amount: params.amount!, notice_days: params.notice_days })
         return
       case 'reschedule': {
-        let at = params.next_charge_at
-        if (at === undefined) {
-          const current = await actions.get(store, subscriptionId, actor)
-          if (!current.next_charge_at) throw new AppError('invalid_state', 'it has no scheduled renewal to move')
-          at = addDays(new Date(current.next_charge_at), params.shift_days!, store.timezone).toISOString()
-        }
-        await actions.reschedule(store, subscriptionId, actor, { next_charge_at: at })
+        // Only the renewal the operation chose is moved: one made meanwhile, or a move already done (a
+        // retried run), is refused (409) instead of moved again onto a period just paid.
+        const chosen = item.next_charge_at
+        if (params.next_charge_at === undefined && !chosen) throw new AppError('invalid_state', 'it has no scheduled renewal to move')
+        const at = params.next_charge_at ?? addDays(chosen!, params.shift_days!, store.timezone).toISOString()
+        await actions.reschedule(store, item.subscription_id, actor, { next_charge_at: at }, chosen)
         return
       }
       case 'pause':
@@ -139,6 +139,9 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
       const params = input.params ?? {}
       if ((input.filter === undefined) === (input.subscription_ids === undefined)) throw invalidField('/body', 'name the subscriptions with exactly one of filter and subscription_ids')
       checkParams(input.action, params)
+      if (input.action === 'change_price' && params.notice_days !== undefined && params.notice_days < store.price_change_notice_days) {
+        throw invalidField('/body/params/notice_days', `must be at least the store's price_change_notice_days (${store.price_change_notice_days})`)
+      }
       const filter: SubscriptionListFilter | undefined = input.filter ? { limit: TARGET_PAGE, ...input.filter } : undefined
 
       if (input.dry_run) {
@@ -163,10 +166,10 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
       const now = clock.now()
       const id = newId('bulk')
       // The filter's targets are read first (the list's own reads; the embedded database has one connection, so not inside the transaction).
-      const chosen: string[] = []
+      const chosen: { id: string; next_charge_at: Date | null }[] = []
       if (filter) {
         for await (const rows of targets(store, filter, actor)) {
-          chosen.push(...rows.map((row) => row.subscription.id))
+          chosen.push(...rows.map(({ subscription }) => ({ id: subscription.id, next_charge_at: subscription.next_charge_at })))
           if (chosen.length > MAX_BULK_TARGETS) throw invalidField('/body/filter', `selects more than ${MAX_BULK_TARGETS} subscriptions: narrow it (a plan, a status, a range of next charges)`)
         }
       }
@@ -177,8 +180,9 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
           for (let at = 0; at < chosen.length; at += TARGET_PAGE) await addItems(trx, id, chosen.slice(at, at + TARGET_PAGE), now)
         } else {
           const ids = input.subscription_ids!
-          const owned = new Set((await findSubscriptionsByIds(trx, store.id, ids)).map((row) => row.id))
-          await addItems(trx, id, ids.filter((sid) => owned.has(sid)), now)
+          const found = await findSubscriptionsByIds(trx, store.id, ids)
+          const owned = new Set(found.map((row) => row.id))
+          await addItems(trx, id, found.map((row) => ({ id: row.id, next_charge_at: row.next_charge_at })), now)
           await addFailedItems(trx, id, ids.filter((sid) => !owned.has(sid)), 'not_found', 'no subscription of this store has this id', now)
         }
         const counted = await refreshCounts(trx, id, now)
@@ -225,7 +229,7 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
       for (const item of await pendingItems(db, id, limit)) {
         let outcome: { status: 'succeeded' | 'failed'; code: string | null; detail: string | null }
         try {
-          await runOne(store, operation, item.subscription_id, actor)
+          await runOne(store, operation, item, actor)
           outcome = { status: 'succeeded', code: null, detail: null }
         } catch (error) {
           // A problem of this one subscription (its 409, 404, 400) is its outcome; anything else stops the step and the job retries it.

@@ -26,6 +26,8 @@ export interface BulkOperationItemsTable {
   operation_id: string
   subscription_id: string
   status: 'pending' | 'succeeded' | 'failed'
+  /** Its next renewal when the operation chose it: a reschedule moves that renewal only. */
+  next_charge_at: NullableTimestamp
   /** Why it failed: the single action's problem code (`invalid_state`, `not_found`, ...). */
   code: string | null
   detail: string | null

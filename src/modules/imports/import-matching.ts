@@ -161,7 +161,9 @@ export function createImportMatcher(store: StoreRow, { db, customers, instrument
     } else {
       const minor = decimalToMinor(candidate.price.decimal, currencyExponent(plan.currency))
       if (minor === undefined) return fail(row, 'recurring_price', 'invalid_price', `is not an amount of ${plan.currency} (too many decimal places)`)
-      amount = minor
+      // Recharge's price is one delivery's; a prepaid charge here takes the subscription's amount for the
+      // whole block (renewal-plan.ts), so the block's deliveries are in it: 6 deliveries at 12.50 charge 75.00.
+      amount = minor * (candidate.prepaidCycles ?? 1)
     }
     if (amount * candidate.quantity > MAX_RENEWAL_AMOUNT) return fail(row, 'quantity', 'amount_too_large', `price x quantity is over ${MAX_RENEWAL_AMOUNT} minor units`)
 

@@ -79,6 +79,8 @@ export class RowReader {
     const raw = this.cells[column]?.trim() ?? ''
     if (raw === '') return null
     if (containsCardNumber(raw)) return this.fail(column, 'card_data_rejected', 'looks like a card number: card numbers are never imported (the value is not repeated here)') ?? null
+    // The file was not UTF-8 here: the decoder put U+FFFD where its bytes were, and guessing the text would keep a wrong email or name.
+    if (raw.includes('\uFFFD')) return this.fail(column, 'invalid_encoding', 'is not valid UTF-8: save the file as UTF-8') ?? null
     if ([...raw].length > max) return this.fail(column, 'too_long', `is longer than ${max} characters`) ?? null
     return storableName(raw, max)
   }

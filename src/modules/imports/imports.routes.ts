@@ -6,7 +6,7 @@ import { IdParams, PageOf, PageQuery, problemResponses, Ref, StringEnum } from '
 import type { App } from '../../http/types.ts'
 import { AppError } from '../../lib/errors.ts'
 import { Import, IMPORT_FORMATS } from './imports.schemas.ts'
-import type { ImportsService } from './imports.service.ts'
+import { MAX_IMPORT_BYTES, type ImportsService } from './imports.service.ts'
 
 const CSV_TYPES = ['text/csv', 'application/csv']
 
@@ -49,6 +49,8 @@ export async function importAdminRoutes(app: App, imports: ImportsService): Prom
     const body = uploads.get(request)
     if (!body) throw new AppError('unsupported_media_type', 'send the file as the body with Content-Type: text/csv')
     const length = Number(request.headers['content-length'])
+    // A file announced over the limit is refused before a byte of it is read.
+    if (Number.isFinite(length) && length > MAX_IMPORT_BYTES) throw new AppError('payload_too_large', `the file is over ${MAX_IMPORT_BYTES / 1024 / 1024} MB: split it (an import is idempotent, so the parts may overlap)`)
     const view = await imports.run(store, body, { format: request.query.format, dryRun: request.query.dry_run, actor, bytesTotal: Number.isSafeInteger(length) && length > 0 ? length : null })
     return reply.code(201).send(view)
   })

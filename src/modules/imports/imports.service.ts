@@ -4,6 +4,7 @@ import type { Insertable } from 'kysely'
 import type { Db, StoreRow, SubscriptionsTable } from '../../db/database.ts'
 import type { Actor } from '../../http/actors.ts'
 import type { Clock } from '../../lib/clock.ts'
+import { maskCardNumbers } from '../../lib/card-data.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { listPage, type Page, type PageRequest } from '../../lib/pagination.ts'
@@ -59,6 +60,7 @@ export function createImportsService({ db, clock, events, matching, nativeColumn
     const match = createImportMatcher(store, { db, ...matching })
     let batch: ImportCandidate[] = []
     let headerOk = true
+    let headerSeen = false
 
     body.on('data', (chunk: Buffer) => {
       progress.bytesRead += chunk.length
@@ -69,8 +71,14 @@ export function createImportsService({ db, clock, events, matching, nativeColumn
         bom: true,
         // The header names the columns; unknown ones are listed, never read.
         columns: (header: string[]) => {
-          const names = header.map((name) => name.trim().toLowerCase())
+          headerSeen = true
+          // A header name is kept (ignored_columns) and shown: one that looks like a card number (a file with no header row) is masked.
+          const names = header.map((name) => maskCardNumbers(name.trim().toLowerCase()))
           const problems = request.format === 'recharge' ? rechargeHeaderErrors(names) : nativeHeaderErrors(names)
+          // Two columns of one name: which one a row means cannot be known (the last would silently win).
+          for (const name of new Set(names.filter((name, index) => name !== '' && names.indexOf(name) !== index))) {
+            problems.push({ row: 1, column: name, code: 'duplicate_column', detail: `the header names ${name} more than once` })
+          }
           progress.ignoredColumns = names.filter((name) => name !== '' && !known[request.format].has(name))
           if (problems.length > 0) {
             headerOk = false
@@ -97,7 +105,7 @@ export function createImportsService({ db, clock, events, matching, nativeColumn
         if (!headerOk) break
         progress.rows++
         // The header is row 1, so the first data row is row 2, as a spreadsheet numbers it.
-        const parsed: ParsedRow = request.format === 'recharge' ? parseRechargeRow(cells, progress.rows + 1, { timeZone: store.timezone, now: started }) : parseNativeRow(cells, progress.rows + 1)
+        const parsed: ParsedRow = request.format === 'recharge' ? parseRechargeRow(cells, progress.rows + 1, { timeZone: store.timezone, now: started }) : parseNativeRow(cells, progress.rows + 1, { timeZone: store.timezone, now: started })
         if ('errors' in parsed) {
           progress.failed++
           progress.newErrors.push(...parsed.errors)
@@ -114,12 +122,29 @@ export function createImportsService({ db, clock, events, matching, nativeColumn
           errors: failed.errors.map((e) => ({ path: `/body/header/${e.column ?? ''}`, message: e.detail })),
         })
       }
+      if (!headerSeen) {
+        await recordProgress(db, record.id, { ...progress, newErrors: [{ row: 1, code: 'empty_file', detail: 'the file is empty: it needs a header row naming the columns' }] }, clock.now(), { status: 'failed' })
+        throw new AppError('validation_failed', 'the file is empty: it needs a header row naming the columns, then a row per subscription', { errors: [{ path: '/body', message: 'is empty' }] })
+      }
       if (batch.length > 0) await flush()
       return presentImport(await recordProgress(db, record.id, progress, clock.now(), { status: 'completed' }))
     } catch (error) {
-      if (error instanceof AppError && error.code === 'validation_failed' && !headerOk) throw error
-      // The rows before the failure are imported (each batch committed); running the file again finishes it.
-      progress.newErrors.push({ row: progress.rows + 1, code: 'import_stopped', detail: `the import stopped here: ${describe(error)}; the rows before were imported, and running the same file again imports the rest` })
+      if (error instanceof AppError && error.code === 'validation_failed' && (!headerOk || !headerSeen)) throw error
+      // The file stopped being readable: the rows read before it are still imported (a batch not yet
+      // written is written now), so the report says exactly what was; running the file again does the rest.
+      const reached = progress.rows + 1
+      let written = true
+      if (batch.length > 0) {
+        try {
+          await flush()
+        } catch {
+          written = false
+          progress.failed += batch.length
+          progress.newErrors.push(...batch.map((candidate) => ({ row: candidate.row, code: 'not_imported', detail: 'not imported: the import stopped before this row was written' })))
+          batch = []
+        }
+      }
+      progress.newErrors.push({ row: reached, code: 'import_stopped', detail: `the import stopped here: ${describe(error)}; ${written ? 'the rows before it were imported' : 'rows before it not yet written are listed as not_imported'}, and running the same file again imports the rest` })
       return presentImport(await recordProgress(db, record.id, progress, clock.now(), { status: 'failed' }))
     }
   }
@@ -167,7 +192,10 @@ export function createImportsService({ db, clock, events, matching, nativeColumn
       const inserts: Insertable<SubscriptionsTable>[] = []
       for (const row of matched) {
         const subscriber = subscribers.get(row.candidate.email)
-        if (!subscriber || 'conflict' in subscriber) {
+        // The email's subscriber is another platform customer's (an earlier row of this batch named another
+        // customer for the same email): never re-pointed, as a checkout never does.
+        const otherCustomer = subscriber && !('conflict' in subscriber) && row.platformCustomerId !== null && subscriber.platform_customer_id !== null && subscriber.platform_customer_id !== row.platformCustomerId
+        if (!subscriber || 'conflict' in subscriber || otherCustomer) {
           progress.failed++
           progress.newErrors.push({ row: row.candidate.row, column: 'email', code: 'customer_conflict', detail: `${row.candidate.email} is the email of a subscriber of another BigCommerce customer: an import never moves a subscriber to someone else's cards` })
           continue

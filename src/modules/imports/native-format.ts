@@ -1,8 +1,9 @@
 import type { PlanInterval } from '../../db/database.ts'
+import { periodBoundary } from '../../lib/calendar.ts'
 import { unguardCsvCell } from '../../lib/csv.ts'
 import { isCurrency, MAX_AMOUNT } from '../../lib/money.ts'
 import type { ImportRowError } from './imports.tables.ts'
-import { addressOf, MAX_EXTERNAL_ID, MAX_QUANTITY, RowReader, type Cells, type ParsedRow } from './import-row.ts'
+import { addressOf, MAX_EXTERNAL_ID, MAX_QUANTITY, RowReader, type Cells, type ImportedSchedule, type ParsedRow } from './import-row.ts'
 
 /**
  * The `native` format: the columns of this service's own subscriptions export
@@ -23,7 +24,7 @@ export function nativeHeaderErrors(header: readonly string[]): ImportRowError[] 
   return errors
 }
 
-export function parseNativeRow(exported: Cells, row: number): ParsedRow {
+export function parseNativeRow(exported: Cells, row: number, { timeZone, now }: { timeZone: string; now: Date }): ParsedRow {
   // The export writes a formula-like text cell with one leading ' (lib/csv.ts): read back, it is dropped.
   const cells = Object.fromEntries(Object.entries(exported).map(([column, value]) => [column, value === undefined ? value : unguardCsvCell(value)]))
   const reader = new RowReader(row, cells)
@@ -49,6 +50,9 @@ export function parseNativeRow(exported: Cells, row: number): ParsedRow {
   const prepaidRemaining = reader.integer('prepaid_cycles_remaining', 0, 120, null)
   const nextChargeAt = reader.time('next_charge_at')
   if (nextChargeAt === null && status === 'active') reader.fail('next_charge_at', 'required', 'is empty: an active subscription has a next charge')
+  // A renewal already due would be charged on the next pass: if the file is older than a renewal the old
+  // store made, that is a second charge for the same period. Export again, or move it later.
+  if (nextChargeAt && status === 'active' && nextChargeAt <= now) reader.fail('next_charge_at', 'in_past', 'is not after now: the store it came from charges renewals due until the cutover; export again after it stops, or reschedule it')
   const anchor = reader.time('billing_anchor_at')
   const periodIndex = reader.integer('period_index', -1, 100_000, -1)
   const periodStart = reader.time('current_period_start')
@@ -80,14 +84,17 @@ export function parseNativeRow(exported: Cells, row: number): ParsedRow {
       interval,
       intervalCount,
       prepaidCycles: prepaidTotal ?? null,
-      schedule: {
-        billing_anchor_at: anchor ?? nextChargeAt ?? null,
-        period_index: anchor ? (periodIndex ?? -1) : -1,
-        current_period_start: periodStart ?? null,
-        current_period_end: periodEnd ?? null,
-        next_charge_at: nextChargeAt ?? null,
-        prepaid_cycles_remaining: prepaidTotal ? (prepaidRemaining ?? prepaidTotal - 1) : null,
-      },
+      schedule: consistentSchedule(
+        {
+          billing_anchor_at: anchor ?? null,
+          period_index: periodIndex ?? -1,
+          current_period_start: periodStart ?? null,
+          current_period_end: periodEnd ?? null,
+          next_charge_at: nextChargeAt ?? null,
+          prepaid_cycles_remaining: prepaidTotal ? (prepaidRemaining ?? prepaidTotal - 1) : null,
+        },
+        { interval, intervalCount, timeZone },
+      ),
       status: status as 'active' | 'paused',
       pausedAt: status === 'paused' ? (pausedAt ?? null) : null,
       resumeAt: status === 'paused' ? (resumeAt ?? null) : null,
@@ -110,5 +117,38 @@ function prefixed(prefix: 'shipping' | 'billing') {
     postal_code: `${prefix}_postal_code`,
     country: `${prefix}_country`,
     phone: `${prefix}_phone`,
+  }
+}
+
+/**
+ * The file's dates when they keep the schedule's invariant (the next charge is the boundary after the
+ * current period and the prepaid cycles still to come, counted from the anchor: what an export of a
+ * subscription in good standing holds); otherwise a schedule rebuilt from the next charge alone, so a
+ * hand-edited row can never leave a subscription whose renewal cannot be placed (set aside, stuck).
+ */
+function consistentSchedule(file: ImportedSchedule, { interval, intervalCount, timeZone }: { interval: PlanInterval; intervalCount: number; timeZone: string }): ImportedSchedule {
+  const next = file.next_charge_at
+  if (next === null) return { ...file, billing_anchor_at: file.billing_anchor_at, current_period_start: null, current_period_end: null }
+  const remaining = file.prepaid_cycles_remaining ?? 0
+  const boundary = (anchor: Date, index: number) => periodBoundary(anchor, interval, intervalCount, index, timeZone)
+  const anchor = file.billing_anchor_at
+  if (
+    anchor &&
+    file.period_index >= -1 &&
+    file.period_index <= 10_000 &&
+    boundary(anchor, file.period_index + 1 + remaining).getTime() === next.getTime() &&
+    (file.period_index < 0 || (file.current_period_start?.getTime() === boundary(anchor, file.period_index).getTime() && file.current_period_end?.getTime() === boundary(anchor, file.period_index + 1).getTime()))
+  ) {
+    return file.period_index < 0 ? { ...file, current_period_start: file.current_period_start ?? boundary(next, -1), current_period_end: file.current_period_end ?? next } : file
+  }
+  // Rebuilt: the current period (or prepaid cycle) ends at the next boundary; the cycles still to come follow it.
+  const start = boundary(next, -(remaining + 1))
+  return {
+    billing_anchor_at: start,
+    period_index: 0,
+    current_period_start: start,
+    current_period_end: boundary(start, 1),
+    next_charge_at: next,
+    prepaid_cycles_remaining: file.prepaid_cycles_remaining,
   }
 }

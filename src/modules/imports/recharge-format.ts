@@ -130,15 +130,16 @@ export function parseRechargeRow(cells: Cells, row: number, { timeZone, now }: {
     reader.fail('charge_on_day_of_month', 'inconsistent_dates', `is ${dayOfMonth} but next_charge_date is on the ${nextCharge.day}: renewals here keep the day of the next charge, so make them agree`)
   }
   const today = DateTime.fromJSDate(now, { zone: timeZone }).startOf('day')
-  if (nextCharge && nextCharge < today) {
-    reader.fail('next_charge_date', 'in_past', 'is before today: a renewal the old system was due to charge is charged there; move it to a later date (Recharge advises at least three days after the cutover)')
+  // Today is refused too: its start has passed, so the renewal would be due at once, the day the old system may charge it.
+  if (nextCharge && nextCharge <= today) {
+    reader.fail('next_charge_date', 'in_past', 'is not after today: a renewal due today or earlier is the old system\'s to charge; move it to a later date (Recharge advises at least three days after the cutover)')
   }
 
   if (reader.errors.length > 0 || !externalId || !email || !price || !quantity || !chargeEvery || !chargeUnit || !nextCharge) return { errors: reader.errors }
 
   const interval = chargeUnit
   const intervalCount = block > 1 ? chargeEvery / block : chargeEvery
-  const schedule = scheduleOf(reader, { nextCharge: nextCharge.toJSDate(), lastCharge: lastCharge?.toJSDate() ?? null, interval, intervalCount, block, timeZone, now })
+  const schedule = scheduleOf(reader, { nextCharge: nextCharge.toJSDate(), lastCharge: lastCharge?.toJSDate() ?? null, interval, intervalCount, block, timeZone, now, dayOfMonth: interval === 'month' ? (dayOfMonth ?? null) : null })
   if (!schedule) return { errors: reader.errors }
   return {
     candidate: {
@@ -175,8 +176,20 @@ export function parseRechargeRow(cells: Cells, row: number, { timeZone, now }: {
  */
 function scheduleOf(
   reader: RowReader,
-  { nextCharge, lastCharge, interval, intervalCount, block, timeZone, now }: { nextCharge: Date; lastCharge: Date | null; interval: PlanInterval; intervalCount: number; block: number; timeZone: string; now: Date },
+  { nextCharge, lastCharge, interval, intervalCount, block, timeZone, now, dayOfMonth }: { nextCharge: Date; lastCharge: Date | null; interval: PlanInterval; intervalCount: number; block: number; timeZone: string; now: Date; dayOfMonth: number | null },
 ): ImportedSchedule | undefined {
+  const next = DateTime.fromJSDate(nextCharge, { zone: timeZone })
+  if (block === 1 && dayOfMonth !== null && dayOfMonth > next.day) {
+    // A day the next charge's month lacks (the 31st in February): the anchor is an earlier month that has
+    // it, so the renewals after return to it (Mar 31), as the calendar clamps and comes back.
+    for (let back = 1; back <= 12; back++) {
+      const month = next.minus({ months: back * intervalCount })
+      if (month.daysInMonth! < dayOfMonth) continue
+      const anchor = month.set({ day: dayOfMonth }).toJSDate()
+      if (periodBoundary(anchor, interval, intervalCount, back, timeZone).getTime() !== nextCharge.getTime()) break
+      return { billing_anchor_at: anchor, period_index: back - 1, current_period_start: periodBoundary(anchor, interval, intervalCount, back - 1, timeZone), current_period_end: nextCharge, next_charge_at: nextCharge, prepaid_cycles_remaining: null }
+    }
+  }
   if (block === 1) {
     return {
       billing_anchor_at: nextCharge,

@@ -51,10 +51,18 @@ export async function subscribersForImport(trx: Executor, storeId: string, wante
     .execute()
   const toInsert: Insertable<SubscribersTable>[] = []
   const toLink: { id: string; platformCustomerId: string }[] = []
+  // A customer already being created in this batch under another email: that subscriber (one per customer, as a checkout keeps).
+  const plannedEmailOfCustomer = new Map<string, string>()
+  const aliases = new Map<string, string>()
   for (const w of wanted) {
     const ofCustomer = w.platformCustomerId === null ? undefined : existing.find((s) => s.platform_customer_id === w.platformCustomerId)
     if (ofCustomer) {
       found.set(w.email, ofCustomer)
+      continue
+    }
+    const planned = w.platformCustomerId === null ? undefined : plannedEmailOfCustomer.get(w.platformCustomerId)
+    if (planned !== undefined) {
+      aliases.set(w.email, planned)
       continue
     }
     const ofEmail = existing.find((s) => s.email === w.email)
@@ -66,6 +74,7 @@ export async function subscribersForImport(trx: Executor, storeId: string, wante
       }
       continue
     }
+    if (w.platformCustomerId !== null) plannedEmailOfCustomer.set(w.platformCustomerId, w.email)
     toInsert.push({
       id: newId(),
       store_id: storeId,
@@ -92,6 +101,10 @@ export async function subscribersForImport(trx: Executor, storeId: string, wante
         found.set(row.email, w.platformCustomerId !== null && row.platform_customer_id !== null && row.platform_customer_id !== w.platformCustomerId ? { conflict: row } : row)
       }
     }
+  }
+  for (const [email, planned] of aliases) {
+    const subscriber = found.get(planned)
+    if (subscriber) found.set(email, subscriber)
   }
   return found
 }

@@ -484,8 +484,16 @@ export function createSubscriptionService({ db, clock, writes, instruments, vari
     },
 
     /** Moves the next renewal; the billing anchor moves with it (see scheduleFrom). */
-    reschedule(store: StoreRow, id: string, actor: Actor, input: { next_charge_at: string }) {
+    /**
+     * `ifNextChargeAt` (a bulk operation's): only if the renewal is still the one it picked, checked under
+     * the lock; a renewal made meanwhile (or a move already done) is 409, never moved again onto a period
+     * just paid.
+     */
+    reschedule(store: StoreRow, id: string, actor: Actor, input: { next_charge_at: string }, ifNextChargeAt?: Date | null) {
       return mutate(store, id, actor, ({ subscription, now }) => {
+        if (ifNextChargeAt !== undefined && (subscription.next_charge_at?.getTime() ?? null) !== (ifNextChargeAt?.getTime() ?? null)) {
+          throw new AppError('invalid_state', `its next renewal is no longer ${ifNextChargeAt?.toISOString() ?? 'unscheduled'} (now ${subscription.next_charge_at?.toISOString() ?? 'none'}): it renewed or moved since the operation chose it, so it is left as it is`)
+        }
         const at = requireRescheduleTime(store, input.next_charge_at, now)
         assertCanRenewNow(store, subscription, now, 'reschedule')
         return { set: scheduleFrom(subscription, at), events: ['subscription.rescheduled'] }

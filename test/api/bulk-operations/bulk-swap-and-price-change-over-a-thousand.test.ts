@@ -77,6 +77,22 @@ describe(`bulk operations over ${COUNT} subscriptions`, () => {
     assert.equal(await bulk().runStep(id), 'done', 'a finished operation does nothing more')
   })
 
+  test('a price change with notice runs on every target; the cancelled one is refused (409)', async () => {
+    const made = await post({ action: 'change_price', filter: {}, params: { amount: 1900, notice_days: 30 } })
+    assert.equal(made.statusCode, 202, made.body)
+    assert.equal(made.json.total, COUNT)
+    while ((await bulk().runStep(made.json.id)) === 'more');
+    const done = (await get(`/bulk-operations/${made.json.id}`)).json
+    assert.deepEqual([done.status, done.succeeded, done.failed], ['completed', COUNT - 1, 1])
+    assert.deepEqual((await get(`/bulk-operations/${made.json.id}/results?status=failed`)).json.data.map((r: any) => [r.subscription_id, r.code]), [[cancelled, 'invalid_state']])
+    const scheduled = await t.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('store_id', '=', shop.store.id).where('scheduled_amount', '=', 1900).executeTakeFirstOrThrow()
+    assert.equal(Number(scheduled.n), COUNT - 1)
+    const notices = await t.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('store_id', '=', shop.store.id).where('event_type', '=', 'subscription.price_change_scheduled').executeTakeFirstOrThrow()
+    assert.equal(Number(notices.n), COUNT - 1, 'one notice each (its email queued with it)')
+    const tooSoon = await post({ action: 'change_price', filter: {}, params: { amount: 2000, notice_days: 1 } })
+    assert.equal(tooSoon.statusCode, 400, "less notice than the store's setting is refused for the whole operation")
+  })
+
   test("a holiday's renewals move a day later, and only those", async () => {
     // The first 60 renewals fall within an hour of `start`: call that hour the holiday.
     const from = new Date(start.getTime() - 1)
@@ -91,5 +107,28 @@ describe(`bulk operations over ${COUNT} subscriptions`, () => {
       const was = s.next_charge_at!.getTime()
       assert.equal(after.get(s.id), was >= from.getTime() && was < to.getTime() ? was + DAY : was)
     }
+  })
+
+  test('a reschedule moves only the renewal it chose: one renewed meanwhile, or a run repeated after a crash, is refused', async () => {
+    const [a, b] = (await get(`/subscriptions?plan_id=${planB}&status=active&limit=2`)).json.data
+    const target = new Date(start.getTime() + 5 * DAY).toISOString()
+    const absolute = (await post({ action: 'reschedule', subscription_ids: [a.id], params: { next_charge_at: target } })).json
+    const shifted = (await post({ action: 'reschedule', subscription_ids: [b.id], params: { shift_days: 2 } })).json
+    // Before the worker reaches it, a's renewal is made (its next charge moves a period on, as a renewal's settlement does).
+    const renewedTo = new Date(new Date(a.next_charge_at).getTime() + 30 * DAY)
+    await t.db.updateTable('subscriptions').set({ next_charge_at: renewedTo }).where('id', '=', a.id).execute()
+    while ((await bulk().runStep(absolute.id)) === 'more');
+    const refused = (await get(`/bulk-operations/${absolute.id}/results`)).json.data
+    assert.deepEqual(refused.map((r: any) => [r.status, r.code]), [['failed', 'invalid_state']], 'not moved onto the period just paid')
+    assert.equal((await get(`/subscriptions/${a.id}`)).json.next_charge_at, renewedTo.toISOString())
+    // b is moved once; its item set back to pending (a crash after the move, before its outcome) is refused, not moved again.
+    while ((await bulk().runStep(shifted.id)) === 'more');
+    const moved = new Date(new Date(b.next_charge_at).getTime() + 2 * DAY).toISOString()
+    assert.equal((await get(`/subscriptions/${b.id}`)).json.next_charge_at, moved)
+    await t.db.updateTable('bulk_operation_items').set({ status: 'pending' }).where('operation_id', '=', shifted.id).execute()
+    await t.db.updateTable('bulk_operations').set({ status: 'running', finished_at: null }).where('id', '=', shifted.id).execute()
+    while ((await bulk().runStep(shifted.id)) === 'more');
+    assert.equal((await get(`/subscriptions/${b.id}`)).json.next_charge_at, moved, 'moved once')
+    assert.deepEqual((await get(`/bulk-operations/${shifted.id}/results`)).json.data.map((r: any) => r.code), ['invalid_state'])
   })
 })
