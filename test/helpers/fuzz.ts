@@ -575,11 +575,18 @@ export function expectationOf(parts: RequestParts): Expectation {
 
   // Path: undecodable escapes are a bad URL; decoded values are checked against their schemas.
   const pathValues: Record<string, string> = {}
+  let resolvedAway = false
   for (const param of op.pathParams) {
     const raw = parts.path[param.name] ?? ''
     const decoded = safeDecode(raw)
     if (decoded === undefined) {
       must('undecodable path', 'validation_failed', 'not_found')
+      continue
+    }
+    // `..` (or `%2e%2e`) as a whole segment is resolved by the URL before it is sent (WHATWG, and the
+    // inject helper alike): the request is for the parent path, which may be a resource of its own.
+    if ((decoded === '..' || decoded === '.') && op.path.endsWith(`{${param.name}}`)) {
+      resolvedAway = true
       continue
     }
     pathValues[param.name] = decoded
@@ -589,7 +596,7 @@ export function expectationOf(parts: RequestParts): Expectation {
     if (prefix && decoded.includes(UNKNOWN_ULID)) must('unknown id', 'not_found')
     if (decoded.length > 100) codes.add('not_found') // over-long segments may be refused by the router
   }
-  if (op.pathParams.length && !validator(paramAjv, objectSchemaOf(op.pathParams))(pathValues)) must('path schema', 'validation_failed', 'not_found')
+  if (op.pathParams.length && !resolvedAway && !validator(paramAjv, objectSchemaOf(op.pathParams))(pathValues)) must('path schema', 'validation_failed', 'not_found')
 
   // Query: parsed as the router does, then checked with coercion as Fastify does.
   const query = parseQuery(parts.query)
@@ -598,6 +605,9 @@ export function expectationOf(parts: RequestParts): Expectation {
   if (queryValues.some(mayLookLikeCard) || mayLookLikeCard(parts.query)) codes.add('card_data_rejected')
   if (!validator(paramAjv, objectSchemaOf(op.query))(structuredClone({ ...query }))) must('query schema', 'validation_failed')
   if (typeof query.cursor === 'string' && !isIssuedLikeCursor(query.cursor)) must('cursor not issued', 'validation_failed')
+
+  // X-Request-Id is echoed and logged: a NUL in it is refused before anything else (src/http/text-guard.ts).
+  if (parts.headers['x-request-id']?.includes('\u0000')) codes.add('validation_failed')
 
   // Headers the operation declares (Idempotency-Key on POST).
   const key = parts.headers['idempotency-key']
