@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test, type TestContext } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import type { Page } from 'playwright-core'
+import { adminClient, openSignedInConsole, screenshotAtWidths, skipWithoutChromium, type ConsoleSeed, type SignedInConsole } from '../helpers/browser.ts'
+import type { RunningServer } from '../helpers/server-process.ts'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts'
 
 /**
@@ -21,14 +21,12 @@ const ADA = 'ada.actors@example.com'
 const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 
 describe('who did what, and reactivation, in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
-  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let opened: SignedInConsole<string> | undefined
   let server: RunningServer
   let sink: SmtpSink
-  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-  let browser: Browser
   let page: Page
   let subscriptionId: string
-  const pageProblems: string[] = []
+  let pageProblems: string[]
   const admin = adminClient(() => server.origin, ADMIN_KEY)
 
   /**
@@ -36,7 +34,7 @@ describe('who did what, and reactivation, in the console', { skip: skipWithoutCh
    * subscriber in the portal, its (skipped) renewal passed by the renewal worker, cancelled by the
    * "Support bot" key.
    */
-  async function seed(): Promise<string> {
+  async function seed({ server, admin }: ConsoleSeed): Promise<string> {
     await admin('PATCH', '/store', { name: 'Kettle & Leaf', timezone: 'Europe/Berlin' })
     const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: 'leaf-tea', name: 'Leaf Tea' })
     const plan = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, name: 'Tin every month', amount: 1250, currency: 'USD', interval: 'month' })
@@ -65,23 +63,13 @@ describe('who did what, and reactivation, in the console', { skip: skipWithoutCh
 
   before(async () => {
     sink = await startSmtpSink()
-    web = await buildWebForTest()
-    database = await serverDatabase('sb-actors-')
-    const databaseEnv = database.env
-    server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, SMTP_URL: sink.url, LOG_LEVEL: 'error' })
-    ;[subscriptionId, browser] = await Promise.all([seed(), launchBrowser()])
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
-    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
-    page = await context.newPage()
-    watchPage(page, () => server.origin, { pageProblems })
+    opened = await openSignedInConsole({ databasePrefix: 'sb-actors-', storeHash: STORE_HASH, adminKey: ADMIN_KEY, timezoneId: 'America/Los_Angeles', env: { SMTP_URL: sink.url }, seed })
+    ;({ server, page, seeded: subscriptionId, pageProblems } = opened)
   })
 
   after(async () => {
-    await browser?.close()
-    await server?.stop()
+    await opened?.close()
     await sink?.close()
-    await database?.remove()
-    web?.cleanup()
   })
 
   const heading = () => page.getByRole('heading', { level: 1 })

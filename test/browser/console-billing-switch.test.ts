@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test, type TestContext } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import type { Page } from 'playwright-core'
+import { adminClient, openSignedInConsole, screenshotAtWidths, skipWithoutChromium, type ConsoleSeed, type SignedInConsole } from '../helpers/browser.ts'
+import type { RunningServer } from '../helpers/server-process.ts'
 
 /**
  * The cutover switch in the merchant console (CONTRACT section 16, `billing_enabled`): Settings turns
@@ -21,22 +21,20 @@ const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portl
 const BANNER = 'Billing is off for this store: nothing is charged, retried or reminded. Turn it on in Settings when the old system is off.'
 
 describe('the billing switch in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
-  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let opened: SignedInConsole<{ subscription: { id: string; next_charge_at: string }; declined: { id: string } }> | undefined
   let server: RunningServer
-  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-  let browser: Browser
   let page: Page
   let subscription: { id: string; next_charge_at: string }
   /** A second subscription whose renewal was declined before billing went off: in dunning. */
   let declined: { id: string }
-  const pageProblems: string[] = []
+  let pageProblems: string[]
   const admin = adminClient(() => server.origin, ADMIN_KEY)
 
   /**
    * One monthly subscription on a test store whose clock stands still (so the renewal falls due only when the
    * test moves it), and one whose card was declined at a renewal moved two hours on (in dunning when billing goes off).
    */
-  async function seed(): Promise<{ subscription: { id: string; next_charge_at: string }; declined: { id: string } }> {
+  async function seed({ admin }: ConsoleSeed): Promise<{ subscription: { id: string; next_charge_at: string }; declined: { id: string } }> {
     await admin('PATCH', '/store', { name: 'Kettle & Leaf', timezone: 'Europe/Berlin' })
     const now = await admin<{ now: string }>('GET', '/test-clock')
     await admin('POST', '/test-clock/advance', { to: new Date(Date.parse(now.now) + 60_000).toISOString() })
@@ -55,27 +53,13 @@ describe('the billing switch in the console', { skip: skipWithoutChromium, timeo
   }
 
   before(async () => {
-    web = await buildWebForTest()
-    database = await serverDatabase('sb-cutover-')
-    const databaseEnv = database.env
-    server = await startServer({ ...databaseEnv, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
-    // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
-    const [seeded, launched] = await Promise.allSettled([seed(), launchBrowser()])
-    if (launched.status === 'fulfilled') browser = launched.value
-    if (seeded.status === 'rejected') throw seeded.reason
-    if (launched.status === 'rejected') throw launched.reason
-    ;({ subscription, declined } = seeded.value)
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
-    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
-    page = await context.newPage()
-    watchPage(page, () => server.origin, { pageProblems })
+    opened = await openSignedInConsole({ databasePrefix: 'sb-cutover-', storeHash: STORE_HASH, adminKey: ADMIN_KEY, timezoneId: 'America/Los_Angeles', seed })
+    ;({ server, page, pageProblems } = opened)
+    ;({ subscription, declined } = opened.seeded)
   })
 
   after(async () => {
-    await browser?.close()
-    await server?.stop()
-    await database?.remove()
-    web?.cleanup()
+    await opened?.close()
   })
 
   const heading = () => page.getByRole('heading', { level: 1 })

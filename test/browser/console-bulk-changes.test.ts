@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test, type TestContext } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import type { Page } from 'playwright-core'
+import { adminClient, openSignedInConsole, screenshotAtWidths, skipWithoutChromium, type ConsoleSeed, type SignedInConsole } from '../helpers/browser.ts'
+import type { RunningServer } from '../helpers/server-process.ts'
 
 /**
  * The console's Bulk changes page (issue 27) in Chromium against the real service process, whose own
@@ -24,16 +24,14 @@ const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portl
 const storeDay = (ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms))
 
 describe('bulk changes in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
-  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let opened: SignedInConsole<{ planA: string; planB: string; cancelled: string }> | undefined
   let server: RunningServer
-  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-  let browser: Browser
   let page: Page
   let seeded: { planA: string; planB: string; cancelled: string }
-  const pageProblems: string[] = []
+  let pageProblems: string[]
   const admin = adminClient(() => server.origin, ADMIN_KEY)
 
-  async function seed(): Promise<{ planA: string; planB: string; cancelled: string }> {
+  async function seed({ admin }: ConsoleSeed): Promise<{ planA: string; planB: string; cancelled: string }> {
     await admin('PATCH', '/store', { name: 'Kettle & Leaf', timezone: ZONE })
     const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: 'leaf-tea', name: 'Leaf Tea' })
     const planA = await admin<{ id: string }>('POST', '/plans', { product_id: product.id, name: 'Tin every month', amount: 1250, currency: 'USD', interval: 'month' })
@@ -51,26 +49,12 @@ describe('bulk changes in the console', { skip: skipWithoutChromium, timeout: 12
   }
 
   before(async () => {
-    web = await buildWebForTest()
-    database = await serverDatabase('sb-bulk-')
-    server = await startServer({ ...database.env, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
-    // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
-    const [made, launched] = await Promise.allSettled([seed(), launchBrowser()])
-    if (launched.status === 'fulfilled') browser = launched.value
-    if (made.status === 'rejected') throw made.reason
-    if (launched.status === 'rejected') throw launched.reason
-    seeded = made.value
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'America/Los_Angeles' })
-    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
-    page = await context.newPage()
-    watchPage(page, () => server.origin, { pageProblems })
+    opened = await openSignedInConsole({ databasePrefix: 'sb-bulk-', storeHash: STORE_HASH, adminKey: ADMIN_KEY, timezoneId: 'America/Los_Angeles', seed })
+    ;({ server, page, seeded, pageProblems } = opened)
   })
 
   after(async () => {
-    await browser?.close()
-    await server?.stop()
-    await database?.remove()
-    web?.cleanup()
+    await opened?.close()
   })
 
   const heading = () => page.getByRole('heading', { level: 1 })

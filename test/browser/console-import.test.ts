@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { after, before, describe, test, type TestContext } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { adminClient, buildWebForTest, launchBrowser, screenshotAtWidths, serverDatabase, skipWithoutChromium, watchPage } from '../helpers/browser.ts'
-import { startServer, type RunningServer } from '../helpers/server-process.ts'
+import type { Page } from 'playwright-core'
+import { adminClient, openSignedInConsole, screenshotAtWidths, skipWithoutChromium, type ConsoleSeed, type SignedInConsole } from '../helpers/browser.ts'
+import type { RunningServer } from '../helpers/server-process.ts'
 
 /**
  * The console's Import page (issue 27) in Chromium against the real service process: a Recharge file
@@ -22,43 +22,28 @@ const HEADER = 'subscription_id,email,first_name,last_name,product_title,externa
 const row = (id: number, email: string, next: string, productId = '501') => `${id},${email},Ada,Lovelace,Leaf Tea,${productId},12.50,1,1,month,${next},pi_visa_ok,migrated`
 
 describe('the import page in the console', { skip: skipWithoutChromium, timeout: 120_000 }, () => {
-  let web: Awaited<ReturnType<typeof buildWebForTest>>
+  let opened: SignedInConsole<void> | undefined
   let server: RunningServer
-  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-  let browser: Browser
   let page: Page
-  const pageProblems: string[] = []
+  let pageProblems: string[]
   const admin = adminClient(() => server.origin, ADMIN_KEY)
   const nextCharge = new Date(Date.now() + 10 * DAY).toISOString().slice(0, 10)
   // Two good rows and one naming a product the catalogue does not have (row 4: the header is row 1).
   const small = [HEADER, row(70001, 'ada.import@example.com', nextCharge), row(70002, 'grace.import@example.com', nextCharge), row(70003, 'mystery@example.com', nextCharge, '999')].join('\r\n') + '\r\n'
 
-  async function seed(): Promise<void> {
+  async function seed({ admin }: ConsoleSeed): Promise<void> {
     await admin('PATCH', '/store', { name: 'Kettle & Leaf' })
     const product = await admin<{ id: string }>('POST', '/products', { platform_product_id: '501', name: 'Leaf Tea' })
     await admin('POST', '/plans', { product_id: product.id, name: 'Tin every month', amount: 1250, currency: 'USD', interval: 'month' })
   }
 
   before(async () => {
-    web = await buildWebForTest()
-    database = await serverDatabase('sb-import-')
-    server = await startServer({ ...database.env, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: STORE_HASH, BOOTSTRAP_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' })
-    // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
-    const [seeded, launched] = await Promise.allSettled([seed(), launchBrowser()])
-    if (launched.status === 'fulfilled') browser = launched.value
-    if (seeded.status === 'rejected') throw seeded.reason
-    if (launched.status === 'rejected') throw launched.reason
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId: 'UTC' })
-    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), ADMIN_KEY)
-    page = await context.newPage()
-    watchPage(page, () => server.origin, { pageProblems })
+    opened = await openSignedInConsole({ databasePrefix: 'sb-import-', storeHash: STORE_HASH, adminKey: ADMIN_KEY, timezoneId: 'UTC', seed })
+    ;({ server, page, pageProblems } = opened)
   })
 
   after(async () => {
-    await browser?.close()
-    await server?.stop()
-    await database?.remove()
-    web?.cleanup()
+    await opened?.close()
   })
 
   const heading = () => page.getByRole('heading', { level: 1 })

@@ -8,6 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { buildWeb } from '../../src/web-build/build-web.ts'
 import { createTestDatabase, onPostgres, scratchUrl } from './database.ts'
 import { newDataDir } from './data-dir.ts'
+import { startServer, type RunningServer } from './server-process.ts'
 
 /** Debian's chromium (`apt-get install -y chromium`); .ci/run installs it when missing. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -50,6 +51,8 @@ export function adminClient(origin: () => string, key: string) {
     return (text ? JSON.parse(text) : undefined) as T
   }
 }
+
+export type AdminClient = ReturnType<typeof adminClient>
 
 /**
  * Collects what a page must never do: requests to any origin but the service's (`foreignRequests`,
@@ -119,4 +122,73 @@ export async function signInToConsole(page: Page, origin: string, adminKey: stri
   await page.getByLabel('Admin API key').fill(adminKey)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('heading', { level: 1 }).filter({ hasText: 'Overview' }).waitFor()
+}
+
+/** What a console suite's seed is given: the started service and its admin API (the suite's own `server` is not set yet). */
+export interface ConsoleSeed {
+  server: RunningServer
+  admin: AdminClient
+}
+
+/** A service process with the console built, seeded, and a page on it already signed in (see openSignedInConsole). */
+export interface SignedInConsole<T> {
+  server: RunningServer
+  browser: Browser
+  /** 1440 x 900, en-US, in the suite's time zone, watched by watchPage. */
+  page: Page
+  database: Awaited<ReturnType<typeof serverDatabase>>
+  /** What the seed returned. */
+  seeded: T
+  /** Script and console errors of the page so far (watchPage). */
+  pageProblems: string[]
+  /** Closes the browser, stops the service, removes its data and the built web. */
+  close(): Promise<void>
+}
+
+/**
+ * For a console suite's `before`: builds the web, starts the service on a database of its own
+ * (`databasePrefix`, see serverDatabase) with the store `storeHash` and its bootstrap `adminKey`
+ * (`env` added), seeds it while Chromium launches, and opens a page whose console session is the
+ * admin key (in sessionStorage, as signing in leaves it) so no test has to sign in. What it started
+ * is closed again when any step fails; else `close()` in the suite's `after`.
+ */
+export async function openSignedInConsole<T>({ databasePrefix, storeHash, adminKey, timezoneId, env = {}, seed }: {
+  databasePrefix: string
+  storeHash: string
+  adminKey: string
+  /** The browser's zone (the store's own zone is the seed's to set). */
+  timezoneId: string
+  env?: Record<string, string>
+  seed: (started: ConsoleSeed) => Promise<T>
+}): Promise<SignedInConsole<T>> {
+  let web: Awaited<ReturnType<typeof buildWebForTest>> | undefined
+  let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
+  let server: RunningServer | undefined
+  let browser: Browser | undefined
+  const close = async () => {
+    await browser?.close()
+    await server?.stop()
+    await database?.remove()
+    web?.cleanup()
+  }
+  try {
+    web = await buildWebForTest()
+    database = await serverDatabase(databasePrefix)
+    server = await startServer({ ...database.env, WEB_DIST_DIR: web.dir, SEED_DEMO_DATA: 'false', BOOTSTRAP_STORE_HASH: storeHash, BOOTSTRAP_ADMIN_API_KEY: adminKey, LOG_LEVEL: 'error', ...env })
+    const started = server
+    // Settled both ways, so a failed seed still leaves the browser to close (else the process waits on it).
+    const [made, launched] = await Promise.allSettled([seed({ server: started, admin: adminClient(() => started.origin, adminKey) }), launchBrowser()])
+    if (launched.status === 'fulfilled') browser = launched.value
+    if (made.status === 'rejected') throw made.reason
+    if (launched.status === 'rejected') throw launched.reason
+    const context = await launched.value.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US', timezoneId })
+    await context.addInitScript((token: string) => sessionStorage.setItem('console.session', JSON.stringify({ token, expiresAt: null, via: 'api_key' })), adminKey)
+    const page = await context.newPage()
+    const pageProblems: string[] = []
+    watchPage(page, () => started.origin, { pageProblems })
+    return { server, browser: launched.value, page, database, seeded: made.value, pageProblems, close }
+  } catch (error) {
+    await close()
+    throw error
+  }
 }
