@@ -42,6 +42,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Billing', description: 'Renewal charge attempts and their outcomes (admin API key)' },
         { name: 'Test clock', description: "A test-mode store's own clock: move it forward and the due work runs (admin API key)" },
         { name: 'Analytics', description: 'MRR, churn, dunning recovery and revenue over a window, per currency (admin API key)' },
+        { name: 'Imports', description: 'Subscriptions from a CSV file (Recharge columns or this service\'s export): a dry run, then the import; idempotent by external id (admin API key)' },
+        { name: 'Bulk operations', description: 'One action over many subscriptions, run by the worker with progress and per-subscription results (admin API key)' },
         { name: 'Exports', description: 'Subscriptions (the native import format), charges and subscribers as CSV, streamed, with the lists\' filters (admin API key)' },
         { name: 'Portal sign-in', description: 'Magic-link sign-in for subscribers: ask for a link, exchange its token for a session, sign out' },
         { name: 'Portal', description: "The signed-in subscriber's own profile and subscriptions (portal session token)" },

@@ -159,6 +159,8 @@ describe('console figures and plan names in a real browser', { skip: skipWithout
     await page.goto(`${server.origin}/console/catalogue`)
     await heading().filter({ hasText: 'Catalogue' }).waitFor()
     const plans = page.locator('table', { has: page.locator('caption', { hasText: 'Plans' }) })
+    // The heading is drawn before the plans arrive: read the rows once the table has them.
+    await plans.locator('tbody tr').nth(3).waitFor()
     const rows = (await plans.locator('tbody tr').allInnerTexts()).map((text) => text.split('\t').slice(0, 3).join(' | ').trim())
     assert.deepEqual(rows.slice(0, 4), [
       'Darjeeling Tea | Every month | $12.50 every month',

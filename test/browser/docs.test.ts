@@ -85,7 +85,8 @@ describe('the API reference page in a real browser', { skip: skipWithoutChromium
       assert.ok((await page.locator('.opblock-tag').count()) >= 10)
       await screenshot(page, `docs-${width}.png`, t)
 
-      // An operation opened: its example names the demo store that npm start seeds.
+      // An operation opened (its tag first: tags start folded): its example names the demo store that npm start seeds.
+      await page.locator('.opblock-tag', { hasText: 'Portal sign-in' }).first().click()
       const requestLink = page.locator('#operations-Portal_sign-in-requestPortalLink, [id^="operations-Portal_sign-in-"]').filter({ hasText: '/api/v1/portal/auth/request-link' }).first()
       await requestLink.locator('.opblock-summary').first().click()
       const example = requestLink.locator('.body-param__example, .highlight-code, .example').first()

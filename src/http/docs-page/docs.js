@@ -9,7 +9,8 @@ window.addEventListener('DOMContentLoaded', function () {
     layout: 'BaseLayout',
     presets: [window.SwaggerUIBundle.presets.apis],
     deepLinking: true,
-    docExpansion: 'list',
+    // Tags start folded: expanded, Swagger UI stops rendering after the first tags once the document passes about 130 operations.
+    docExpansion: 'none',
     defaultModelsExpandDepth: 0,
     filter: true,
     displayRequestDuration: true,

@@ -133,8 +133,19 @@ const signedOut = await signInSubscriber(app, db, shopA.store.id, subscriberA1)
   assert.equal(logout.statusCode, 204, `fixtures: logout failed: ${logout.body}`)
 }
 
+// A price change, an import (a dry run: it writes nothing else) and a bulk operation of the first store.
+const priceChangeA = await call(app, { method: 'POST', url: `/api/v1/admin/plans/${catalogA.plans.monthly.id}/price-change`, headers: shopA.auth, payload: { amount: catalogA.plans.monthly.amount + 100, applies_to: 'new_subscriptions' } })
+assert.ok(priceChangeA.statusCode < 300, `fixtures: price change failed: ${priceChangeA.body}`)
+const importA = await call(app, { method: 'POST', url: '/api/v1/admin/imports?format=native&dry_run=true', headers: { ...shopA.auth, 'content-type': 'text/csv' }, payload: 'external_id,email,status,quantity,amount,currency,interval,interval_count,next_charge_at,plan_id\n' })
+assert.equal(importA.statusCode, 201, `fixtures: import failed: ${importA.body}`)
+const bulkA = await call(app, { method: 'POST', url: '/api/v1/admin/bulk-operations', headers: shopA.auth, payload: { action: 'resume', subscription_ids: [subA1.id] } })
+assert.equal(bulkA.statusCode, 202, `fixtures: bulk operation failed: ${bulkA.body}`)
+
 /** Real ids of the first subscriber's / first store's resources, by id prefix. */
 const realIds: Record<string, string> = {
+  pc: priceChangeA.json.id,
+  imp: importA.json.id,
+  bulk: bulkA.json.id,
   store: shopA.store.id,
   key: adminKeyIdA,
   prod: catalogA.product.id,
