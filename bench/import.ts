@@ -27,7 +27,7 @@ import { writeNativeFile, writeRechargeFile } from './lib/import-files.ts'
 import { machineSummary, markdownTable, type Align } from './lib/report.ts'
 import { readBenchOptions } from './lib/settings.ts'
 import { StatementProfiler, type CompileStatement } from './lib/statement-profiler.ts'
-import { profileCpu, type CpuBreakdown } from './lib/webhook-cpu-profile.ts'
+import { cpuTables, profileCpu, type CpuBreakdown } from './lib/webhook-cpu-profile.ts'
 import { testModules } from '../test/helpers/modules.ts'
 
 const TARGETS = {
@@ -422,19 +422,7 @@ async function profileImport(bench: DatabaseBench<Settings>, dir: string): Promi
     ...statements(baselineProfiler, baseline.seconds, 'Baseline'),
     `The import's CPU in this process (V8 sampling profiler, ${cpu.totalMs.toFixed(0)} ms of samples, ${perRow(cpu.totalMs)} µs per row${bench.engine === 'pglite' ? ', PGlite included' : ''}; profile in ${cpu.file}), self time by area:`,
     '',
-    markdownTable(
-      ['area', 'ms', 'µs per row', 'share'],
-      cpu.byArea.slice(0, 14).map(({ area, ms }) => [area, ms.toFixed(0), perRow(ms), `${((100 * ms) / cpu.totalMs).toFixed(0)}%`]),
-      ['left', 'right', 'right', 'right'],
-    ),
-    '',
-    'Heaviest functions by self time:',
-    '',
-    markdownTable(
-      ['function', 'ms', 'share'],
-      cpu.byFunction.slice(0, 12).map(({ name, ms }) => [`\`${name}\``, ms.toFixed(0), `${((100 * ms) / cpu.totalMs).toFixed(0)}%`]),
-      ['left', 'right', 'right'],
-    ),
+    ...cpuTables(cpu, n, 'row'),
     '',
   ].join('\n')
 }

@@ -24,7 +24,7 @@ import { runBench } from './lib/harness.ts'
 import { machineSummary, markdownTable } from './lib/report.ts'
 import { readBenchOptions } from './lib/settings.ts'
 import { StatementProfiler } from './lib/statement-profiler.ts'
-import { profileCpu } from './lib/webhook-cpu-profile.ts'
+import { cpuTables, profileCpu } from './lib/webhook-cpu-profile.ts'
 import { now, startReceivers, type ReceiverLog, type Receivers } from './lib/webhook-receivers.ts'
 import { insertBacklog, produceSteady, timedDispatcher, type CommitTimes, type PassStats } from './lib/webhook-workload.ts'
 import { testModules } from '../test/helpers/modules.ts'
@@ -465,19 +465,7 @@ async function profileDispatcher(db: Db, store: StoreRow, template: Record<strin
     '',
     `This process's CPU over the drain (V8 sampling profiler; ${breakdown.totalMs.toFixed(0)} ms of samples, ${((1000 * breakdown.totalMs) / deliveries).toFixed(0)} µs per delivery, besides ${breakdown.overheadMs.toFixed(0)} ms in the inspector itself; profile in ${breakdown.file}), self time by area:`,
     '',
-    markdownTable(
-      ['area', 'ms', 'µs per delivery', 'share'],
-      breakdown.byArea.slice(0, 14).map(({ area, ms }) => [area, ms.toFixed(0), ((1000 * ms) / deliveries).toFixed(1), `${((100 * ms) / breakdown.totalMs).toFixed(0)}%`]),
-      ['left', 'right', 'right', 'right'],
-    ),
-    '',
-    'Heaviest functions by self time:',
-    '',
-    markdownTable(
-      ['function', 'ms', 'share'],
-      breakdown.byFunction.slice(0, 12).map(({ name, ms }) => [`\`${name}\``, ms.toFixed(0), `${((100 * ms) / breakdown.totalMs).toFixed(0)}%`]),
-      ['left', 'right', 'right'],
-    ),
+    ...cpuTables(breakdown, deliveries, 'delivery'),
     '',
     `Signing one ${payload.length}-byte body: the dispatcher's signatureHeader (node:crypto, key imported once) ${viaDispatcher.toFixed(1)} µs; standardwebhooks (fast-sha256, pure JS) ${viaLibrary.toFixed(1)} µs; node:crypto createHmac with a raw key each time ${viaCrypto.toFixed(1)} µs; identical output: ${same}.`,
     '',

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { markdownTable } from './report.ts'
 
 interface ProfileNode {
   id: number
@@ -90,4 +91,27 @@ function summarise(profile: Profile, file: string): CpuBreakdown {
     byArea: sorted(areas).map(({ key, ms }) => ({ area: key, ms })),
     byFunction: sorted(functions).slice(0, 15).map(({ key, ms }) => ({ name: key, ms })),
   }
+}
+
+/**
+ * A profile's two tables, as the benches print them: self time by area and the heaviest functions,
+ * each area also per unit of work (`count` of them: deliveries, rows).
+ */
+export function cpuTables(breakdown: CpuBreakdown, count: number, unit: string): string[] {
+  const share = (ms: number) => `${((100 * ms) / breakdown.totalMs).toFixed(0)}%`
+  return [
+    markdownTable(
+      ['area', 'ms', `µs per ${unit}`, 'share'],
+      breakdown.byArea.slice(0, 14).map(({ area, ms }) => [area, ms.toFixed(0), ((1000 * ms) / count).toFixed(1), share(ms)]),
+      ['left', 'right', 'right', 'right'],
+    ),
+    '',
+    'Heaviest functions by self time:',
+    '',
+    markdownTable(
+      ['function', 'ms', 'share'],
+      breakdown.byFunction.slice(0, 12).map(({ name, ms }) => [`\`${name}\``, ms.toFixed(0), share(ms)]),
+      ['left', 'right', 'right'],
+    ),
+  ]
 }
