@@ -171,7 +171,6 @@ export function createServices({ database, config, clock = systemClock, log, mai
       resume: (...args) => subscriptionActions.resume(...args),
       cancel: (...args) => subscriptionActions.cancel(...args),
       reschedule: (...args) => subscriptionActions.reschedule(...args),
-      get: (...args) => subscriptionActions.get(...args),
       applyDiscount: (store, id, actor, code) => discounts.service.applyToSubscription(store, id, actor, code),
       changePrice: (store, id, actor, input) => priceChanges.service.changeSubscriptionPrice(store, id, actor, input),
     },

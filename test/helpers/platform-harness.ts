@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
-import { createGatewayResolver, type RenewalEngine } from '../../src/modules/billing/index.ts'
+import { createGatewayResolver, type RenewalEngine, type RenewalEngineOptions } from '../../src/modules/billing/index.ts'
 import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient } from '../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from './bigcommerce-simulator.ts'
 import { testModules } from './modules.ts'
@@ -17,7 +17,8 @@ export interface PlatformHarness {
   sim: BigCommerceSimulator
   t: TestApp
   client: PlatformClient
-  engineAt(at: string): RenewalEngine
+  /** The engine at a fixed time; `options` override the engine's own (concurrency, the lease clock). */
+  engineAt(at: string, options?: Partial<Pick<RenewalEngineOptions, 'concurrency' | 'leaseClock'>>): RenewalEngine
   beforeCall: ((path: string, method: string) => void) | undefined
   /** A live store on the simulator, connected with its own token (`scopes` limits the token). */
   connectedStore(hash: string, options?: { scopes?: string[] }): Promise<StoreWithKey>
@@ -36,7 +37,7 @@ export async function startPlatformHarness(): Promise<PlatformHarness> {
     t,
     client,
     beforeCall: undefined,
-    engineAt: (at) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways }),
+    engineAt: (at, options = {}) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways, ...options }),
     async connectedStore(hash, options = {}) {
       const token = `${hash}-token-SECRET`
       sim.addStore({ hash, accessToken: token, ...(options.scopes ? { scopes: options.scopes } : {}) })

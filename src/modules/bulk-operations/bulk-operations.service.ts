@@ -26,7 +26,6 @@ export interface BulkActionRunners {
   resume: SubscriptionService['resume']
   cancel: SubscriptionService['cancel']
   reschedule: SubscriptionService['reschedule']
-  get: SubscriptionService['get']
   applyDiscount(store: StoreRow, id: string, actor: Actor, code: string): Promise<unknown>
   /** The price change with notice of one subscription (module price-changes). */
   changePrice(store: StoreRow, id: string, actor: Actor, input: { amount: number; notice_days?: number | undefined }): Promise<unknown>

@@ -97,7 +97,8 @@ export function createImportsService({ db, clock, events, matching, nativeColumn
       const rows = batch
       batch = []
       await writeBatch(store, request, record.id, rows, progress, seen, match)
-      request.onProgress?.(presentImport(await findImport(db, store.id, record.id).then((row) => row!)))
+      // Read back only for a listener (the CLI's bar): the API's progress is the row itself.
+      if (request.onProgress) request.onProgress(presentImport((await findImport(db, store.id, record.id))!))
     }
 
     try {
