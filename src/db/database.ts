@@ -9,7 +9,7 @@ import type { MagicLinkTokensTable, RevokedSessionsTable } from '../modules/port
 import type { ServiceSecretsTable } from './service-secrets.tables.ts'
 import type { ChargesTable, RefundsTable, TestGatewayRefundsTable, TestGatewayChargesTable } from '../modules/billing/billing.tables.ts'
 import type { WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookAttemptsTable } from '../modules/webhooks/webhooks.tables.ts'
-import type { PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
+import type { PlatformBudgetsTable, PlatformConnectionsTable } from '../modules/platform/platform.tables.ts'
 import type { PlatformWebhookReceiptsTable } from '../modules/storefront-orders/storefront-orders.tables.ts'
 import type { RetentionSavesTable } from '../modules/retention/retention.tables.ts'
 import type { NotificationsTable } from '../modules/notifications/notifications.tables.ts'
@@ -56,6 +56,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  platform_budgets: PlatformBudgetsTable
   platform_connections: PlatformConnectionsTable
   platform_webhook_receipts: PlatformWebhookReceiptsTable
   retention_saves: RetentionSavesTable

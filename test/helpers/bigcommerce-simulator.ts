@@ -53,7 +53,15 @@
  * Behaviour switches: declineNextPayment, nextPaymentPending, declineNextRefund, rateLimitNext (429
  * with the rate headers of §0 "Rate limits"), failNext (5xx before or after processing),
  * holdNextAnswer (time out after processing), loseNextAnswer (destroy the socket after processing),
- * setLatency, and `options` (points the reference leaves open, see context.ts SimOptions).
+ * setLatency, setRateLimit (a store's quota, enforced), and `options` (points the reference leaves
+ * open, see context.ts SimOptions).
+ *
+ * Rate limits (§0): each store's api-host requests are counted in a fixed window of its own, which
+ * starts at the first request after the previous one ended, and every api answer carries the
+ * `X-Rate-Limit-*` headers of that window. By default the quota reported is DEFAULT_QUOTA and is never
+ * enforced, so a service that budgets its calls from the headers is not slowed in ordinary tests;
+ * setRateLimit gives a store a real quota, and a request over it answers 429 (Left 0, X-Retry-After)
+ * and does nothing.
  * Store setup for checkouts: setShippingOptions (zones; default one `Ground` 5.99 everywhere),
  * setTaxRates (default none), setInventory (stock at any time).
  */
@@ -185,13 +193,36 @@ interface ArmedFault {
   remaining: number
 }
 
-/** §0 "Rate limits": a 30 s window, 150 requests (Standard/Plus). */
+/** §0 "Rate limits": a 30 s window, 150 requests (Standard/Plus); what an armed rateLimitNext 429 reports. */
 const WINDOW_MS = 30_000
 const QUOTA = 150
+/**
+ * The quota a store without setRateLimit reports (never enforced). Far above what any test or bench
+ * sends one store in a window (a 1,600-renewal bench is ~16,000 calls), so a budget kept from the
+ * headers never waits in them; a real quota is what setRateLimit is for.
+ */
+export const DEFAULT_QUOTA = 1_000_000
+
+/** A store's enforced quota: `quota` api-host requests per fixed window of `windowMs`. */
+export interface RateLimit {
+  quota: number
+  windowMs: number
+}
+
+interface StoreWindow {
+  start: number
+  count: number
+  /** Set by setRateLimit: enforced. */
+  limit: RateLimit | null
+  /** Requests refused by the enforced limit (not the armed rateLimitNext ones). */
+  refused: number
+}
 
 export interface RequestRecord {
   at: Date
   host: Host | 'unknown'
+  /** The store hash of an api or payments request, once known. */
+  store?: string
   operation: string
   method: string
   url: string
@@ -205,6 +236,8 @@ export interface BigCommerceSimulatorOptions {
   options?: Partial<SimOptions>
   /** Timeout of one webhook delivery. Default 5000 ms. */
   webhookTimeoutMs?: number
+  /** The clock of the rate-limit windows, in ms (tests move it instead of sleeping). Default Date.now. */
+  rateLimitNow?: () => number
 }
 
 export interface BigCommerceSimulator {
@@ -255,6 +288,8 @@ export interface BigCommerceSimulator {
   doubleCharges(): SimOrder[]
   /** Answers held by holdNextAnswer and not yet released. */
   readonly heldAnswers: number
+  /** Requests of the store refused by its enforced rate limit (429). */
+  rateLimited(storeHash: string): number
 
   // switches
   setLatency(ms: number, operation?: string): void
@@ -264,6 +299,11 @@ export interface BigCommerceSimulator {
   nextPaymentPending(): void
   /** The next refund is accepted (201) and its payment `is_declined` (refunds are asynchronous, §5.2). */
   declineNextRefund(): void
+  /**
+   * Enforces `limit` on the store's api-host requests from now (a fresh window), or with null goes back
+   * to the default: counted and reported with DEFAULT_QUOTA per 30 s, never refused.
+   */
+  setRateLimit(storeHash: string, limit: RateLimit | null): void
   /** The next `n` requests (of a host / operation) answer 429 (§0 "Rate limits"). */
   rateLimitNext(n: number, opts?: { resetMs?: number; withHeaders?: boolean; host?: Host; operation?: string }): void
   /** The next `times` requests of `operation` answer `status`; after processing by default (the work is done). */
@@ -315,8 +355,8 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
   const pendingWebhooks = new Set<Promise<unknown>>()
   let fixedNow: Date | undefined
   let webhookOrigin: string | undefined
-  let windowStart = Date.now()
-  let windowCount = 0
+  const rateNow = init.rateLimitNow ?? Date.now
+  const windows = new Map<string, StoreWindow>()
 
   const app: SimApp = {
     clientId: init.app?.clientId ?? 'sim-client-id',
@@ -392,19 +432,36 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
     return armed.fault
   }
 
-  function rateHeaders(): Record<string, string> {
-    const now = Date.now()
-    if (now - windowStart >= WINDOW_MS) {
-      windowStart = now
-      windowCount = 0
+  function windowOf(hash: string): StoreWindow {
+    let window = windows.get(hash)
+    if (!window) windows.set(hash, (window = { start: Number.NEGATIVE_INFINITY, count: 0, limit: null, refused: 0 }))
+    return window
+  }
+
+  /**
+   * Counts one api-host request in the store's window and answers its rate headers, or, over an
+   * enforced quota, the 429's headers (the refused request is not counted: it did nothing).
+   */
+  function rateLimit(hash: string): { headers: Record<string, string>; refused: boolean } {
+    const window = windowOf(hash)
+    const { quota, windowMs } = window.limit ?? { quota: DEFAULT_QUOTA, windowMs: WINDOW_MS }
+    const now = rateNow()
+    if (now - window.start >= windowMs) {
+      window.start = now
+      window.count = 0
     }
-    windowCount++
-    return {
-      'X-Rate-Limit-Time-Window-Ms': String(WINDOW_MS),
-      'X-Rate-Limit-Time-Reset-Ms': String(WINDOW_MS - (now - windowStart)),
-      'X-Rate-Limit-Requests-Quota': String(QUOTA),
-      'X-Rate-Limit-Requests-Left': String(Math.max(0, QUOTA - windowCount)),
+    const resetMs = Math.max(0, window.start + windowMs - now)
+    const refused = window.limit !== null && window.count >= quota
+    if (refused) window.refused++
+    else window.count++
+    const headers: Record<string, string> = {
+      'X-Rate-Limit-Time-Window-Ms': String(windowMs),
+      'X-Rate-Limit-Time-Reset-Ms': String(resetMs),
+      'X-Rate-Limit-Requests-Quota': String(quota),
+      'X-Rate-Limit-Requests-Left': String(Math.max(0, quota - window.count)),
     }
+    if (refused) headers['X-Retry-After'] = String(Math.ceil(resetMs / 1000))
+    return { headers, refused }
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -457,6 +514,7 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
         const storeMatch = /^\/stores\/([^/]+)(\/.*)$/.exec(rest)
         if (!storeMatch) throw new Refusal(404, 'route', `Expected /stores/{store_hash}/... on the ${host} host`)
         store = core.stores.get(storeMatch[1]!)
+        record.store = storeMatch[1]!
         rest = storeMatch[2]!
         if (host === 'api') style = rest.startsWith('/v2/') ? 'v2' : 'v3'
         else style = 'payments'
@@ -477,7 +535,11 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
       const m = found.path.exec(rest)!
       const params = Object.fromEntries(found.params.map((name, i) => [name, decodeURIComponent(m[i + 1]!)]))
 
-      if (host === 'api') extraHeaders = rateHeaders()
+      if (host === 'api') {
+        const counted = rateLimit(store!.hash)
+        extraHeaders = counted.headers
+        if (counted.refused) return answer({ status: 429, body: errorBody(style, new Refusal(429, 'state', 'You have exceeded the API rate limit')) })
+      }
       // 429 switch (§0 "Rate limits"; RATE: with the headers, or bare under heavy load).
       const limited = takeFault(host, operation, (f) => f.kind === 'rate-limit')
       if (limited?.kind === 'rate-limit') {
@@ -673,6 +735,7 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
     get heldAnswers() {
       return held.size
     },
+    rateLimited: (hash) => windows.get(hash)?.refused ?? 0,
 
     setLatency(ms, operation = '*') {
       latency.set(operation, ms)
@@ -685,6 +748,16 @@ export async function startBigCommerceSimulator(init: BigCommerceSimulatorOption
     },
     declineNextRefund() {
       core.refundDeclines++
+    },
+    setRateLimit(hash, limit) {
+      storeOf(hash)
+      if (limit && !(Number.isInteger(limit.quota) && limit.quota > 0 && Number.isInteger(limit.windowMs) && limit.windowMs > 0)) {
+        throw new Error('A rate limit is a whole quota > 0 per a whole windowMs > 0')
+      }
+      const window = windowOf(hash)
+      window.limit = limit
+      window.start = Number.NEGATIVE_INFINITY
+      window.count = 0
     },
     rateLimitNext(n, opts = {}) {
       arm({ kind: 'rate-limit', resetMs: opts.resetMs ?? 15_000, withHeaders: opts.withHeaders ?? true }, opts.operation ?? '*', opts.host ?? '*', n)

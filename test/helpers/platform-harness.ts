@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { createGatewayResolver, type RenewalEngine, type RenewalEngineOptions } from '../../src/modules/billing/index.ts'
-import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient } from '../../src/modules/platform/index.ts'
+import { createPlatformClient, createPlatformConnections, createTokenVault, type PlatformClient, type PlatformConnections } from '../../src/modules/platform/index.ts'
 import { startBigCommerceSimulator, type BigCommerceSimulator } from './bigcommerce-simulator.ts'
 import { testModules } from './modules.ts'
 import { buildTestApp, call, createStoreWithKey, testConfig, type StoreWithKey, type TestApp } from './test-app.ts'
@@ -17,6 +17,8 @@ export interface PlatformHarness {
   sim: BigCommerceSimulator
   t: TestApp
   client: PlatformClient
+  /** The stores' connections (their tokens), for a case that wires gateways of its own. */
+  connections: PlatformConnections
   /** The engine at a fixed time; `options` override the engine's own (concurrency, the lease clock). */
   engineAt(at: string, options?: Partial<Pick<RenewalEngineOptions, 'concurrency' | 'leaseClock'>>): RenewalEngine
   beforeCall: ((path: string, method: string) => void) | undefined
@@ -36,6 +38,7 @@ export async function startPlatformHarness(): Promise<PlatformHarness> {
     sim,
     t,
     client,
+    connections,
     beforeCall: undefined,
     engineAt: (at, options = {}) => testModules(t.db).renewalEngine({ clock: fixedClock(at), gateways, ...options }),
     async connectedStore(hash, options = {}) {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
+import { DEFAULT_QUOTA, startBigCommerceSimulator, type BigCommerceSimulator } from '../helpers/bigcommerce-simulator.ts'
 import { startWebhookReceiver, verifyDelivery } from '../helpers/webhook-receiver.ts'
 
 const HASH = 'abc123'
@@ -414,6 +414,55 @@ describe('behaviour switches', () => {
     const limited = await pay(s, (await pat(s, orderId)).body.data.id)
     assert.equal(limited.status, 429)
     assert.equal(s.sim.order(HASH, orderId)!.payment_requests, 0, 'a 429 processed nothing')
+    assert.deepEqual(s.sim.violations, [])
+  })
+
+  test("a store's own quota: counted per store in a fixed window from its first request, 429 with Left 0 and X-Retry-After over it, refilled when the window ends", async () => {
+    let now = 1_000_000
+    const s = await setup({ rateLimitNow: () => now })
+    s.sim.addStore({ hash: 'other1', accessToken: 'other-token' })
+    const list = () => call('GET', `${s.api}/v2/orders?status_id=0`, { headers: JSON_HEADERS })
+    const rate = (r: Answer) => ['window-ms', 'reset-ms', 'quota', 'left'].map((h) => r.headers.get(h === 'window-ms' || h === 'reset-ms' ? `x-rate-limit-time-${h}` : `x-rate-limit-requests-${h}`))
+
+    // Unset: counted per store with the large default quota, never refused.
+    const first = await list()
+    assert.deepEqual([first.status, ...rate(first)], [204, '30000', '30000', String(DEFAULT_QUOTA), String(DEFAULT_QUOTA - 1)])
+
+    s.sim.setRateLimit(HASH, { quota: 3, windowMs: 1_000 })
+    const answers: Answer[] = []
+    for (let i = 0; i < 3; i++) {
+      answers.push(await list())
+      now += 100
+    }
+    assert.deepEqual(answers.map((r) => [r.status, ...rate(r)]), [
+      [204, '1000', '1000', '3', '2'],
+      [204, '1000', '900', '3', '1'],
+      [204, '1000', '800', '3', '0'],
+    ])
+    const ordersBefore = s.sim.orders(HASH).length
+    const over = await call('POST', `${s.api}/v2/orders`, { headers: JSON_HEADERS, body: orderBody({ external_order_id: 'over-quota' }) })
+    assert.deepEqual([over.status, ...rate(over), over.headers.get('x-retry-after')], [429, '1000', '700', '3', '0', '1'])
+    assert.equal(s.sim.orders(HASH).length, ordersBefore, 'a request over the quota did nothing')
+    // Another store's window is its own.
+    const other = await call('GET', `${s.sim.apiUrl}/stores/other1/v2/orders?status_id=0`, { headers: { ...JSON_HEADERS, 'X-Auth-Token': 'other-token' } })
+    assert.deepEqual([other.status, rate(other)[3]], [204, String(DEFAULT_QUOTA - 1)])
+    now += 699
+    const stillOver = await list()
+    assert.deepEqual([stillOver.status, rate(stillOver)[1], stillOver.headers.get('x-retry-after')], [429, '1', '1'])
+    // The window ended: the next request starts a fresh one at its own time.
+    now += 1
+    const refilled = await list()
+    assert.deepEqual([refilled.status, ...rate(refilled)], [204, '1000', '1000', '3', '2'])
+    now += 5_000
+    const later = await list()
+    assert.deepEqual([later.status, rate(later)[1], rate(later)[3]], [204, '1000', '2'])
+    assert.equal(s.sim.rateLimited(HASH), 2)
+    assert.equal(s.sim.rateLimited('other1'), 0)
+    assert.deepEqual(s.sim.requests.filter((r) => r.store === HASH && r.outcome === 429).length, 2)
+
+    // Back to the default: not enforced any more.
+    s.sim.setRateLimit(HASH, null)
+    for (let i = 0; i < 4; i++) assert.equal((await list()).status, 204)
     assert.deepEqual(s.sim.violations, [])
   })
 

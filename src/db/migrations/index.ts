@@ -31,6 +31,8 @@ import * as reactivationAndActors from './0030-reactivation-and-actors.ts'
 import * as billingSwitch from './0031-billing-switch.ts'
 import * as imports from './0032-imports.ts'
 import * as bulkOperations from './0034-bulk-operations.ts'
+import * as platformBudgets from './0035-platform-budgets.ts'
+import * as storeIdAndFairDeliveries from './0037-store-id-and-fair-deliveries.ts'
 import * as priceChanges from './0033-price-changes.ts'
 
 /** Every migration, in order; names never change once released. */
@@ -68,4 +70,6 @@ export const migrations: Record<string, Migration> = {
   '0032-imports': imports,
   '0033-price-changes': priceChanges,
   '0034-bulk-operations': bulkOperations,
+  '0035-platform-budgets': platformBudgets,
+  '0037-store-id-and-fair-deliveries': storeIdAndFairDeliveries,
 }

@@ -15,6 +15,7 @@ import { createPaymentRecovery, type PaymentRecovery } from './payment-recovery.
 import type { BillingLog } from './renewal-context.ts'
 import { createRenewalEngine, type RenewalEngine } from './renewal-engine.ts'
 import { renewalJobs } from './renewal.jobs.ts'
+import { createRenewalLoop } from './renewal-loop.ts'
 import { createTestClock, type TestClock } from './test-clock.ts'
 import { testClockRoutes, testClockSchemas } from './test-clock.routes.ts'
 import { createUpcomingRenewals, type UpcomingRenewals } from './upcoming-renewal.ts'
@@ -33,7 +34,7 @@ export interface BillingModuleDeps {
   subscriptions: Pick<SubscriptionService, 'retryCharge'>
   /** Told once the test clock has moved a store's row, so caches of it forget it. */
   onStoreChanged?: (storeId: string) => void
-  platform: Pick<PlatformService, 'client' | 'connections'>
+  platform: Pick<PlatformService, 'client' | 'connections' | 'budget'>
   settings: BillingSettings
   log: BillingLog
 }
@@ -82,6 +83,7 @@ export function createBillingModule({ db, clock, events, writes, subscriptions, 
     concurrency: settings.concurrency,
     batchSize: settings.batchSize,
     unknownGraceMs: settings.unknownGraceMs,
+    budget: platform.budget,
     log,
   })
   const charges = createChargesService({ db })
@@ -102,6 +104,10 @@ export function createBillingModule({ db, clock, events, writes, subscriptions, 
       },
     },
     jobs: renewalJobs(renewals, { reconcileEveryMs }),
+    loops: [{
+      name: 'renewals',
+      start: () => createRenewalLoop({ db, engine: renewals, concurrency: settings.concurrency, log }).start(),
+    }],
     schemas: [Refund, Charge, UpcomingRenewal, AttentionItem, ...testClockSchemas],
     close: () => gateways.close(),
   }
@@ -120,5 +126,6 @@ export { afterFailure, afterSuccess, discountCycleUsed, planRenewal, type Renewa
 export { estimatedPlatformTax, upcomingRenewal, upcomingRenewalAt, type Upcoming } from './upcoming-renewal.ts'
 export { loadRenewalInputs } from './renewal-inputs.ts'
 export { latestTaxBases } from './charges.repository.ts'
-export { Reconcile, RunRenewals } from './renewal.jobs.ts'
+export { Reconcile } from './renewal.jobs.ts'
+export { createRenewalLoop } from './renewal-loop.ts'
 export { chargeMetrics, type ChargeWindowFigures } from './charge-metrics.repository.ts'

@@ -4,7 +4,8 @@ import { RENEWALS } from '../../http/actors.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { findStoreById } from '../stores/index.ts'
-import { lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { grantPlatformCalls, renewalAllowance } from '../platform/index.ts'
+import { lockDueFairly, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
 import { loadRenewalInputs } from './renewal-inputs.ts'
@@ -23,9 +24,20 @@ export interface ClaimCounts {
   retries: number
   expirations: number
   setAside: number
+  /** The last store the fair claim took from: where the next one starts. */
+  lastStoreId?: string | undefined
 }
 
 export const emptyClaimCounts = (): ClaimCounts => ({ claimed: 0, renewals: 0, retries: 0, expirations: 0, setAside: 0 })
+
+/** The claim across stores (CONTRACT section 19): round-robin from `after`, each store within its platform budget. */
+export interface FairClaim {
+  after?: string | undefined
+  /** Stores this claimer has enough of in hand already. */
+  exceptStores?: readonly string[] | undefined
+  /** Renewals one store may give one claim, whatever its budget. */
+  perStoreCap: number
+}
 
 /** Records the attempts of subscriptions locked by the caller's transaction. */
 async function recordAttempts(trx: Executor, ctx: BillingContext, due: SubscriptionRow[], lease: { token: string; leaseMs: number }, counts: ClaimCounts): Promise<Attempt[]> {
@@ -107,20 +119,51 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
 }
 
 /**
+ * Of the renewals just locked, those their stores' platform budgets allow, oldest first; the budgets
+ * are spent in the same transaction (CONTRACT section 19). The others stay due, untouched: they are
+ * claimed once their store's window refills.
+ */
+async function withinBudget(trx: Executor, ctx: BillingContext, due: SubscriptionRow[]): Promise<SubscriptionRow[]> {
+  const wanted = new Map<string, number>()
+  for (const row of due) wanted.set(row.store_id, (wanted.get(row.store_id) ?? 0) + 1)
+  const granted = await grantPlatformCalls(trx, wanted, ctx.callsPerRenewal(), ctx.leaseClock.now())
+  const kept = [...due].sort((a, b) => a.next_charge_at!.getTime() - b.next_charge_at!.getTime()).filter((row) => {
+    const left = granted.get(row.store_id) ?? 0
+    granted.set(row.store_id, left - 1)
+    return left > 0
+  })
+  return kept.length === due.length ? due : due.filter((row) => kept.includes(row))
+}
+
+/** Locks the claim's due subscriptions: the fair walk over stores, or the plain oldest-first of one store or one subscription. */
+async function lockDue(trx: Executor, ctx: BillingContext, limit: number, options: { storeId?: string | undefined; id?: string | undefined; fair?: FairClaim | undefined }): Promise<SubscriptionRow[]> {
+  const now = ctx.clock.now()
+  const fair = options.fair
+  if (!fair) return lockDueForRenewal(trx, now, limit, { storeId: options.storeId, ...(options.id ? { id: options.id } : {}) })
+  const perStore = renewalAllowance('st.id', 'st.gateway', ctx.leaseClock.now(), ctx.callsPerRenewal(), fair.perStoreCap)
+  const first = await lockDueFairly(trx, now, limit, { perStore, after: fair.after, exceptStores: fair.exceptStores })
+  if (first.length >= limit || fair.after === undefined) return first
+  // Past the last store: round again from the first, up to where this round began.
+  const wrapped = await lockDueFairly(trx, now, limit - first.length, { perStore, upTo: fair.after, exceptStores: fair.exceptStores })
+  return [...first, ...wrapped]
+}
+
+/**
  * Claims up to `limit` due renewals. When one row's data breaks the batch, each is claimed again on
  * its own, and the rows that still fail are set aside with their reason: the rest are billed.
  */
-export async function claimDue(ctx: BillingContext, options: { limit: number; storeId?: string | undefined; id?: string | undefined; token: string }, counts: ClaimCounts): Promise<Attempt[]> {
+export async function claimDue(ctx: BillingContext, options: { limit: number; storeId?: string | undefined; id?: string | undefined; token: string; fair?: FairClaim | undefined }, counts: ClaimCounts): Promise<Attempt[]> {
   const lease = { token: options.token, leaseMs: ctx.leaseMs }
   let due: SubscriptionRow[] = []
   try {
     const batch = emptyClaimCounts()
     const attempts = await ctx.db.transaction().execute(async (trx) => {
-      due = await lockDueForRenewal(trx, ctx.clock.now(), options.limit, { storeId: options.storeId, ...(options.id ? { id: options.id } : {}) })
+      due = await withinBudget(trx, ctx, await lockDue(trx, ctx, options.limit, options))
       batch.claimed = due.length
       return due.length === 0 ? [] : recordAttempts(trx, ctx, due, lease, batch)
     })
     addCounts(counts, batch)
+    counts.lastStoreId = due.at(-1)?.store_id ?? counts.lastStoreId
     return attempts
   } catch (error) {
     if (!isRowError(error) || due.length === 0) throw error
@@ -130,7 +173,7 @@ export async function claimDue(ctx: BillingContext, options: { limit: number; st
     const one = emptyClaimCounts()
     try {
       attempts.push(...(await ctx.db.transaction().execute(async (trx) => {
-        const again = await lockDueForRenewal(trx, ctx.clock.now(), 1, { id: row.id })
+        const again = await withinBudget(trx, ctx, await lockDueForRenewal(trx, ctx.clock.now(), 1, { id: row.id }))
         one.claimed = again.length
         return again.length === 0 ? [] : recordAttempts(trx, ctx, again, lease, one)
       })))
@@ -142,6 +185,7 @@ export async function claimDue(ctx: BillingContext, options: { limit: number; st
       counts.setAside++
     }
   }
+  counts.lastStoreId = due.at(-1)?.store_id ?? counts.lastStoreId
   return attempts
 }
 

@@ -35,6 +35,8 @@ export interface BillingContext {
   leaseMs: number
   /** After this long with an unknown outcome a charge waits for a person. */
   unknownGraceMs: number
+  /** What one platform renewal costs its store's API quota, as this process has measured it lately. */
+  callsPerRenewal(): number
   log: BillingLog | undefined
 }
 

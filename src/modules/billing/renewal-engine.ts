@@ -13,7 +13,9 @@ import type { ChargeOutcome } from './gateways/index.ts'
 import { presentCharge } from './charge.presenter.ts'
 import type { ChargeView } from './charge.schemas.ts'
 import { createRefunds } from './refunds.ts'
-import { claimDue, emptyClaimCounts } from './renewal-claim.ts'
+import { groupCommit } from '../../lib/group-commit.ts'
+import type { PlatformBudget } from '../platform/index.ts'
+import { claimDue, emptyClaimCounts, type FairClaim } from './renewal-claim.ts'
 import { createCollector } from './renewal-collect.ts'
 import { type Attempt, type BillingContext, type BillingLog, type GatewayResolver } from './renewal-context.ts'
 import { requireReview, settleAll, type Settled } from './renewal-settle.ts'
@@ -47,6 +49,8 @@ export interface RenewalEngineOptions {
   unknownGraceMs?: number
   /** What leases, rechecks and the grace period are measured on; the system clock unless a test moves its own. */
   leaseClock?: Clock
+  /** Counts each renewal's platform calls, so claims spend the stores' budgets at what a renewal costs. */
+  budget?: Pick<PlatformBudget, 'counted'> | undefined
   log?: BillingLog
 }
 
@@ -67,6 +71,8 @@ export interface RenewalCounts {
 const DEFAULT_LEASE_MS = 60_000
 const DEFAULT_CONCURRENCY = 32
 const DEFAULT_UNKNOWN_GRACE_MS = 24 * 3_600_000
+// A platform renewal of a product whose stock is tracked (BENCHMARKS.md); learned from the calls made.
+const FIRST_CALLS_PER_RENEWAL = 11
 // An unknown outcome is looked up again after about as long as it has been unknown: soon at first, then rarely.
 const MIN_RECHECK_MS = 5_000
 const MAX_RECHECK_MS = 3_600_000
@@ -81,30 +87,21 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
     gateways: options.gateways,
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     unknownGraceMs: options.unknownGraceMs ?? DEFAULT_UNKNOWN_GRACE_MS,
+    callsPerRenewal: () => callsPerRenewal,
     log: options.log,
+  }
+  // A moving average of the platform calls one renewal made (the last twenty or so weigh most).
+  let callsPerRenewal = FIRST_CALLS_PER_RENEWAL
+  async function metered(work: () => Promise<ChargeOutcome>): Promise<ChargeOutcome> {
+    if (!options.budget) return work()
+    const { result, calls } = await options.budget.counted(work)
+    if (calls > 0) callsPerRenewal = Math.min(50, Math.max(1, callsPerRenewal * 0.9 + calls * 0.1))
+    return result
   }
   const { db } = ctx
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const collector = createCollector(ctx)
   const refunds = createRefunds(ctx)
-
-  async function collectAll(attempts: Attempt[], token: string, lost: (id: string) => boolean): Promise<{ attempt: Attempt; outcome: ChargeOutcome }[]> {
-    const limit = pLimit(concurrency)
-    // Read now, not at the claim: a charge taken over later is sent only if its store still bills.
-    const notBilling = await storesNotBilling(db, attempts.map(({ charge }) => charge.store_id))
-    const results = await Promise.all(
-      attempts.map((attempt) =>
-        limit(async () => {
-          // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
-          if (lost(attempt.charge.id)) return undefined
-          // A bug or a database error while collecting one charge must not lose the others' answers.
-          const outcome = await collector.collect(attempt.charge, token, { storeBills: !notBilling.has(attempt.charge.store_id) }).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
-          return { attempt, outcome: storableOutcome(outcome) }
-        }),
-      ),
-    )
-    return results.filter((result) => result !== undefined)
-  }
 
   /**
    * Unknown outcomes: the lease is given back with the time of the next look, and a charge unknown
@@ -136,24 +133,55 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
        WHERE c.id = v.id AND c.status = 'pending' AND c.lease_token = ${token}`.execute(db)
   }
 
-  /** Collects and settles charges held under `token`, keeping their leases alive meanwhile. */
-  async function chargeAndSettle(attempts: Attempt[], token: string): Promise<number> {
+  type Collected = { attempt: Attempt; outcome: ChargeOutcome }
+  // Gateway calls in flight in this process, whoever claimed them (runDue and the renewal loop share it).
+  const gatewaySlots = pLimit(concurrency)
+
+  /**
+   * Collects and settles charges held under `token`, keeping their leases alive meanwhile. Each is
+   * settled as soon as its gateway answers (answers arriving together settle in one transaction), so
+   * one slow store's calls hold back nobody else's outcome; `onSettled` hears of each as it ends.
+   */
+  async function chargeAndSettle(attempts: Attempt[], token: string, onSettled?: (charges: ChargeRow[]) => void): Promise<number> {
     if (attempts.length === 0) return 0
     const keeper = keepLeases(db, LEASES.charges, token, ctx.leaseMs, { now: () => ctx.leaseClock.now(), log: ctx.log })
     keeper.add(attempts.map(({ charge }) => charge.id))
-    let results: { attempt: Attempt; outcome: ChargeOutcome }[]
+    let unsettled = 0
+    const settler = groupCommit<Collected>(async (results) => {
+      keeper.remove(results.map(({ attempt }) => attempt.charge.id))
+      const definite = results.filter((result) => result.outcome.status !== 'unknown') as Settled[]
+      const { refunds: owed } = await settleAll(ctx, definite, { status: 'pending', token }, RENEWALS)
+      const unknown = results.filter((result) => result.outcome.status === 'unknown')
+      unsettled += unknown.length
+      await noteUnknown(unknown, token)
+      // Money that paid no period goes back at once; the refund pass is the backstop.
+      if (owed > 0) await refunds.processPending()
+    })
     try {
-      results = await collectAll(attempts, token, keeper.lost)
+      // Read now, not at the claim: a charge taken over later is sent only if its store still bills.
+      const notBilling = await storesNotBilling(db, attempts.map(({ charge }) => charge.store_id))
+      const ended = await Promise.allSettled(
+        attempts.map(async (attempt) => {
+          try {
+            const outcome = await gatewaySlots(async () => {
+              // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
+              if (keeper.lost(attempt.charge.id)) return undefined
+              // A bug or a database error while collecting one charge must not lose the others' answers.
+              return metered(() => collector.collect(attempt.charge, token, { storeBills: !notBilling.has(attempt.charge.store_id) })).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
+            })
+            if (outcome) await settler.push({ attempt, outcome: storableOutcome(outcome) })
+          } finally {
+            onSettled?.([attempt.charge])
+          }
+        }),
+      )
+      // A settlement that could not be written leaves its charges pending under their leases: the reconciler finishes them.
+      const failed = ended.find((result) => result.status === 'rejected')
+      if (failed) throw failed.reason
     } finally {
       await keeper.stop()
     }
-    const definite = results.filter((result) => result.outcome.status !== 'unknown') as Settled[]
-    const { refunds: owed } = await settleAll(ctx, definite, { status: 'pending', token }, RENEWALS)
-    const unknown = results.filter((result) => result.outcome.status === 'unknown')
-    await noteUnknown(unknown, token)
-    // Money that paid no period goes back at once; the refund pass is the backstop.
-    if (owed > 0) await refunds.processPending()
-    return unknown.length
+    return unsettled
   }
 
   return {
@@ -165,6 +193,21 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
       const unsettled = await chargeAndSettle(attempts, token)
       return { ...claimed, unsettled }
     },
+
+    /**
+     * The worker's claim (CONTRACT section 19): up to `limit` due renewals taken round-robin across
+     * stores from `fair.after`, each store within its platform budget. Answers them under a new lease
+     * token, for `work`; `counts.lastStoreId` is where the next claim starts.
+     */
+    async claimFairly(limit: number, fair: FairClaim): Promise<{ token: string; attempts: Attempt[]; counts: ReturnType<typeof emptyClaimCounts> }> {
+      const token = newLeaseToken()
+      const counts = emptyClaimCounts()
+      const attempts = await claimDue(ctx, { limit, token, fair }, counts)
+      return { token, attempts, counts }
+    },
+
+    /** Charges and settles claimed attempts; `onSettled` hears of each charge as it ends. Answers how many stayed unknown. */
+    work: chargeAndSettle,
 
     /**
      * Takes over pending charges nobody holds (their worker died, or their outcome was unknown and

@@ -15,21 +15,21 @@ export function insertOperation(db: Executor, row: { id: string; store_id: strin
 }
 
 /** Adds targets (pending); a subscription named twice is one target. */
-export async function addItems(db: Executor, operationId: string, targets: readonly { id: string; next_charge_at: Date | null }[], now: Date): Promise<void> {
+export async function addItems(db: Executor, storeId: string, operationId: string, targets: readonly { id: string; next_charge_at: Date | null }[], now: Date): Promise<void> {
   if (targets.length === 0) return
   await db
     .insertInto('bulk_operation_items')
-    .values(targets.map((target) => ({ operation_id: operationId, subscription_id: target.id, next_charge_at: target.next_charge_at, status: 'pending' as const, updated_at: now })))
+    .values(targets.map((target) => ({ operation_id: operationId, store_id: storeId, subscription_id: target.id, next_charge_at: target.next_charge_at, status: 'pending' as const, updated_at: now })))
     .onConflict((oc) => oc.columns(['operation_id', 'subscription_id']).doNothing())
     .execute()
 }
 
 /** Targets refused before they could run (not the store's): failed at once. */
-export async function addFailedItems(db: Executor, operationId: string, subscriptionIds: readonly string[], code: string, detail: string, now: Date): Promise<void> {
+export async function addFailedItems(db: Executor, storeId: string, operationId: string, subscriptionIds: readonly string[], code: string, detail: string, now: Date): Promise<void> {
   if (subscriptionIds.length === 0) return
   await db
     .insertInto('bulk_operation_items')
-    .values(subscriptionIds.map((id) => ({ operation_id: operationId, subscription_id: id, status: 'failed' as const, code, detail, updated_at: now })))
+    .values(subscriptionIds.map((id) => ({ operation_id: operationId, store_id: storeId, subscription_id: id, status: 'failed' as const, code, detail, updated_at: now })))
     .onConflict((oc) => oc.columns(['operation_id', 'subscription_id']).doNothing())
     .execute()
 }

@@ -176,13 +176,13 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
       const operation = await db.transaction().execute(async (trx) => {
         await insertOperation(trx, { id, store_id: store.id, action: input.action, params, filter: input.filter ?? null, actor: eventActor(actor) as unknown as Record<string, unknown>, now })
         if (filter) {
-          for (let at = 0; at < chosen.length; at += TARGET_PAGE) await addItems(trx, id, chosen.slice(at, at + TARGET_PAGE), now)
+          for (let at = 0; at < chosen.length; at += TARGET_PAGE) await addItems(trx, store.id, id, chosen.slice(at, at + TARGET_PAGE), now)
         } else {
           const ids = input.subscription_ids!
           const found = await findSubscriptionsByIds(trx, store.id, ids)
           const owned = new Set(found.map((row) => row.id))
-          await addItems(trx, id, found.map((row) => ({ id: row.id, next_charge_at: row.next_charge_at })), now)
-          await addFailedItems(trx, id, ids.filter((sid) => !owned.has(sid)), 'not_found', 'no subscription of this store has this id', now)
+          await addItems(trx, store.id, id, found.map((row) => ({ id: row.id, next_charge_at: row.next_charge_at })), now)
+          await addFailedItems(trx, store.id, id, ids.filter((sid) => !owned.has(sid)), 'not_found', 'no subscription of this store has this id', now)
         }
         const counted = await refreshCounts(trx, id, now)
         await enqueue(trx, RunBulkOperation, { bulk_operation_id: id }, { dedupeKey: `bulk:${id}` })

@@ -24,6 +24,8 @@ export interface BulkOperationsTable {
 
 export interface BulkOperationItemsTable {
   operation_id: string
+  /** The operation's store (0037): the table is distributable by store beside the subscriptions. */
+  store_id: string
   subscription_id: string
   status: 'pending' | 'succeeded' | 'failed'
   /** Its next renewal when the operation chose it: a reschedule moves that renewal only. */

@@ -6,6 +6,7 @@ import { createPlatformConnections, type DisconnectReaction, type PlatformConnec
 import { createPlatformAppService, type IssueConsoleSession, type PlatformAppService } from './platform-app.service.ts'
 import { platformAppRoutes } from './platform-app.routes.ts'
 import type { PlatformAppSettings } from './platform-app.ts'
+import { createPlatformBudget, type PlatformBudget } from './platform-budget.ts'
 import { createPlatformClient, type PlatformClient } from './platform-client.ts'
 import { platformConnectionRoutes } from './platform-connection.routes.ts'
 import { PaymentInstrument, PlatformConnection } from './platform.schemas.ts'
@@ -39,6 +40,8 @@ export interface PlatformModuleDeps {
 export interface PlatformService {
   /** One keep-alive pool to BigCommerce for the whole process: renewals, instruments, order webhooks. */
   client: PlatformClient
+  /** Each store's share of its platform quota, fed by the client's answers (CONTRACT section 19). */
+  budget: PlatformBudget
   connections: PlatformConnections
   /** Stores' platform tokens, encrypted at rest. */
   vault: TokenVault
@@ -56,12 +59,14 @@ export function createPlatformModule({ db, clock, keyStore, settings, issueConso
   const vault = createTokenVault(() => resolveTokenKey({ configured: settings.tokenKey, ...keyStore, db }))
   // Connection times are real times, whatever a store's test clock says.
   const connections = createPlatformConnections({ db, vault, clock, onDisconnect, ...(onStoreChanged ? { onStoreChanged } : {}) })
-  const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs })
+  // Rate-limit windows are real time, whatever a store's test clock says.
+  const budget = createPlatformBudget({ db })
+  const client = createPlatformClient({ apiUrl: settings.apiUrl, paymentsUrl: settings.paymentsUrl, timeoutMs: settings.timeoutMs, budget })
   const instruments = createStoredInstruments({ client, accessOf: connections.accessOf })
   const variants = createProductVariants({ client, accessOf: connections.accessOf })
   const customers = createPlatformCustomers({ client, accessOf: connections.accessOf })
   const app = createPlatformAppService({ db, clock, settings: { ...settings.app, timeoutMs: settings.timeoutMs }, connections, issueConsoleSession })
-  const service: PlatformService = { client, connections, vault, instruments, variants, customers, app }
+  const service: PlatformService = { client, budget, connections, vault, instruments, variants, customers, app }
   return {
     name: 'platform',
     service,
@@ -70,7 +75,10 @@ export function createPlatformModule({ db, clock, keyStore, settings, issueConso
       platform: (routes) => platformAppRoutes(routes, app),
     },
     schemas: [PlatformConnection, PaymentInstrument],
-    close: () => client.close(),
+    close: async () => {
+      await client.close()
+      await budget.settled()
+    },
   }
 }
 
@@ -80,6 +88,8 @@ export { REQUIRED_SCOPES } from './platform-app.service.ts'
 export type { PlatformAppSettings } from './platform-app.ts'
 export { createTokenVault, type TokenVault } from './token-vault.ts'
 export { createPlatformClient, problemText, rateLimitWaitMs, type PlatformAnswer, type PlatformCall, type PlatformClient, type PlatformReply } from './platform-client.ts'
+export { createPlatformBudget, rateHeadersOf, type PlatformBudget } from './platform-budget.ts'
+export { DEFAULT_QUOTA, nextBudgetReset, renewalAllowance, grantPlatformCalls } from './platform-budget.repository.ts'
 export { RENEWAL_ORDER_SOURCE } from './order-source.ts'
 export { createProductVariants, parseVariant, type PlatformVariant, type ProductVariants } from './product-variants.ts'
 export type { PlatformCustomers } from './platform-customers.ts'

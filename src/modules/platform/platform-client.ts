@@ -50,6 +50,8 @@ export interface PlatformClientOptions {
   /** Longest total wait for 429s in one call before the 429 is handed back. Default 30 s. */
   rateLimitBudgetMs?: number
   dispatcher?: Dispatcher
+  /** Told of every request sent and every answer of a store's REST host: the stores' shared budgets. */
+  budget?: { observe(storeHash: string, answer: PlatformAnswer): void; countCall(): void } | undefined
 }
 
 export interface PlatformClient {
@@ -199,7 +201,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const started = Date.now()
       let backoff = BACKOFF_START_MS
       for (;;) {
+        options.budget?.countCall()
         const reply = await once(access, call)
+        if (reply.sent && call.host !== 'payments') options.budget?.observe(access.storeHash, reply.answer)
         const spent = Date.now() - started
         if (!reply.sent || reply.answer.statusCode !== 429) return { ...reply, rateLimitedFor: spent }
         const asked = rateLimitWaitMs(reply.answer.headers)

@@ -20,3 +20,13 @@ export interface PlatformConnectionsTable {
   /** When the order webhooks were registered on the platform; null: not yet (a job is on it) or since the last connect. */
   hooks_registered_at: NullableTimestamp
 }
+
+/** A store's share of its platform API quota, as the platform's rate-limit headers last said (CONTRACT section 19). */
+export interface PlatformBudgetsTable {
+  store_id: string
+  quota: number
+  window_ms: number
+  requests_left: number
+  resets_at: Timestamp
+  updated_at: Timestamp
+}

@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { Executor, SubscriptionRow } from '../../db/database.ts'
 import { billingStoreClocks } from '../stores/index.ts'
 import { RENEWAL_FAILED } from './billing-issues.ts'
@@ -13,6 +13,54 @@ export interface DueFilter {
   storeId?: string | undefined
   id?: string
 }
+
+export interface FairDueOptions {
+  /** Renewals each store may give at most (an expression over `st.id` and `st.gateway`): its platform budget, a cap. */
+  perStore: RawBuilder<number>
+  /** Only stores whose id sorts after this one (the round-robin's cursor), or at or before it (the wrap). */
+  after?: string | undefined
+  upTo?: string | undefined
+  /** Stores this claimer has enough of in hand already. */
+  exceptStores?: readonly string[] | undefined
+}
+
+/**
+ * The claim across stores (CONTRACT section 19): stores in id order from the caller's cursor, each
+ * giving its oldest due renewals up to its own allowance, until `limit` is reached. A store with
+ * nothing left of its platform budget gives none and costs no read of its subscriptions; a store
+ * with a backlog gives no more than its allowance, so every other store's renewals go on at once.
+ * Answers the rows locked (SKIP LOCKED) in store order.
+ */
+export async function lockDueFairly(trx: Executor, now: Date, limit: number, options: FairDueOptions): Promise<SubscriptionRow[]> {
+  const except = options.exceptStores?.length ? sql`AND st.id <> ALL(${[...options.exceptStores]}::text[])` : sql``
+  const after = options.after === undefined ? sql`` : sql`AND st.id > ${options.after}`
+  const upTo = options.upTo === undefined ? sql`` : sql`AND st.id <= ${options.upTo}`
+  const rows = await sql<SubscriptionRow>`
+    SELECT s.* FROM (
+      SELECT st.id, coalesce(st.test_clock_now, ${now}) AS clock_now, ${options.perStore} AS allowance
+        FROM stores st
+       WHERE st.billing_stopped_at IS NULL AND st.billing_enabled ${after} ${upTo} ${except}
+    ) st
+    CROSS JOIN LATERAL (
+      SELECT s.* FROM subscriptions s
+       WHERE s.store_id = st.id
+         AND s.status IN ('active', 'past_due') AND s.pending_charge_id IS NULL AND NOT s.cancel_at_period_end AND s.billing_issue IS NULL
+         AND s.next_charge_at <= st.clock_now
+         AND ${NOT_BEHIND_PREPAID_CYCLES}
+       ORDER BY s.next_charge_at
+       LIMIT st.allowance
+       FOR UPDATE SKIP LOCKED
+    ) s
+    WHERE st.allowance > 0
+    ORDER BY st.id
+    LIMIT ${limit}`.execute(trx)
+  return rows.rows
+}
+
+// A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before this
+// renewal) renews after them: charging first would move the period past those cycles.
+const NOT_BEHIND_PREPAID_CYCLES = sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.stock_attempts = 0 AND s.period_index >= 0
+                             AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`
 
 /**
  * Locks (SKIP LOCKED) up to `limit` subscriptions whose renewal is due on their store's clock and
@@ -29,10 +77,7 @@ export function lockDueForRenewal(trx: Executor, now: Date, limit: number, filte
     .where('s.cancel_at_period_end', '=', false)
     .where('s.billing_issue', 'is', null)
     .whereRef('s.next_charge_at', '<=', 'st.clock_now')
-    // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before
-    // this renewal) renews after them: charging first would move the period past those cycles.
-    .where(sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.stock_attempts = 0 AND s.period_index >= 0
-                             AND s.current_period_end IS NOT NULL AND s.current_period_end < s.next_charge_at)`)
+    .where(NOT_BEHIND_PREPAID_CYCLES)
   if (filter.storeId) query = query.where('s.store_id', '=', filter.storeId)
   if (filter.id) query = query.where('s.id', '=', filter.id)
   return query.orderBy('s.next_charge_at').limit(limit).forUpdate('s').skipLocked().execute()

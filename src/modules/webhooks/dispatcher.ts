@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import pLimit from 'p-limit'
 import { request, type Dispatcher } from 'undici'
 import type { Db, Executor } from '../../db/database.ts'
@@ -39,6 +39,8 @@ export interface DispatcherOptions {
   timeoutMs?: number
   concurrency?: number
   batchSize?: number
+  /** Deliveries to one endpoint this dispatcher holds at once (claimed, not yet recorded); default: concurrency + batchSize. */
+  perEndpoint?: number
   log?: { warn(object: object, message: string): void }
 }
 
@@ -83,6 +85,10 @@ export const NOT_SENT_ERROR = 'the endpoint is disabled'
 function shownAt(attempt: Sent): Date {
   return attempt.claimed.store_clock ?? attempt.attemptedAt
 }
+
+// Endpoints a claim's walk visits at least (more for a larger batch): enough that endpoints only waiting
+// for their retries rarely make a claim walk twice.
+const WALK_STEPS = 64
 
 /** How much of an answer is kept: its start, in bytes of the stored text (escapes included). */
 export const RESPONSE_KEPT_BYTES = 1024
@@ -151,33 +157,103 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     })
   }
 
+  /**
+   * Fair across stores (issue 28): one endpoint's backlog, or an endpoint that does not answer, must not
+   * hold back anyone else's deliveries. The claim walks the endpoints with pending deliveries in id order
+   * from where the last claim stopped (a skip scan: one index probe per endpoint, whatever its backlog),
+   * shares the batch among those with something due, and takes each one's oldest due deliveries, up to its
+   * share and to what this dispatcher may still hold for it. The batch is sent round-robin by endpoint.
+   */
   async function claim(limit: number): Promise<Claimed[]> {
     const now = clock.now()
-    return db.transaction().execute(async (trx) => {
+    const claimed = await db.transaction().execute(async (trx) => {
       // Stale statistics (a fresh table, PGlite without autovacuum, or stats taken when nothing was pending)
-      // make the planner sort every pending row per claim; the index order is right at any size.
+      // make the planner sort an endpoint's pending rows per claim; the index order is right at any size.
       await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
-      const { token, rows } = await claimLeased<Omit<Claimed, 'token'> & { failing_since: Date | null }>(trx, LEASES.deliveries, {
+      // On along the endpoints until one has something due, at most once round: a claim that found nothing
+      // while work is due would stop a drain (and idle the loop) behind endpoints that only wait for retries.
+      let due: { endpoint_id: string }[] = []
+      for (let wrapped = walkCursor === ''; ; ) {
+        const walked = await walkEndpoints(trx, now, Math.max(limit, WALK_STEPS))
+        due = walked.filter((endpoint) => endpoint.due && (inHand.get(endpoint.endpoint_id) ?? 0) < perEndpoint)
+        if (due.length > 0 || (walkCursor === '' && wrapped)) break
+        if (walkCursor === '') wrapped = true
+      }
+      if (due.length === 0) return []
+      const share = Math.ceil(limit / due.length)
+      const endpointIds = due.map((endpoint) => endpoint.endpoint_id)
+      const shares = endpointIds.map((id) => Math.min(share, perEndpoint - (inHand.get(id) ?? 0)))
+      const { token, rows } = await claimLeased<Omit<Claimed, 'token'> & { failing_since: Date | null; due_at: Date }>(trx, LEASES.deliveries, {
         candidates: sql`
-          SELECT d.id FROM webhook_deliveries d
-           WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND ${leaseFree(LEASES.deliveries, now, 'd')}
-             AND NOT EXISTS (
-               SELECT 1 FROM webhook_deliveries e
-                WHERE e.webhook_subscription_id = d.webhook_subscription_id AND e.entity_id = d.entity_id
-                  AND e.status = 'pending' AND e.event_position < d.event_position)
-           ORDER BY d.next_attempt_at
-           LIMIT ${limit}
-           FOR UPDATE OF d SKIP LOCKED`,
+          SELECT p.id FROM unnest(${endpointIds}::text[], ${shares}::int[]) AS w(endpoint_id, share)
+          CROSS JOIN LATERAL (
+            SELECT d.id FROM webhook_deliveries d
+             WHERE d.webhook_subscription_id = w.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+               AND ${leaseFree(LEASES.deliveries, now, 'd')}
+               -- The first pending of its entity to this endpoint (per-entity order). Not NOT EXISTS: the planner
+               -- turns that into an anti-join reading the endpoint's whole backlog; this is one probe of the entity index.
+               AND d.event_position = (
+                 SELECT e.event_position FROM webhook_deliveries e
+                  WHERE e.webhook_subscription_id = d.webhook_subscription_id AND e.entity_id = d.entity_id AND e.status = 'pending'
+                  ORDER BY e.event_position LIMIT 1)
+             ORDER BY d.next_attempt_at
+             LIMIT w.share
+             FOR UPDATE OF d SKIP LOCKED) p
+          LIMIT ${limit}`,
         leaseMs,
         now,
         from: sql`events e, webhook_subscriptions w`,
         where: sql`e.id = t.event_id AND w.id = t.webhook_subscription_id`,
         returning: sql`t.id, t.attempts, t.event_id, t.webhook_subscription_id, e.payload, w.url, w.secret, w.previous_secret,
-                       w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since, ${storeTestClockOf('t.store_id')} AS store_clock`,
+                       w.previous_secret_expires_at, w.status AS endpoint_status, w.failing_since, t.next_attempt_at AS due_at,
+                       ${storeTestClockOf('t.store_id')} AS store_clock`,
       })
       for (const row of rows) if (row.failing_since !== null) failingKnown.add(row.webhook_subscription_id)
-      return rows.map((row) => ({ ...row, token }))
+      return roundRobin(rows).map(({ failing_since: _, due_at: __, ...row }) => ({ ...row, token }))
     })
+    for (const delivery of claimed) inHand.set(delivery.webhook_subscription_id, (inHand.get(delivery.webhook_subscription_id) ?? 0) + 1)
+    return claimed
+  }
+
+  /**
+   * Up to `steps` endpoints with pending deliveries, in id order after the cursor, each with whether it has
+   * one due and free now. The cursor moves to the last one walked, or back to the start once the walk ran
+   * out of endpoints: every endpoint with work comes round within (endpoints / steps) claims.
+   */
+  async function walkEndpoints(trx: Executor, now: Date, steps: number): Promise<{ endpoint_id: string; due: boolean }[]> {
+    const next = (after: RawBuilder<unknown>) => sql`(
+      SELECT d.webhook_subscription_id FROM webhook_deliveries d
+       WHERE d.status = 'pending' AND d.webhook_subscription_id > ${after}
+       ORDER BY d.webhook_subscription_id LIMIT 1)`
+    const { rows } = await sql<{ endpoint_id: string; due: boolean }>`
+      WITH RECURSIVE walk (endpoint_id, step) AS (
+        SELECT ${next(sql`${walkCursor}`)}, 1
+        UNION ALL
+        SELECT ${next(sql`w.endpoint_id`)}, w.step + 1 FROM walk w WHERE w.endpoint_id IS NOT NULL AND w.step < ${steps}
+      )
+      -- Due: its oldest free pending delivery is due (in index order, past the ones in flight).
+      SELECT w.endpoint_id, coalesce((
+               SELECT d.next_attempt_at FROM webhook_deliveries d
+                WHERE d.webhook_subscription_id = w.endpoint_id AND d.status = 'pending' AND ${leaseFree(LEASES.deliveries, now, 'd')}
+                ORDER BY d.next_attempt_at LIMIT 1) <= ${now}, false) AS due
+        FROM walk w WHERE w.endpoint_id IS NOT NULL
+       ORDER BY w.step`.execute(trx)
+    walkCursor = rows.length < steps ? '' : rows[rows.length - 1]!.endpoint_id
+    return rows
+  }
+  // Where the next walk starts (shared by this dispatcher's lanes, so they take turns along the endpoints).
+  let walkCursor = ''
+  // Deliveries claimed and not yet recorded, by endpoint: an endpoint that is slow or hangs holds at most
+  // `perEndpoint` of this dispatcher's calls, and every other endpoint's go on beside them.
+  const inHand = new Map<string, number>()
+  // One batch in flight and the next claimed (the dispatch loop's pipelining) still fit for a single endpoint.
+  const perEndpoint = options.perEndpoint ?? concurrency + batchSize
+  function handedBack(deliveries: readonly Claimed[]): void {
+    for (const { webhook_subscription_id: id } of deliveries) {
+      const left = (inHand.get(id) ?? 1) - 1
+      if (left > 0) inHand.set(id, left)
+      else inHand.delete(id)
+    }
   }
   // Endpoints seen with failing_since set: only these need it cleared after a success.
   const failingKnown = new Set<string>()
@@ -437,10 +513,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         await keeper.stop()
       }
       await record(sent.filter((attempt) => attempt !== undefined))
-    })().catch((error: unknown) => {
-      // send() and record() do not throw; anything else leaves the leases to run out, and the batch is sent again.
-      options.log?.warn({ err: error }, 'webhook batch not finished; its deliveries are sent again when their leases run out')
-    })
+    })()
+      .catch((error: unknown) => {
+        // send() and record() do not throw; anything else leaves the leases to run out, and the batch is sent again.
+        options.log?.warn({ err: error }, 'webhook batch not finished; its deliveries are sent again when their leases run out')
+      })
+      .finally(() => handedBack(claimed))
     return { count: claimed.length, started, done }
   }
 }
@@ -543,4 +621,18 @@ function deadlineSweeper(timeoutMs: number) {
       calls.delete(call)
     },
   }
+}
+
+/** A batch in the order its calls start: each endpoint's oldest first, one endpoint after another in turn. */
+function roundRobin<R extends { webhook_subscription_id: string; due_at: Date }>(rows: R[]): R[] {
+  const byEndpoint = new Map<string, R[]>()
+  for (const row of [...rows].sort((a, b) => a.due_at.getTime() - b.due_at.getTime())) {
+    const queue = byEndpoint.get(row.webhook_subscription_id)
+    if (queue) queue.push(row)
+    else byEndpoint.set(row.webhook_subscription_id, [row])
+  }
+  const queues = [...byEndpoint.values()]
+  const ordered: R[] = []
+  for (let round = 0; ordered.length < rows.length; round++) for (const queue of queues) if (round < queue.length) ordered.push(queue[round]!)
+  return ordered
 }
