@@ -3,7 +3,7 @@
 // event loop is not the engine's. The parent sets up one simulated store per case and, afterwards, asks
 // what the store received and holds; see bigcommerce-sim.ts.
 import { startBigCommerceSimulator } from '../../test/helpers/bigcommerce-simulator.ts'
-import type { SimChildMessage, SimParentMessage, SimStoreSetup, SimStoreSummary } from './bigcommerce-sim.ts'
+import type { SimChildMessage, SimParentMessage, SimStoreSetup, SimStoreSummary, SimStoreTally, SimTallies } from './bigcommerce-sim.ts'
 
 const sim = await startBigCommerceSimulator()
 
@@ -47,7 +47,34 @@ function summary(hash: string): SimStoreSummary {
     carts: sim.carts(hash).length,
     doubleCharges: sim.doubleCharges().filter((order) => sim.orders(hash).includes(order)).length,
     violations: sim.violations.filter((violation) => violation.url.includes(path)).map((violation) => `${violation.operation} ${violation.status} ${violation.kind}: ${violation.message}`),
+    rateLimited: sim.rateLimited(hash),
   }
+}
+
+function tallies(): SimTallies {
+  const stores: Record<string, SimStoreTally> = {}
+  const tally = (hash: string): SimStoreTally => (stores[hash] ??= { calls: 0, answered429: 0, operations: {}, orders: 0, paidOnce: 0, doubleCharges: 0, violations: 0 })
+  for (const request of sim.requests) {
+    if (!request.store) continue
+    const t = tally(request.store)
+    t.calls++
+    if (request.outcome === 429) t.answered429++
+    t.operations[request.operation] = (t.operations[request.operation] ?? 0) + 1
+  }
+  for (const [hash, t] of Object.entries(stores)) {
+    for (const order of sim.orders(hash)) {
+      t.orders++
+      if (order.successful_payments === 1) t.paidOnce++
+      if (order.successful_payments > 1) t.doubleCharges++
+    }
+  }
+  const violationSamples: string[] = []
+  for (const violation of sim.violations) {
+    const hash = /\/stores\/([^/]+)\//.exec(violation.url)?.[1]
+    if (hash) tally(hash).violations++
+    if (violationSamples.length < 10) violationSamples.push(`${violation.operation} ${violation.status} ${violation.kind}: ${violation.message} (${violation.url})`)
+  }
+  return { stores, violationSamples }
 }
 
 process.on('message', (message: SimParentMessage) => {
@@ -60,6 +87,11 @@ process.on('message', (message: SimParentMessage) => {
         return send({ type: 'ok' })
       case 'summary':
         return send({ type: 'summary', summary: summary(message.hash) })
+      case 'rateLimit':
+        sim.setRateLimit(message.hash, message.limit)
+        return send({ type: 'ok' })
+      case 'tallies':
+        return send({ type: 'tallies', tallies: tallies() })
       case 'close':
         void sim.close().then(() => process.exit(0))
         return

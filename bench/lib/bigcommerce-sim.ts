@@ -36,12 +36,40 @@ export interface SimStoreSummary {
   carts: number
   doubleCharges: number
   violations: string[]
+  /** Requests refused by the store's enforced rate limit (setRateLimit), answered 429. */
+  rateLimited: number
 }
+
+/** One store's counts, for benches with hundreds of stores (tallies: one pass over every request). */
+export interface SimStoreTally {
+  /** Api and payments requests. */
+  calls: number
+  /** Answered 429, by the enforced limit or otherwise. */
+  answered429: number
+  /** Requests by operation id. */
+  operations: Record<string, number>
+  orders: number
+  /** Orders paid exactly once. */
+  paidOnce: number
+  doubleCharges: number
+  violations: number
+}
+
+export interface SimTallies {
+  stores: Record<string, SimStoreTally>
+  /** Up to ten violations of any store, described. */
+  violationSamples: string[]
+}
+
+/** A store's enforced quota (the simulator's setRateLimit); null: the default, reported and never enforced. */
+export type SimRateLimit = { quota: number; windowMs: number } | null
 
 export type SimParentMessage =
   | { type: 'setup'; setup: SimStoreSetup }
   | { type: 'latency'; ms: number }
   | { type: 'summary'; hash: string }
+  | { type: 'rateLimit'; hash: string; limit: SimRateLimit }
+  | { type: 'tallies' }
   | { type: 'close' }
 
 export type SimChildMessage =
@@ -49,6 +77,7 @@ export type SimChildMessage =
   | { type: 'card'; token: string }
   | { type: 'ok' }
   | { type: 'summary'; summary: SimStoreSummary }
+  | { type: 'tallies'; tallies: SimTallies }
   | { type: 'error'; message: string }
 
 export interface SimulatorChild {
@@ -59,6 +88,10 @@ export interface SimulatorChild {
   /** Every operation answers after `ms` (setLatency's `'*'`). */
   setLatency(ms: number): Promise<void>
   summary(hash: string): Promise<SimStoreSummary>
+  /** Enforces `limit` on the store's api-host requests (null: back to the default, never enforced). */
+  setRateLimit(hash: string, limit: SimRateLimit): Promise<void>
+  /** Every store's counts in one pass. */
+  tallies(): Promise<SimTallies>
   cpuSeconds(): number | undefined
   close(): Promise<void>
 }
@@ -109,6 +142,8 @@ export async function startSimulatorChild(timeoutMs = 60_000): Promise<Simulator
     setUp: async (setup) => (await ask({ type: 'setup', setup }, 'card')).token,
     setLatency: async (ms) => void (await ask({ type: 'latency', ms }, 'ok')),
     summary: async (hash) => (await ask({ type: 'summary', hash }, 'summary')).summary,
+    setRateLimit: async (hash, limit) => void (await ask({ type: 'rateLimit', hash, limit }, 'ok')),
+    tallies: async () => (await ask({ type: 'tallies' }, 'tallies')).tallies,
     cpuSeconds: () => cpuSecondsOf(child.pid),
     close: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return

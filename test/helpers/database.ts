@@ -240,10 +240,16 @@ function migratedPgliteDump(): Promise<Blob> {
 let loadedDump: Promise<Blob> | undefined
 
 /** A hash of the migrations' names and source (and `salt`): 16 hex digits, for names of migrated copies. */
-function migrationsHash(salt = ''): string {
+// Read when this module loads, as the migrations themselves are: a migration edited while a test
+// process runs must not give that process's old migrations a cache name made from the new text.
+const MIGRATION_FILES = (() => {
   const migrationsDir = new URL('../../src/db/migrations/', import.meta.url)
+  return readdirSync(migrationsDir).sort().map((name) => ({ name, text: readFileSync(new URL(name, migrationsDir)) }))
+})()
+
+function migrationsHash(salt = ''): string {
   const hash = createHash('sha256').update(salt)
-  for (const name of readdirSync(migrationsDir).sort()) hash.update(name).update(readFileSync(new URL(name, migrationsDir)))
+  for (const { name, text } of MIGRATION_FILES) hash.update(name).update(text)
   return hash.digest('hex').slice(0, 16)
 }
 

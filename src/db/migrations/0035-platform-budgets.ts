@@ -13,8 +13,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // Requests per window, as the platform last said (X-Rate-Limit-Requests-Quota).
     .addColumn('quota', 'integer', (c) => c.notNull())
     .addColumn('window_ms', 'integer', (c) => c.notNull())
-    // What is left in this window: the platform's figure less what claims have reserved since.
+    // What is left in this window: the platform's figure when last heard, less the calls made since.
     .addColumn('requests_left', 'integer', (c) => c.notNull())
+    // Calls that claimed renewals still may make: reserved in this window, and in the one before (a
+    // renewal claimed late in a window makes its calls in the next). Older reservations are dropped,
+    // so a worker that died with calls reserved holds nothing back for long.
+    .addColumn('reserved_calls', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('reserved_before', 'integer', (c) => c.notNull().defaultTo(0))
     // When the window refills (now + X-Rate-Limit-Time-Reset-Ms when last heard).
     .addColumn('resets_at', 'timestamptz', (c) => c.notNull())
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())

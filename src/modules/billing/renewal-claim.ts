@@ -4,7 +4,7 @@ import { RENEWALS } from '../../http/actors.ts'
 import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { findStoreById } from '../stores/index.ts'
-import { grantPlatformCalls, renewalAllowance } from '../platform/index.ts'
+import { grantPlatformCalls, renewalAllowance, returnPlatformCalls } from '../platform/index.ts'
 import { lockDueFairly, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
@@ -123,16 +123,42 @@ async function recordAttempts(trx: Executor, ctx: BillingContext, due: Subscript
  * are spent in the same transaction (CONTRACT section 19). The others stay due, untouched: they are
  * claimed once their store's window refills.
  */
-async function withinBudget(trx: Executor, ctx: BillingContext, due: SubscriptionRow[]): Promise<SubscriptionRow[]> {
+async function withinBudget(trx: Executor, ctx: BillingContext, due: SubscriptionRow[]): Promise<{ due: SubscriptionRow[]; reserved: Reserved }> {
+  const none: Reserved = { perRenewal: 0, stores: new Set() }
+  if (!ctx.budgeted || due.length === 0) return { due, reserved: none }
   const wanted = new Map<string, number>()
   for (const row of due) wanted.set(row.store_id, (wanted.get(row.store_id) ?? 0) + 1)
-  const granted = await grantPlatformCalls(trx, wanted, ctx.callsPerRenewal(), ctx.leaseClock.now())
-  const kept = [...due].sort((a, b) => a.next_charge_at!.getTime() - b.next_charge_at!.getTime()).filter((row) => {
+  const perRenewal = Math.max(1, Math.round(ctx.callsPerRenewal()))
+  const { granted, budgeted } = await grantPlatformCalls(trx, wanted, perRenewal, ctx.leaseClock.now())
+  const kept = new Set([...due].sort((a, b) => a.next_charge_at!.getTime() - b.next_charge_at!.getTime()).filter((row) => {
     const left = granted.get(row.store_id) ?? 0
     granted.set(row.store_id, left - 1)
     return left > 0
-  })
-  return kept.length === due.length ? due : due.filter((row) => kept.includes(row))
+  }))
+  return { due: due.filter((row) => kept.has(row)), reserved: { perRenewal, stores: budgeted } }
+}
+
+/** What a claim reserved: `perRenewal` calls for each renewal of the `stores` on a platform budget. */
+interface Reserved {
+  perRenewal: number
+  stores: Set<string>
+}
+
+/**
+ * The attempts take their reservation with them; renewals that charge nothing (a skip, an expiry)
+ * give theirs back at once, in the claim's transaction.
+ */
+async function keepReservations(trx: Executor, ctx: BillingContext, due: SubscriptionRow[], attempts: Attempt[], reserved: Reserved): Promise<void> {
+  if (reserved.stores.size === 0) return
+  const charged = new Set(attempts.map(({ charge }) => charge.subscription_id))
+  const unused = new Map<string, number>()
+  for (const row of due) {
+    if (!reserved.stores.has(row.store_id)) continue
+    if (charged.has(row.id)) continue
+    unused.set(row.store_id, (unused.get(row.store_id) ?? 0) + reserved.perRenewal)
+  }
+  for (const attempt of attempts) if (reserved.stores.has(attempt.charge.store_id)) attempt.reservedCalls = reserved.perRenewal
+  for (const [storeId, calls] of [...unused].sort(([a], [b]) => a.localeCompare(b))) await returnPlatformCalls(trx, storeId, calls, 0, ctx.leaseClock.now())
 }
 
 /** Locks the claim's due subscriptions: the fair walk over stores, or the plain oldest-first of one store or one subscription. */
@@ -140,7 +166,7 @@ async function lockDue(trx: Executor, ctx: BillingContext, limit: number, option
   const now = ctx.clock.now()
   const fair = options.fair
   if (!fair) return lockDueForRenewal(trx, now, limit, { storeId: options.storeId, ...(options.id ? { id: options.id } : {}) })
-  const perStore = renewalAllowance('st.id', 'st.gateway', ctx.leaseClock.now(), ctx.callsPerRenewal(), fair.perStoreCap)
+  const perStore = ctx.budgeted ? renewalAllowance('st.id', 'st.gateway', ctx.leaseClock.now(), ctx.callsPerRenewal(), fair.perStoreCap) : sql<number>`${fair.perStoreCap}::int`
   const first = await lockDueFairly(trx, now, limit, { perStore, after: fair.after, exceptStores: fair.exceptStores })
   if (first.length >= limit || fair.after === undefined) return first
   // Past the last store: round again from the first, up to where this round began.
@@ -158,9 +184,13 @@ export async function claimDue(ctx: BillingContext, options: { limit: number; st
   try {
     const batch = emptyClaimCounts()
     const attempts = await ctx.db.transaction().execute(async (trx) => {
-      due = await withinBudget(trx, ctx, await lockDue(trx, ctx, options.limit, options))
+      const allowed = await withinBudget(trx, ctx, await lockDue(trx, ctx, options.limit, options))
+      due = allowed.due
       batch.claimed = due.length
-      return due.length === 0 ? [] : recordAttempts(trx, ctx, due, lease, batch)
+      if (due.length === 0) return []
+      const recorded = await recordAttempts(trx, ctx, due, lease, batch)
+      await keepReservations(trx, ctx, due, recorded, allowed.reserved)
+      return recorded
     })
     addCounts(counts, batch)
     counts.lastStoreId = due.at(-1)?.store_id ?? counts.lastStoreId
@@ -173,9 +203,12 @@ export async function claimDue(ctx: BillingContext, options: { limit: number; st
     const one = emptyClaimCounts()
     try {
       attempts.push(...(await ctx.db.transaction().execute(async (trx) => {
-        const again = await withinBudget(trx, ctx, await lockDueForRenewal(trx, ctx.clock.now(), 1, { id: row.id }))
-        one.claimed = again.length
-        return again.length === 0 ? [] : recordAttempts(trx, ctx, again, lease, one)
+        const allowed = await withinBudget(trx, ctx, await lockDueForRenewal(trx, ctx.clock.now(), 1, { id: row.id }))
+        one.claimed = allowed.due.length
+        if (allowed.due.length === 0) return []
+        const recorded = await recordAttempts(trx, ctx, allowed.due, lease, one)
+        await keepReservations(trx, ctx, allowed.due, recorded, allowed.reserved)
+        return recorded
       })))
       addCounts(counts, one)
     } catch (error) {

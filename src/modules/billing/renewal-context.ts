@@ -37,6 +37,12 @@ export interface BillingContext {
   unknownGraceMs: number
   /** What one platform renewal costs its store's API quota, as this process has measured it lately. */
   callsPerRenewal(): number
+  /**
+   * Whether claims spend the stores' platform budgets: only where this process's platform client feeds
+   * them from the platform's headers. Spent with nothing to refill them, they would hold every store to
+   * the default quota's worth.
+   */
+  budgeted: boolean
   log: BillingLog | undefined
 }
 
@@ -45,6 +51,8 @@ export interface Attempt {
   charge: ChargeRow
   /** The period index the charge pays; -1 when rebuilt from the charge alone (recomputed at settle). */
   periodIndex: number
+  /** Platform calls its claim reserved on the store's budget, given back when it ends. */
+  reservedCalls?: number
 }
 
 export const realNow = (): Date => new Date()

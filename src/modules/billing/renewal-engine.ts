@@ -50,7 +50,7 @@ export interface RenewalEngineOptions {
   /** What leases, rechecks and the grace period are measured on; the system clock unless a test moves its own. */
   leaseClock?: Clock
   /** Counts each renewal's platform calls, so claims spend the stores' budgets at what a renewal costs. */
-  budget?: Pick<PlatformBudget, 'counted'> | undefined
+  budget?: Pick<PlatformBudget, 'counted' | 'returned'> | undefined
   log?: BillingLog
 }
 
@@ -88,15 +88,23 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     unknownGraceMs: options.unknownGraceMs ?? DEFAULT_UNKNOWN_GRACE_MS,
     callsPerRenewal: () => callsPerRenewal,
+    budgeted: options.budget !== undefined,
     log: options.log,
   }
   // A moving average of the platform calls one renewal made (the last twenty or so weigh most).
   let callsPerRenewal = FIRST_CALLS_PER_RENEWAL
-  async function metered(work: () => Promise<ChargeOutcome>): Promise<ChargeOutcome> {
-    if (!options.budget) return work()
-    const { result, calls } = await options.budget.counted(work)
-    if (calls > 0) callsPerRenewal = Math.min(50, Math.max(1, callsPerRenewal * 0.9 + calls * 0.1))
-    return result
+  async function metered(attempt: Attempt, work: () => Promise<ChargeOutcome>): Promise<ChargeOutcome> {
+    const budget = options.budget
+    if (!budget) return work()
+    let made = 0
+    try {
+      const { result, calls } = await budget.counted(work)
+      made = calls
+      if (calls > 0) callsPerRenewal = Math.min(50, Math.max(1, callsPerRenewal * 0.9 + calls * 0.1))
+      return result
+    } finally {
+      if (attempt.reservedCalls) budget.returned(attempt.charge.store_id, attempt.reservedCalls, made)
+    }
   }
   const { db } = ctx
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
@@ -165,9 +173,12 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
           try {
             const outcome = await gatewaySlots(async () => {
               // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
-              if (keeper.lost(attempt.charge.id)) return undefined
+              if (keeper.lost(attempt.charge.id)) {
+                if (attempt.reservedCalls) options.budget?.returned(attempt.charge.store_id, attempt.reservedCalls, 0)
+                return undefined
+              }
               // A bug or a database error while collecting one charge must not lose the others' answers.
-              return metered(() => collector.collect(attempt.charge, token, { storeBills: !notBilling.has(attempt.charge.store_id) })).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
+              return metered(attempt, () => collector.collect(attempt.charge, token, { storeBills: !notBilling.has(attempt.charge.store_id) })).catch((error: unknown): ChargeOutcome => ({ status: 'unknown', reason: String(error) }))
             })
             if (outcome) await settler.push({ attempt, outcome: storableOutcome(outcome) })
           } finally {

@@ -29,63 +29,100 @@ function freshWindow(now: Date, b = 'b'): RawBuilder<boolean> {
 }
 
 /**
- * How many renewals the store whose id is `storeIdColumn` may start now: what is left of its window
- * over the calls a renewal costs, at most `cap`. A store that has never answered is allowed the
- * default quota's worth; a store on another gateway (`gatewayColumn` is not `platform`) just `cap`.
+ * How many renewals the store whose id is `storeIdColumn` may start now: what is left of its window,
+ * less the calls claimed renewals may still make, over the calls a renewal costs, at most `cap`. A
+ * store that has never answered is allowed the default quota's worth; a store on another gateway
+ * (`gatewayColumn` is not `platform`) just `cap`. An estimate for the claim's walk; the grant below,
+ * under the row's lock, is what counts.
  */
 export function renewalAllowance(storeIdColumn: string, gatewayColumn: string, now: Date, callsPerRenewal: number, cap: number): RawBuilder<number> {
-  const k = Math.max(1, Math.ceil(callsPerRenewal))
+  const k = Math.max(1, Math.round(callsPerRenewal))
   return sql<number>`CASE WHEN ${sql.ref(gatewayColumn)} <> 'platform' THEN ${cap}::int ELSE COALESCE(
-    (SELECT LEAST(${cap}::int, GREATEST(0, CASE WHEN ${freshWindow(now)} THEN (CASE WHEN b.quota > 0 THEN b.quota ELSE ${DEFAULT_QUOTA}::int END) ELSE LEAST(b.requests_left, b.quota) END) / ${k}::int)
+    (SELECT LEAST(${cap}::int, GREATEST(0, CASE WHEN ${freshWindow(now)} THEN (CASE WHEN b.quota > 0 THEN b.quota ELSE ${DEFAULT_QUOTA}::int END) - b.reserved_calls
+                                                ELSE LEAST(b.requests_left, b.quota) - b.reserved_calls - b.reserved_before END) / ${k}::int)
        FROM platform_budgets b WHERE b.store_id = ${sql.ref(storeIdColumn)}),
     LEAST(${cap}::int, ${DEFAULT_QUOTA}::int / ${k}::int)) END`
 }
 
+/** A store's budget row as the grant reads it. */
+interface BudgetRow {
+  store_id: string
+  quota: number
+  window_ms: number
+  requests_left: number
+  reserved_calls: number
+  reserved_before: number
+  resets_at: Date
+}
+
 /**
- * Spends, in the claim's transaction, what renewals just locked will cost their stores' windows, and
- * answers how many of each store's renewals the window allows (`wanted` counts them; each costs
- * `callsPerRenewal`). Stores on another gateway are granted all. The budget rows are locked in store
- * order, so a second claimer reads what the first spent, never the figure before it.
+ * Spends, in the claim's transaction, what renewals just locked may cost their stores' windows, and
+ * answers how many of each store's renewals the window allows (`wanted` counts them; each reserves
+ * `callsPerRenewal`). Stores on another gateway are granted all and are not in `budgeted`. The rows
+ * are locked in store order, so a second claimer reads what the first spent, never the figure before.
+ * A window past its reset starts afresh: its quota, the last window's reservations carried as
+ * `reserved_before` (their calls land in this one), anything older dropped.
  */
-export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<string, number>, callsPerRenewal: number, now: Date): Promise<Map<string, number>> {
+export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<string, number>, callsPerRenewal: number, now: Date): Promise<{ granted: Map<string, number>; budgeted: Set<string> }> {
   const granted = new Map(wanted)
+  const budgeted = new Set<string>()
   const ids = [...wanted.keys()].sort()
-  if (ids.length === 0) return granted
-  const k = Math.max(1, Math.ceil(callsPerRenewal))
+  if (ids.length === 0) return { granted, budgeted }
+  const k = Math.max(1, Math.round(callsPerRenewal))
   await sql`
     INSERT INTO platform_budgets (store_id, quota, window_ms, requests_left, resets_at, updated_at)
     SELECT id, ${DEFAULT_QUOTA}, ${DEFAULT_WINDOW_MS}, ${DEFAULT_QUOTA}, ${new Date(now.getTime() + DEFAULT_WINDOW_MS)}, ${now}
       FROM stores WHERE id = ANY(${ids}::text[]) AND gateway = 'platform'
     ON CONFLICT (store_id) DO NOTHING`.execute(trx)
-  const rows = await sql<{ store_id: string; quota: number; window_ms: number; requests_left: number; resets_at: Date }>`
-    SELECT b.store_id, b.quota, b.window_ms, b.requests_left, b.resets_at FROM platform_budgets b JOIN stores st ON st.id = b.store_id
+  const rows = await sql<BudgetRow>`
+    SELECT b.store_id, b.quota, b.window_ms, b.requests_left, b.reserved_calls, b.reserved_before, b.resets_at
+      FROM platform_budgets b JOIN stores st ON st.id = b.store_id
      WHERE b.store_id = ANY(${ids}::text[]) AND st.gateway = 'platform' ORDER BY b.store_id FOR UPDATE OF b`.execute(trx)
   const spent: RawBuilder<unknown>[] = []
   for (const row of rows.rows) {
+    budgeted.add(row.store_id)
     const quota = row.quota > 0 && row.quota <= 1_000_000 ? row.quota : DEFAULT_QUOTA
     const windowMs = row.window_ms > 0 && row.window_ms <= 600_000 ? row.window_ms : DEFAULT_WINDOW_MS
     const resetsAt = new Date(row.resets_at)
-    // A window over, or a row past believing (a reset beyond any window), starts afresh.
+    // A window over, or a row past believing (a reset beyond any window, figures out of range), starts afresh.
     const fresh = resetsAt <= now || resetsAt.getTime() > now.getTime() + 600_000 || row.quota !== quota || row.window_ms !== windowMs
+    const sane = (n: number) => Math.min(Math.max(n, 0), quota * 4)
     const left = fresh ? quota : Math.min(row.requests_left, quota)
-    const allowed = Math.min(wanted.get(row.store_id)!, Math.max(0, Math.floor(left / k)))
+    const reservedBefore = fresh ? sane(row.reserved_calls) : sane(row.reserved_before)
+    const reserved = fresh ? 0 : sane(row.reserved_calls)
+    const allowed = Math.min(wanted.get(row.store_id)!, Math.max(0, Math.floor((left - reserved - reservedBefore) / k)))
     granted.set(row.store_id, allowed)
     if (allowed === 0 && !fresh) continue
-    spent.push(sql`(${row.store_id}, ${quota}::int, ${windowMs}::int, ${left - allowed * k}::int, ${fresh ? new Date(now.getTime() + windowMs) : resetsAt}::timestamptz)`)
+    spent.push(sql`(${row.store_id}, ${quota}::int, ${windowMs}::int, ${left}::int, ${reserved + allowed * k}::int, ${reservedBefore}::int, ${fresh ? new Date(now.getTime() + windowMs) : resetsAt}::timestamptz)`)
   }
   if (spent.length > 0) {
     await sql`
-      UPDATE platform_budgets AS b SET quota = v.quota, window_ms = v.window_ms, requests_left = v.requests_left, resets_at = v.resets_at, updated_at = ${now}
-        FROM (VALUES ${sql.join(spent)}) AS v(store_id, quota, window_ms, requests_left, resets_at)
+      UPDATE platform_budgets AS b SET quota = v.quota, window_ms = v.window_ms, requests_left = v.requests_left, reserved_calls = v.reserved_calls,
+             reserved_before = v.reserved_before, resets_at = v.resets_at, updated_at = ${now}
+        FROM (VALUES ${sql.join(spent)}) AS v(store_id, quota, window_ms, requests_left, reserved_calls, reserved_before, resets_at)
        WHERE b.store_id = v.store_id`.execute(trx)
   }
-  return granted
+  return { granted, budgeted }
 }
 
 /**
- * What the platform said in an answer's rate-limit headers. Within the window the row already
- * describes, the lower figure wins (claims may have reserved calls not made yet), moved by any change
- * of quota; a later window, or a row past believing, takes the platform's figure as it is.
+ * Renewals that ended give back what they reserved (`reserved`, the older reservations first) and
+ * count the calls they made (`made`) as gone from the window, until the platform's next figure.
+ */
+export async function returnPlatformCalls(db: Executor, storeId: string, reserved: number, made: number, now: Date): Promise<void> {
+  await sql`
+    UPDATE platform_budgets SET
+      reserved_calls = GREATEST(0, reserved_calls - GREATEST(0, ${reserved}::int - reserved_before)),
+      reserved_before = GREATEST(0, reserved_before - ${reserved}::int),
+      requests_left = CASE WHEN resets_at > ${now} THEN requests_left - ${made}::int ELSE requests_left END,
+      updated_at = ${now}
+     WHERE store_id = ${storeId}`.execute(db)
+}
+
+/**
+ * What the platform said in an answer's rate-limit headers: its figures replace the row's (they count
+ * every app's calls, ours included). A row whose window our clock saw end moves its reservations on,
+ * as the grant does.
  */
 export async function recordRateHeaders(db: Executor, storeHash: string, headers: RateHeaders, now: Date): Promise<void> {
   const resets = new Date(now.getTime() + headers.resetMs)
@@ -95,8 +132,9 @@ export async function recordRateHeaders(db: Executor, storeHash: string, headers
     ON CONFLICT (store_id) DO UPDATE SET
       quota = EXCLUDED.quota,
       window_ms = EXCLUDED.window_ms,
-      requests_left = CASE WHEN ${freshWindow(now)} OR EXCLUDED.resets_at > b.resets_at + interval '2 seconds' THEN EXCLUDED.requests_left
-                           ELSE LEAST(b.requests_left + (EXCLUDED.quota - b.quota), EXCLUDED.requests_left) END,
+      requests_left = EXCLUDED.requests_left,
+      reserved_before = CASE WHEN ${freshWindow(now)} THEN LEAST(GREATEST(b.reserved_calls, 0), EXCLUDED.quota * 4) ELSE b.reserved_before END,
+      reserved_calls = CASE WHEN ${freshWindow(now)} THEN 0 ELSE b.reserved_calls END,
       resets_at = EXCLUDED.resets_at,
       updated_at = ${now}`.execute(db)
 }
@@ -114,7 +152,7 @@ export async function recordBareRateLimit(db: Executor, storeHash: string, pause
 export async function nextBudgetReset(db: Executor, now: Date): Promise<Date | undefined> {
   const row = await sql<{ at: Date | null }>`
     SELECT min(resets_at) AS at FROM platform_budgets
-     WHERE resets_at > ${now} AND resets_at <= ${now}::timestamptz + ${LONGEST_WINDOW} AND requests_left < quota`.execute(db)
+     WHERE resets_at > ${now} AND resets_at <= ${now}::timestamptz + ${LONGEST_WINDOW} AND requests_left - reserved_calls - reserved_before < quota`.execute(db)
   const at = row.rows[0]?.at
   return at ? new Date(at) : undefined
 }

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Db } from '../../db/database.ts'
 import { systemClock, type Clock } from '../../lib/clock.ts'
 import type { PlatformAnswer } from './platform-client.ts'
-import { recordBareRateLimit, recordRateHeaders, type RateHeaders } from './platform-budget.repository.ts'
+import { recordBareRateLimit, recordRateHeaders, returnPlatformCalls, type RateHeaders } from './platform-budget.repository.ts'
 
 /**
  * Feeds each store's platform budget (platform_budgets) from the rate-limit headers of the answers
@@ -26,6 +26,8 @@ export interface PlatformBudget {
   counted<T>(work: () => Promise<T>): Promise<{ result: T; calls: number }>
   /** Counts one request sent, for the `counted` work it belongs to (the client calls it). */
   countCall(): void
+  /** A claimed renewal ended: it gives back the `reserved` calls its claim spent, having made `made`. */
+  returned(storeId: string, reserved: number, made: number): void
   /** Resolves once the writes started so far are done (tests, shutdown). */
   settled(): Promise<void>
 }
@@ -61,6 +63,8 @@ export function createPlatformBudget({ db, clock = systemClock, log }: { db: Db;
   const lastReset = new Map<string, number>()
   const waiting = new Map<string, { headers: RateHeaders | undefined; at: Date }>()
   const writing = new Map<string, Promise<void>>()
+  // Per store id: what ended renewals give back, summed until written (one statement for a burst of them).
+  const returns = new Map<string, { reserved: number; made: number }>()
 
   async function write(storeHash: string): Promise<void> {
     for (let next = waiting.get(storeHash); next; next = waiting.get(storeHash)) {
@@ -74,6 +78,20 @@ export function createPlatformBudget({ db, clock = systemClock, log }: { db: Db;
       }
     }
     writing.delete(storeHash)
+  }
+
+  async function giveBack(storeId: string): Promise<void> {
+    const key = `return:${storeId}`
+    for (let next = returns.get(storeId); next; next = returns.get(storeId)) {
+      returns.delete(storeId)
+      try {
+        await returnPlatformCalls(db, storeId, next.reserved, next.made, clock.now())
+      } catch (error) {
+        // Lost, the reservation holds the store back until its window after next, no longer.
+        log?.warn({ storeId, err: error }, 'calls reserved on the platform budget could not be given back')
+      }
+    }
+    writing.delete(key)
   }
 
   return {
@@ -96,6 +114,12 @@ export function createPlatformBudget({ db, clock = systemClock, log }: { db: Db;
       const counter = { calls: 0 }
       const result = await calls.run(counter, work)
       return { result, calls: counter.calls }
+    },
+    returned(storeId, reserved, made) {
+      const sum = returns.get(storeId) ?? { reserved: 0, made: 0 }
+      returns.set(storeId, { reserved: sum.reserved + reserved, made: sum.made + made })
+      const key = `return:${storeId}`
+      if (!writing.has(key)) writing.set(key, giveBack(storeId))
     },
     countCall() {
       const counter = calls.getStore()

@@ -201,7 +201,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const started = Date.now()
       let backoff = BACKOFF_START_MS
       for (;;) {
-        options.budget?.countCall()
+        // The store's REST quota is what the budget keeps; the payments host has a limit of its own.
+        if (call.host !== 'payments') options.budget?.countCall()
         const reply = await once(access, call)
         if (reply.sent && call.host !== 'payments') options.budget?.observe(access.storeHash, reply.answer)
         const spent = Date.now() - started

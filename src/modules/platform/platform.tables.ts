@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely'
 import type { Timestamp, NullableTimestamp } from '../../db/column-types.ts'
 
 /** The tables this part of the service owns, as Kysely sees them (assembled into the database type in src/db/database.ts). */
@@ -27,6 +28,8 @@ export interface PlatformBudgetsTable {
   quota: number
   window_ms: number
   requests_left: number
+  reserved_calls: Generated<number>
+  reserved_before: Generated<number>
   resets_at: Timestamp
   updated_at: Timestamp
 }
