@@ -54,6 +54,11 @@ export interface EnqueueOptions {
   runAt?: Date
   /** At most one job with this key exists; enqueueing it again does nothing. */
   dedupeKey?: string
+  /**
+   * The store the job works for: its lane in the runner's fair claim (src/jobs/fair-claim.ts), so one store's
+   * backlog never delays another's jobs. Leave it out only for work of no store (upkeep across all stores).
+   */
+  storeId?: string
 }
 
 /** Adds a job inside the caller's transaction, so the job exists exactly when the change that needs it does. */
@@ -72,6 +77,7 @@ export async function enqueueMany<P extends TSchema>(db: Executor, job: JobKind<
         payload: JSON.stringify(entry.payload),
         run_at: entry.runAt ?? new Date(),
         dedupe_key: entry.dedupeKey ?? null,
+        store_id: entry.storeId ?? null,
         max_attempts: job.maxAttempts,
       })),
     )

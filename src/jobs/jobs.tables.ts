@@ -7,6 +7,8 @@ export interface JobsTable {
   id: Generated<number>
   kind: string
   payload: Json<Record<string, unknown>>
+  /** The store the job works for (its lane in the fair claim, src/jobs/fair-claim.ts); null for upkeep of no store. */
+  store_id: string | null
   dedupe_key: string | null
   run_at: Timestamp
   attempts: Generated<number>

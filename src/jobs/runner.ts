@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { sql } from 'kysely'
 import type { Db, Executor, JobRow } from '../db/database.ts'
-import { claimLeased, heldBy, keepLeases, leaseFree, LEASES, renewLeases, type Claim } from '../db/leases.ts'
+import { heldBy, keepLeases, LEASES, renewLeases, type Claim } from '../db/leases.ts'
 import { printableText } from '../lib/printable-text.ts'
+import { createFairClaim } from './fair-claim.ts'
 import { retryDelayMs } from './retry-schedule.ts'
 import { payloadProblem, type JobHandler, type JobResult } from './job-kinds.ts'
 
@@ -37,7 +37,8 @@ export type JobRunner = ReturnType<typeof createJobRunner>
 /**
  * A small database-backed job runner. Jobs are claimed with FOR UPDATE SKIP LOCKED under a lease,
  * so several processes on PostgreSQL share the queue without coordinating, and one process on the
- * embedded database runs it in-process.
+ * embedded database runs it in-process. Each batch is shared out between stores (src/jobs/fair-claim.ts):
+ * one store's backlog never delays another store's jobs.
  */
 export function createJobRunner({ db, handlers: handlerList, log, leaseMs = 60_000, pollMs = 500, batchSize = 10, now = () => new Date() }: RunnerOptions) {
   const handlers = new Map(handlerList.map((handler) => [handler.job.kind, handler]))
@@ -46,24 +47,12 @@ export function createJobRunner({ db, handlers: handlerList, log, leaseMs = 60_0
   let timer: NodeJS.Timeout | undefined
   let current: Promise<number> | undefined
 
-  async function claim(): Promise<Claim<JobRow>> {
-    const at = now()
-    const kinds = [...handlers.keys()]
-    // The worker id is the fencing token: one worker runs one batch at a time, and operators can read it.
-    const token = workerId
-    if (kinds.length === 0) return { token, until: at, rows: [] }
-    const claimed = await claimLeased<JobRow>(db, LEASES.jobs, {
-      candidates: sql`SELECT id FROM jobs
-                       WHERE failed_at IS NULL AND kind IN (${sql.join(kinds)}) AND run_at <= ${at} AND ${leaseFree(LEASES.jobs, at)}
-                       ORDER BY run_at, id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`,
-      leaseMs,
-      now: at,
-      token,
-      set: sql`attempts = t.attempts + 1`,
-    })
-    // UPDATE ... RETURNING gives rows in no particular order; run them in the order they fell due.
-    claimed.rows.sort((a, b) => a.run_at.getTime() - b.run_at.getTime() || Number(a.id) - Number(b.id))
-    return claimed
+  // The worker id is the fencing token: one worker runs one batch at a time, and operators can read it.
+  const fairClaim = createFairClaim({ db, batchSize, leaseMs, token: workerId })
+
+  /** A batch of due jobs of the kinds this runner has, shared out fairly between stores (src/jobs/fair-claim.ts), in the order to run them. */
+  function claim(): Promise<Claim<JobRow>> {
+    return fairClaim(now(), [...handlers.keys()])
   }
 
   async function finish(job: JobRow, token: string, result: JobResult | void): Promise<void> {

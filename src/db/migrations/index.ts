@@ -33,6 +33,7 @@ import * as imports from './0032-imports.ts'
 import * as bulkOperations from './0034-bulk-operations.ts'
 import * as platformBudgets from './0035-platform-budgets.ts'
 import * as storeIdAndFairDeliveries from './0037-store-id-and-fair-deliveries.ts'
+import * as fairJobs from './0038-fair-jobs.ts'
 import * as priceChanges from './0033-price-changes.ts'
 
 /** Every migration, in order; names never change once released. */
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '0034-bulk-operations': bulkOperations,
   '0035-platform-budgets': platformBudgets,
   '0037-store-id-and-fair-deliveries': storeIdAndFairDeliveries,
+  '0038-fair-jobs': fairJobs,
 }

@@ -185,7 +185,7 @@ export function createBulkOperationsService({ db, clock, subscriptions, actions 
           await addFailedItems(trx, store.id, id, ids.filter((sid) => !owned.has(sid)), 'not_found', 'no subscription of this store has this id', now)
         }
         const counted = await refreshCounts(trx, id, now)
-        await enqueue(trx, RunBulkOperation, { bulk_operation_id: id }, { dedupeKey: `bulk:${id}` })
+        await enqueue(trx, RunBulkOperation, { bulk_operation_id: id }, { dedupeKey: `bulk:${id}`, storeId: store.id })
         return counted
       })
       return { operation: present(operation) }

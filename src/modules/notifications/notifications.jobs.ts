@@ -54,7 +54,7 @@ export type NotificationPayload = Static<typeof SendNotification.payload>
 /** The daily check for cards that expire before the next renewal. */
 export const InstrumentExpiryCheck = jobKind('notifications.instrument_expiry_check', NoPayload, { maxAttempts: 1_000_000 })
 
-/** The queue entry of one email: keyed by the email's own key, so it is queued once. */
+/** The queue entry of one email: keyed by the email's own key, so it is queued once, in its store's lane of the queue. */
 export function sendEntry(payload: NotificationPayload) {
-  return { payload, dedupeKey: `notification:${payload.dedupe_key}` }
+  return { payload, dedupeKey: `notification:${payload.dedupe_key}`, storeId: payload.store_id }
 }

@@ -83,7 +83,7 @@ export function createNotificationsService({ db, clock, events }: { db: Db; cloc
         // Every link is an email of its own (a replay of the same Idempotency-Key answers the first).
         const dedupeKey = `payment_update_link:${id}`
         const row = await insertQueuedNotification(trx, { id, storeId: store.id, template: 'payment_update_link', recipient: subscriber.email, subscriptionId, dedupeKey, at })
-        await enqueue(trx, SendNotification, { template: 'payment_update_link', store_id: store.id, subscription_id: subscriptionId, dedupe_key: dedupeKey, occurred_at: at.toISOString(), facts: {} }, { dedupeKey: `notification:${dedupeKey}` })
+        await enqueue(trx, SendNotification, { template: 'payment_update_link', store_id: store.id, subscription_id: subscriptionId, dedupe_key: dedupeKey, occurred_at: at.toISOString(), facts: {} }, { dedupeKey: `notification:${dedupeKey}`, storeId: store.id })
         // The subscription as the API shows it: the link and its token exist only in the email, made when it is sent.
         await events.record(trx, { storeId: store.id, eventType: 'subscription.payment_update_link_sent', occurredAt: at, data: presentSubscription(subscription, store.store_hash), actor })
         return presentNotification(row)

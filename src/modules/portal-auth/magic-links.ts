@@ -32,7 +32,10 @@ export interface SessionAnswer {
  * a subscriber is only looked at in the background, so neither the answer nor its timing tells.
  */
 export async function requestMagicLink(db: Executor, request: LinkRequest): Promise<void> {
-  await enqueue(db, SendMagicLink, { store_hash: request.store_hash, email: request.email.toLowerCase() })
+  // The store (public, unlike whether the email is a subscriber's) puts the job in its store's lane of the
+  // queue, so one store's flood of sign-ins never delays another's links; a hash of no store gets none.
+  const store = await findStoreByHash(db, request.store_hash)
+  await enqueue(db, SendMagicLink, { store_hash: request.store_hash, email: request.email.toLowerCase() }, store ? { storeId: store.id } : {})
 }
 
 /** The background half: a token for a known subscriber, stored as a hash, and the email that carries it. */

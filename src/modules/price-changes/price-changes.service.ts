@@ -222,7 +222,7 @@ export function createPriceChangeService({ db, clock, writes, onPlanChanged, log
           updated_at: now,
           completed_at: scheduling ? null : now,
         })
-        if (scheduling) await enqueue(trx, SchedulePriceChange, { price_change_id: inserted.id }, { dedupeKey: `price_change:${inserted.id}` })
+        if (scheduling) await enqueue(trx, SchedulePriceChange, { price_change_id: inserted.id }, { dedupeKey: `price_change:${inserted.id}`, storeId: store.id })
         return inserted
       })
       onPlanChanged()

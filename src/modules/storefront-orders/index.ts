@@ -30,7 +30,7 @@ export interface StorefrontOrdersModuleDeps {
 export function createStorefrontOrdersModule({ db, clock, platform, checkouts, publicUrl, appClientSecret, rateLimit, log }: StorefrontOrdersModuleDeps): Module<OrderWebhooks> {
   const service = createOrderWebhooks({ db, clock, client: platform.client, connections: platform.connections, vault: platform.vault, checkouts, publicUrl, appClientSecret, log })
   // A store that connects gets its hooks registered by a job queued in the same transaction (retried on failure).
-  platform.connections.onConnect((trx, storeId) => enqueue(trx, RegisterOrderHooks, { store_id: storeId }))
+  platform.connections.onConnect((trx, storeId) => enqueue(trx, RegisterOrderHooks, { store_id: storeId }, { storeId }))
   return {
     name: 'storefront-orders',
     service,

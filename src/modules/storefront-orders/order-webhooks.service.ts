@@ -278,7 +278,7 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
         return { purged, queued }
       }
       for (const storeId of await connections.dueForHookCheck(new Date(now.getTime() - HOOK_CHECK_EVERY_MS))) {
-        await enqueue(db, RegisterOrderHooks, { store_id: storeId }, { dedupeKey: `${RegisterOrderHooks.kind}:${storeId}` })
+        await enqueue(db, RegisterOrderHooks, { store_id: storeId }, { dedupeKey: `${RegisterOrderHooks.kind}:${storeId}`, storeId })
         queued += 1
       }
       return { purged, queued }
@@ -350,7 +350,7 @@ export function createOrderWebhooks({ db, clock, client, connections, vault, che
         if (!fresh) return { accepted: true, duplicate: true, enqueued: false }
         if (!orderEvent) return { accepted: true, duplicate: false, enqueued: false }
         // No dedupe key: a job already running for this order must not swallow a later status change.
-        await enqueue(trx, HandleOrderWebhook, { store_id: store.id, order_id: payload.data.id, scope: payload.scope, hash: payload.hash })
+        await enqueue(trx, HandleOrderWebhook, { store_id: store.id, order_id: payload.data.id, scope: payload.scope, hash: payload.hash }, { storeId: store.id })
         return { accepted: true, duplicate: false, enqueued: true }
       })
     },
