@@ -101,6 +101,8 @@ export const POSTGRES = [
   'test/process/platform-crash.test.ts',
   'test/api/webhooks/delivery.test.ts',
   'test/api/webhooks/fanout-queue.test.ts',
+  // Fair deliveries: a batch shared among due endpoints reaches the last of them, not only the first.
+  'test/api/webhooks/every-due-endpoint-gets-a-turn.test.ts',
   // One store's backlog or hung endpoint does not delay another store's deliveries (issue 28: the claim walks endpoints).
   'test/api/webhooks/one-store-backlog-does-not-delay-another.test.ts',
   // The delivery inspector (headers as sent, the answer's first KiB) and endpoint health over 24 hours.

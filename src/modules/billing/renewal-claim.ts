@@ -5,7 +5,7 @@ import { newId } from '../../lib/ids.ts'
 import { toRfc3339 } from '../../lib/time.ts'
 import { findStoreById } from '../stores/index.ts'
 import { grantPlatformCalls, renewalAllowance, returnPlatformCalls } from '../platform/index.ts'
-import { lockDueFairly, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
+import { anyRenewalDue, lockDueFairly, lockDueForRenewal, RENEWAL_FAILED, setBillingIssue, type SubscriptionChange } from '../subscriptions/index.ts'
 import { chargeIdempotencyKey } from './gateways/index.ts'
 import { describeFailure, isRowError, realNow, storeTime, type Attempt, type BillingContext } from './renewal-context.ts'
 import { loadRenewalInputs } from './renewal-inputs.ts'
@@ -37,6 +37,8 @@ export interface FairClaim {
   exceptStores?: readonly string[] | undefined
   /** Renewals one store may give one claim, whatever its budget. */
   perStoreCap: number
+  /** Less for stores this claimer has some of in hand already: what they may still give. */
+  roomOf?: ReadonlyMap<string, number> | undefined
 }
 
 /** Records the attempts of subscriptions locked by the caller's transaction. */
@@ -129,7 +131,7 @@ async function withinBudget(trx: Executor, ctx: BillingContext, due: Subscriptio
   const wanted = new Map<string, number>()
   for (const row of due) wanted.set(row.store_id, (wanted.get(row.store_id) ?? 0) + 1)
   const perRenewal = Math.max(1, Math.round(ctx.callsPerRenewal()))
-  const { granted, budgeted } = await grantPlatformCalls(trx, wanted, perRenewal, ctx.leaseClock.now())
+  const { granted, budgeted } = await grantPlatformCalls(trx, wanted, perRenewal)
   const kept = new Set([...due].sort((a, b) => a.next_charge_at!.getTime() - b.next_charge_at!.getTime()).filter((row) => {
     const left = granted.get(row.store_id) ?? 0
     granted.set(row.store_id, left - 1)
@@ -158,7 +160,7 @@ async function keepReservations(trx: Executor, ctx: BillingContext, due: Subscri
     unused.set(row.store_id, (unused.get(row.store_id) ?? 0) + reserved.perRenewal)
   }
   for (const attempt of attempts) if (reserved.stores.has(attempt.charge.store_id)) attempt.reservedCalls = reserved.perRenewal
-  for (const [storeId, calls] of [...unused].sort(([a], [b]) => a.localeCompare(b))) await returnPlatformCalls(trx, storeId, calls, 0, ctx.leaseClock.now())
+  for (const [storeId, calls] of [...unused].sort(([a], [b]) => a.localeCompare(b))) await returnPlatformCalls(trx, storeId, calls, 0)
 }
 
 /** Locks the claim's due subscriptions: the fair walk over stores, or the plain oldest-first of one store or one subscription. */
@@ -166,7 +168,13 @@ async function lockDue(trx: Executor, ctx: BillingContext, limit: number, option
   const now = ctx.clock.now()
   const fair = options.fair
   if (!fair) return lockDueForRenewal(trx, now, limit, { storeId: options.storeId, ...(options.id ? { id: options.id } : {}) })
-  const perStore = ctx.budgeted ? renewalAllowance('st.id', 'st.gateway', ctx.leaseClock.now(), ctx.callsPerRenewal(), fair.perStoreCap) : sql<number>`${fair.perStoreCap}::int`
+  // Idle, a claim is one probe of the due index, not a walk over every store.
+  if (!(await anyRenewalDue(trx, now))) return []
+  const budget = ctx.budgeted ? renewalAllowance('st.id', 'st.gateway', ctx.callsPerRenewal(), fair.perStoreCap) : sql<number>`${fair.perStoreCap}::int`
+  const rooms = [...(fair.roomOf ?? new Map<string, number>())]
+  const perStore = rooms.length === 0
+    ? budget
+    : sql<number>`LEAST(${budget}, COALESCE((SELECT r.room FROM unnest(${rooms.map(([id]) => id)}::text[], ${rooms.map(([, room]) => room)}::int[]) AS r(id, room) WHERE r.id = st.id), ${fair.perStoreCap}::int))`
   const first = await lockDueFairly(trx, now, limit, { perStore, after: fair.after, exceptStores: fair.exceptStores })
   if (first.length >= limit || fair.after === undefined) return first
   // Past the last store: round again from the first, up to where this round began.

@@ -167,7 +167,11 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
     })
     try {
       // Read now, not at the claim: a charge taken over later is sent only if its store still bills.
-      const notBilling = await storesNotBilling(db, attempts.map(({ charge }) => charge.store_id))
+      const notBilling = await storesNotBilling(db, attempts.map(({ charge }) => charge.store_id)).catch((error: unknown) => {
+        // Nothing was sent: the calls reserved for these renewals go back (their leases run out, the reconciler takes them).
+        for (const attempt of attempts) if (attempt.reservedCalls) options.budget?.returned(attempt.charge.store_id, attempt.reservedCalls, 0)
+        throw error
+      })
       const ended = await Promise.allSettled(
         attempts.map(async (attempt) => {
           try {

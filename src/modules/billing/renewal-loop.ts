@@ -1,5 +1,4 @@
 import type { Db } from '../../db/database.ts'
-import { systemClock, type Clock } from '../../lib/clock.ts'
 import type { BackgroundLoop } from '../module.ts'
 import { nextBudgetReset } from '../platform/index.ts'
 import type { BillingLog } from './renewal-context.ts'
@@ -24,20 +23,19 @@ export interface RenewalLoopOptions {
   /** Renewals of one store in hand at once; a quarter of `concurrency` when not given. */
   perStore?: number
   idleMs?: number
-  /** Real time, for budget windows. */
-  clock?: Clock
   log?: BillingLog
 }
 
 const DEFAULT_IDLE_MS = 1_000
 // Past a window's reset, so the first claim after it finds the window refilled.
 const AFTER_RESET_MS = 20
+// However many stores' windows refill meanwhile, an idle loop looks at most this often.
+const MIN_WAKE_MS = 250
 
 export function createRenewalLoop(options: RenewalLoopOptions): BackgroundLoop & { step(): Promise<number> } {
   const { engine, concurrency } = options
   const perStore = Math.max(1, options.perStore ?? Math.ceil(concurrency / 4))
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS
-  const clock = options.clock ?? systemClock
   const inHand = new Map<string, number>()
   let total = 0
   let cursor: string | undefined
@@ -48,21 +46,30 @@ export function createRenewalLoop(options: RenewalLoopOptions): BackgroundLoop &
     const room = concurrency - total
     if (room <= 0) return 0
     const full = [...inHand].filter(([, n]) => n >= perStore).map(([storeId]) => storeId)
-    const { token, attempts, counts } = await engine.claimFairly(room, { after: cursor, exceptStores: full, perStoreCap: perStore })
+    const roomOf = new Map([...inHand].filter(([, n]) => n < perStore).map(([storeId, n]) => [storeId, perStore - n]))
+    const { token, attempts, counts } = await engine.claimFairly(room, { after: cursor, exceptStores: full, perStoreCap: perStore, roomOf })
     cursor = counts.lastStoreId ?? cursor
     for (const { charge } of attempts) inHand.set(charge.store_id, (inHand.get(charge.store_id) ?? 0) + 1)
     total += attempts.length
+    // Each renewal leaves the count once: when it ends, or when its work ends without saying so (it
+    // failed before reaching it, the database down): a lost count would shrink the loop for good.
+    const open = new Map(attempts.map(({ charge }) => [charge.id, charge.store_id]))
+    const release = (ids: Iterable<string>) => {
+      for (const id of ids) {
+        const storeId = open.get(id)
+        if (storeId === undefined) continue
+        open.delete(id)
+        const left = (inHand.get(storeId) ?? 1) - 1
+        if (left > 0) inHand.set(storeId, left)
+        else inHand.delete(storeId)
+        total--
+      }
+      ended()
+    }
     const work = engine
-      .work(attempts, token, (charges) => {
-        for (const { store_id } of charges) {
-          const left = (inHand.get(store_id) ?? 1) - 1
-          if (left > 0) inHand.set(store_id, left)
-          else inHand.delete(store_id)
-        }
-        total -= charges.length
-        ended()
-      })
+      .work(attempts, token, (charges) => release(charges.map((charge) => charge.id)))
       .catch((error: unknown) => options.log?.error({ err: error }, 'renewals could not be settled; their leases run out and the reconciler finishes them'))
+      .finally(() => release([...open.keys()]))
     working.add(work)
     void work.finally(() => working.delete(work))
     return counts.claimed
@@ -95,9 +102,8 @@ export function createRenewalLoop(options: RenewalLoopOptions): BackgroundLoop &
       }
 
       async function wakeLater(): Promise<void> {
-        const now = clock.now()
-        const reset = await nextBudgetReset(options.db, now).catch(() => undefined)
-        const wait = reset ? Math.min(idleMs, Math.max(0, reset.getTime() - now.getTime()) + AFTER_RESET_MS) : idleMs
+        const resetInMs = await nextBudgetReset(options.db).catch(() => undefined)
+        const wait = resetInMs === undefined ? idleMs : Math.min(idleMs, Math.max(MIN_WAKE_MS, resetInMs + AFTER_RESET_MS))
         if (running) {
           clearTimeout(timer)
           timer = setTimeout(kick, wait)

@@ -13,6 +13,13 @@ export const DEFAULT_QUOTA = 150
 export const DEFAULT_WINDOW_MS = 30_000
 /** No platform window is longer than this: a reset further ahead is a corrupted row, not a wait. */
 const LONGEST_WINDOW = sql`interval '10 minutes'`
+/**
+ * Every time in these rows is the database's: processes whose clocks disagree still agree on when a
+ * store's window refills (a process a minute fast would otherwise see every window over and spend
+ * quotas twice).
+ */
+const DB_NOW = sql`statement_timestamp()`
+const ms = (value: number | RawBuilder<unknown>) => sql`make_interval(secs => ${value}::double precision / 1000.0)`
 
 export interface RateHeaders {
   quota: number
@@ -22,9 +29,10 @@ export interface RateHeaders {
 }
 
 /** Whether the row `b` no longer describes a window in progress (over, or not believable). */
-function freshWindow(now: Date, b = 'b'): RawBuilder<boolean> {
+function freshWindow(b = 'b'): RawBuilder<boolean> {
   const row = sql.ref(b)
-  return sql<boolean>`(${row}.resets_at <= ${now} OR ${row}.resets_at > ${now}::timestamptz + ${LONGEST_WINDOW}
+  return sql<boolean>`(${row}.resets_at <= ${DB_NOW} OR ${row}.resets_at > ${DB_NOW} + ${LONGEST_WINDOW}
+                       OR ${row}.resets_at > ${DB_NOW} + ${ms(sql`${row}.window_ms`)} + interval '2 seconds'
                        OR ${row}.quota <= 0 OR ${row}.window_ms <= 0 OR ${row}.window_ms > 600000)`
 }
 
@@ -35,10 +43,10 @@ function freshWindow(now: Date, b = 'b'): RawBuilder<boolean> {
  * (`gatewayColumn` is not `platform`) just `cap`. An estimate for the claim's walk; the grant below,
  * under the row's lock, is what counts.
  */
-export function renewalAllowance(storeIdColumn: string, gatewayColumn: string, now: Date, callsPerRenewal: number, cap: number): RawBuilder<number> {
+export function renewalAllowance(storeIdColumn: string, gatewayColumn: string, callsPerRenewal: number, cap: number): RawBuilder<number> {
   const k = Math.max(1, Math.round(callsPerRenewal))
   return sql<number>`CASE WHEN ${sql.ref(gatewayColumn)} <> 'platform' THEN ${cap}::int ELSE COALESCE(
-    (SELECT LEAST(${cap}::int, GREATEST(0, CASE WHEN ${freshWindow(now)} THEN (CASE WHEN b.quota > 0 THEN b.quota ELSE ${DEFAULT_QUOTA}::int END) - b.reserved_calls
+    (SELECT LEAST(${cap}::int, GREATEST(0, CASE WHEN ${freshWindow()} THEN (CASE WHEN b.quota > 0 THEN b.quota ELSE ${DEFAULT_QUOTA}::int END) - b.reserved_calls
                                                 ELSE LEAST(b.requests_left, b.quota) - b.reserved_calls - b.reserved_before END) / ${k}::int)
        FROM platform_budgets b WHERE b.store_id = ${sql.ref(storeIdColumn)}),
     LEAST(${cap}::int, ${DEFAULT_QUOTA}::int / ${k}::int)) END`
@@ -63,7 +71,7 @@ interface BudgetRow {
  * A window past its reset starts afresh: its quota, the last window's reservations carried as
  * `reserved_before` (their calls land in this one), anything older dropped.
  */
-export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<string, number>, callsPerRenewal: number, now: Date): Promise<{ granted: Map<string, number>; budgeted: Set<string> }> {
+export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<string, number>, callsPerRenewal: number): Promise<{ granted: Map<string, number>; budgeted: Set<string> }> {
   const granted = new Map(wanted)
   const budgeted = new Set<string>()
   const ids = [...wanted.keys()].sort()
@@ -71,21 +79,22 @@ export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<stri
   const k = Math.max(1, Math.round(callsPerRenewal))
   await sql`
     INSERT INTO platform_budgets (store_id, quota, window_ms, requests_left, resets_at, updated_at)
-    SELECT id, ${DEFAULT_QUOTA}, ${DEFAULT_WINDOW_MS}, ${DEFAULT_QUOTA}, ${new Date(now.getTime() + DEFAULT_WINDOW_MS)}, ${now}
+    SELECT id, ${DEFAULT_QUOTA}, ${DEFAULT_WINDOW_MS}, ${DEFAULT_QUOTA}, ${DB_NOW} + ${ms(DEFAULT_WINDOW_MS)}, ${DB_NOW}
       FROM stores WHERE id = ANY(${ids}::text[]) AND gateway = 'platform'
     ON CONFLICT (store_id) DO NOTHING`.execute(trx)
-  const rows = await sql<BudgetRow>`
-    SELECT b.store_id, b.quota, b.window_ms, b.requests_left, b.reserved_calls, b.reserved_before, b.resets_at
+  const rows = await sql<BudgetRow & { db_now: Date }>`
+    SELECT b.store_id, b.quota, b.window_ms, b.requests_left, b.reserved_calls, b.reserved_before, b.resets_at, ${DB_NOW} AS db_now
       FROM platform_budgets b JOIN stores st ON st.id = b.store_id
      WHERE b.store_id = ANY(${ids}::text[]) AND st.gateway = 'platform' ORDER BY b.store_id FOR UPDATE OF b`.execute(trx)
   const spent: RawBuilder<unknown>[] = []
   for (const row of rows.rows) {
+    const now = new Date(row.db_now)
     budgeted.add(row.store_id)
     const quota = row.quota > 0 && row.quota <= 1_000_000 ? row.quota : DEFAULT_QUOTA
     const windowMs = row.window_ms > 0 && row.window_ms <= 600_000 ? row.window_ms : DEFAULT_WINDOW_MS
     const resetsAt = new Date(row.resets_at)
     // A window over, or a row past believing (a reset beyond any window, figures out of range), starts afresh.
-    const fresh = resetsAt <= now || resetsAt.getTime() > now.getTime() + 600_000 || row.quota !== quota || row.window_ms !== windowMs
+    const fresh = resetsAt <= now || resetsAt.getTime() > now.getTime() + windowMs + 2_000 || row.quota !== quota || row.window_ms !== windowMs
     const sane = (n: number) => Math.min(Math.max(n, 0), quota * 4)
     const left = fresh ? quota : Math.min(row.requests_left, quota)
     const reservedBefore = fresh ? sane(row.reserved_calls) : sane(row.reserved_before)
@@ -98,7 +107,7 @@ export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<stri
   if (spent.length > 0) {
     await sql`
       UPDATE platform_budgets AS b SET quota = v.quota, window_ms = v.window_ms, requests_left = v.requests_left, reserved_calls = v.reserved_calls,
-             reserved_before = v.reserved_before, resets_at = v.resets_at, updated_at = ${now}
+             reserved_before = v.reserved_before, resets_at = v.resets_at, updated_at = ${DB_NOW}
         FROM (VALUES ${sql.join(spent)}) AS v(store_id, quota, window_ms, requests_left, reserved_calls, reserved_before, resets_at)
        WHERE b.store_id = v.store_id`.execute(trx)
   }
@@ -109,13 +118,13 @@ export async function grantPlatformCalls(trx: Executor, wanted: ReadonlyMap<stri
  * Renewals that ended give back what they reserved (`reserved`, the older reservations first) and
  * count the calls they made (`made`) as gone from the window, until the platform's next figure.
  */
-export async function returnPlatformCalls(db: Executor, storeId: string, reserved: number, made: number, now: Date): Promise<void> {
+export async function returnPlatformCalls(db: Executor, storeId: string, reserved: number, made: number): Promise<void> {
   await sql`
     UPDATE platform_budgets SET
       reserved_calls = GREATEST(0, reserved_calls - GREATEST(0, ${reserved}::int - reserved_before)),
       reserved_before = GREATEST(0, reserved_before - ${reserved}::int),
-      requests_left = CASE WHEN resets_at > ${now} THEN requests_left - ${made}::int ELSE requests_left END,
-      updated_at = ${now}
+      requests_left = CASE WHEN resets_at > ${DB_NOW} THEN requests_left - ${made}::int ELSE requests_left END,
+      updated_at = ${DB_NOW}
      WHERE store_id = ${storeId}`.execute(db)
 }
 
@@ -124,35 +133,36 @@ export async function returnPlatformCalls(db: Executor, storeId: string, reserve
  * every app's calls, ours included). A row whose window our clock saw end moves its reservations on,
  * as the grant does.
  */
-export async function recordRateHeaders(db: Executor, storeHash: string, headers: RateHeaders, now: Date): Promise<void> {
-  const resets = new Date(now.getTime() + headers.resetMs)
+export async function recordRateHeaders(db: Executor, storeHash: string, headers: RateHeaders, heardAgoMs: number): Promise<void> {
   await sql`
     INSERT INTO platform_budgets AS b (store_id, quota, window_ms, requests_left, resets_at, updated_at)
-    SELECT id, ${headers.quota}, ${headers.windowMs}, ${headers.left}, ${resets}, ${now} FROM stores WHERE store_hash = ${storeHash}
+    SELECT id, ${headers.quota}, ${headers.windowMs}, ${headers.left}, ${DB_NOW} + ${ms(headers.resetMs - heardAgoMs)}, ${DB_NOW} FROM stores WHERE store_hash = ${storeHash}
     ON CONFLICT (store_id) DO UPDATE SET
       quota = EXCLUDED.quota,
       window_ms = EXCLUDED.window_ms,
       requests_left = EXCLUDED.requests_left,
-      reserved_before = CASE WHEN ${freshWindow(now)} THEN LEAST(GREATEST(b.reserved_calls, 0), EXCLUDED.quota * 4) ELSE b.reserved_before END,
-      reserved_calls = CASE WHEN ${freshWindow(now)} THEN 0 ELSE b.reserved_calls END,
+      reserved_before = CASE WHEN ${freshWindow()} THEN LEAST(GREATEST(b.reserved_calls, 0), EXCLUDED.quota * 4) ELSE b.reserved_before END,
+      reserved_calls = CASE WHEN ${freshWindow()} THEN 0 ELSE b.reserved_calls END,
       resets_at = EXCLUDED.resets_at,
-      updated_at = ${now}`.execute(db)
+      updated_at = ${DB_NOW}`.execute(db)
 }
 
 /** A 429 without headers (the platform under load, §0): nothing more for this store for `pauseMs`. */
-export async function recordBareRateLimit(db: Executor, storeHash: string, pauseMs: number, now: Date): Promise<void> {
-  const resets = new Date(now.getTime() + pauseMs)
+export async function recordBareRateLimit(db: Executor, storeHash: string, pauseMs: number): Promise<void> {
   await sql`
     INSERT INTO platform_budgets AS b (store_id, quota, window_ms, requests_left, resets_at, updated_at)
-    SELECT id, ${DEFAULT_QUOTA}, ${DEFAULT_WINDOW_MS}, 0, ${resets}, ${now} FROM stores WHERE store_hash = ${storeHash}
-    ON CONFLICT (store_id) DO UPDATE SET requests_left = 0, resets_at = EXCLUDED.resets_at, updated_at = ${now}`.execute(db)
+    SELECT id, ${DEFAULT_QUOTA}, ${DEFAULT_WINDOW_MS}, 0, ${DB_NOW} + ${ms(pauseMs)}, ${DB_NOW} FROM stores WHERE store_hash = ${storeHash}
+    ON CONFLICT (store_id) DO UPDATE SET requests_left = 0, resets_at = EXCLUDED.resets_at, updated_at = ${DB_NOW}`.execute(db)
 }
 
-/** Windows that refill soonest, for a claimer waiting on a store's budget to know when to look again. */
-export async function nextBudgetReset(db: Executor, now: Date): Promise<Date | undefined> {
-  const row = await sql<{ at: Date | null }>`
-    SELECT min(resets_at) AS at FROM platform_budgets
-     WHERE resets_at > ${now} AND resets_at <= ${now}::timestamptz + ${LONGEST_WINDOW} AND requests_left - reserved_calls - reserved_before < quota`.execute(db)
-  const at = row.rows[0]?.at
-  return at ? new Date(at) : undefined
+/**
+ * In how many ms the soonest window of a store that is out of budget (fewer than `below` calls left) refills, for
+ * a claimer waiting on it to know when to look again. Stores with calls to spare are no reason to wake.
+ */
+export async function nextBudgetReset(db: Executor, below = 50): Promise<number | undefined> {
+  const row = await sql<{ in_ms: number | null }>`
+    SELECT (extract(epoch FROM min(resets_at) - ${DB_NOW}) * 1000)::int AS in_ms FROM platform_budgets
+     WHERE resets_at > ${DB_NOW} AND resets_at <= ${DB_NOW} + ${LONGEST_WINDOW} AND requests_left - reserved_calls - reserved_before < ${below}`.execute(db)
+  const inMs = row.rows[0]?.in_ms
+  return inMs === null || inMs === undefined ? undefined : Number(inMs)
 }

@@ -54,7 +54,9 @@ export function rateHeadersOf(headers: PlatformAnswer['headers']): RateHeaders |
   if (quota === undefined || left === undefined || resetMs === undefined || windowMs === undefined) return undefined
   // Bounded so a lying header cannot overflow a column or park a store for hours (a row past
   // believing counts as a fresh window anyway).
-  return { quota: Math.min(quota, 1_000_000), left: Math.min(left, 1_000_000), resetMs: Math.min(resetMs, 600_000), windowMs: Math.min(Math.max(windowMs, 1), 600_000) }
+  const window = Math.min(Math.max(windowMs, 1), 600_000)
+  // A reset never further off than the window: a lying header cannot park a store past it.
+  return { quota: Math.min(quota, 1_000_000), left: Math.min(left, 1_000_000), resetMs: Math.min(resetMs, window), windowMs: window }
 }
 
 export function createPlatformBudget({ db, clock = systemClock, log }: { db: Db; clock?: Clock; log?: PlatformBudgetLog }): PlatformBudget {
@@ -70,8 +72,9 @@ export function createPlatformBudget({ db, clock = systemClock, log }: { db: Db;
     for (let next = waiting.get(storeHash); next; next = waiting.get(storeHash)) {
       waiting.delete(storeHash)
       try {
-        if (next.headers) await recordRateHeaders(db, storeHash, next.headers, next.at)
-        else await recordBareRateLimit(db, storeHash, BARE_429_PAUSE_MS, next.at)
+        // The reset counts from when the answer came, not from when this write runs.
+        if (next.headers) await recordRateHeaders(db, storeHash, next.headers, Math.max(0, clock.now().getTime() - next.at.getTime()))
+        else await recordBareRateLimit(db, storeHash, BARE_429_PAUSE_MS)
       } catch (error) {
         // The budget is a forecast: billing goes on without this write, and the next answer writes again.
         log?.warn({ storeHash, err: error }, 'the platform budget could not be recorded')
@@ -85,7 +88,7 @@ export function createPlatformBudget({ db, clock = systemClock, log }: { db: Db;
     for (let next = returns.get(storeId); next; next = returns.get(storeId)) {
       returns.delete(storeId)
       try {
-        await returnPlatformCalls(db, storeId, next.reserved, next.made, clock.now())
+        await returnPlatformCalls(db, storeId, next.reserved, next.made)
       } catch (error) {
         // Lost, the reservation holds the store back until its window after next, no longer.
         log?.warn({ storeId, err: error }, 'calls reserved on the platform budget could not be given back')

@@ -93,7 +93,7 @@ export { lockPlanSubscriptionsPage, planSubscriptionFigures, planSubscriptionIds
 export { findSubscriberIdByEmail, findSubscriber, findSubscribersByIds, findSubscription, findSubscriptionsByIds } from './subscriptions.repository.ts'
 export { findSubscriptionsWithSubscriber, listSubscriptionsNeedingAttention, type AttentionRow } from './attention.repository.ts'
 export { assertCanRetryNow } from './order-now.ts'
-export { countRenewalsSetAside, lockDueFairly, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal.repository.ts'
+export { anyRenewalDue, countRenewalsSetAside, lockDueFairly, lockDueForRenewal, lockSubscriptionsByIds, renewalOrderDetails, type RenewalOrderDetails } from './renewal.repository.ts'
 export { setBillingIssue, type SubscriptionChange } from './subscription-batch.repository.ts'
 export { existingExternalIds, insertImportedSubscriptions, subscribersForImport, type WantedSubscriber } from './subscription-import.repository.ts'
 export { CHARGE_REQUIRES_REVIEW, PAYMENT_METHOD_REQUIRED, RENEWAL_FAILED } from './billing-issues.ts'

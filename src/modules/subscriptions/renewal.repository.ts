@@ -57,6 +57,21 @@ export async function lockDueFairly(trx: Executor, now: Date, limit: number, opt
   return rows.rows
 }
 
+/**
+ * Whether any store that bills has a renewal due: one probe of the due index (real time), and of the
+ * few stores on a test clock ahead of it. An idle claimer asks this instead of walking every store.
+ */
+export async function anyRenewalDue(db: Executor, now: Date): Promise<boolean> {
+  const due = sql<boolean>`s.status IN ('active', 'past_due') AND s.pending_charge_id IS NULL AND NOT s.cancel_at_period_end AND s.billing_issue IS NULL`
+  const { rows } = await sql<{ due: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM subscriptions s JOIN stores st ON st.id = s.store_id
+                    WHERE ${due} AND s.next_charge_at <= ${now} AND st.billing_stopped_at IS NULL AND st.billing_enabled)
+        OR EXISTS (SELECT 1 FROM stores st
+                    WHERE st.test_clock_now > ${now} AND st.billing_stopped_at IS NULL AND st.billing_enabled
+                      AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.store_id = st.id AND ${due} AND s.next_charge_at <= st.test_clock_now)) AS due`.execute(db)
+  return rows[0]?.due === true
+}
+
 // A prepaid block whose later cycles have not begun yet (due work `prepaid_cycle`, due before this
 // renewal) renews after them: charging first would move the period past those cycles.
 const NOT_BEHIND_PREPAID_CYCLES = sql<boolean>`NOT (s.prepaid_cycles_total IS NOT NULL AND s.dunning_attempts = 0 AND s.stock_attempts = 0 AND s.period_index >= 0

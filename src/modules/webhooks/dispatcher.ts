@@ -180,9 +180,15 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         if (walkCursor === '') wrapped = true
       }
       if (due.length === 0) return []
-      const share = Math.ceil(limit / due.length)
-      const endpointIds = due.map((endpoint) => endpoint.endpoint_id)
-      const shares = endpointIds.map((id) => Math.min(share, perEndpoint - (inHand.get(id) ?? 0)))
+      // Shares that add up to the batch, so no endpoint's share is cut off by the batch's limit: with more
+      // endpoints due than places, the first `limit` get one each and the next claim starts after the last.
+      const base = Math.floor(limit / due.length)
+      const given = due.map((endpoint, i) => ({ id: endpoint.endpoint_id, share: Math.min(base + (i < limit % due.length ? 1 : 0), perEndpoint - (inHand.get(endpoint.endpoint_id) ?? 0)) }))
+      const served = given.filter((endpoint) => endpoint.share > 0)
+      if (served.length === 0) return []
+      if (served.length < given.length) walkCursor = served.at(-1)!.id
+      const endpointIds = served.map((endpoint) => endpoint.id)
+      const shares = served.map((endpoint) => endpoint.share)
       const { token, rows } = await claimLeased<Omit<Claimed, 'token'> & { failing_since: Date | null; due_at: Date }>(trx, LEASES.deliveries, {
         candidates: sql`
           SELECT p.id FROM unnest(${endpointIds}::text[], ${shares}::int[]) AS w(endpoint_id, share)
