@@ -144,17 +144,23 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
   type Collected = { attempt: Attempt; outcome: ChargeOutcome }
   // Gateway calls in flight in this process, whoever claimed them (runDue and the renewal loop share it).
   const gatewaySlots = pLimit(concurrency)
+  // The reconciler's look-ups have slots of their own: a store whose platform hangs, with many charges
+  // left unknown, must not take every slot the renewals of other stores are waiting for.
+  const reconcileSlots = pLimit(Math.max(1, Math.ceil(concurrency / 4)))
 
   /**
    * Collects and settles charges held under `token`, keeping their leases alive meanwhile. Each is
    * settled as soon as its gateway answers (answers arriving together settle in one transaction), so
    * one slow store's calls hold back nobody else's outcome; `onSettled` hears of each as it ends.
    */
-  async function chargeAndSettle(attempts: Attempt[], token: string, onSettled?: (charges: ChargeRow[]) => void): Promise<number> {
+  async function chargeAndSettle(attempts: Attempt[], token: string, onSettled?: (charges: ChargeRow[]) => void, slots = gatewaySlots): Promise<number> {
     if (attempts.length === 0) return 0
     const keeper = keepLeases(db, LEASES.charges, token, ctx.leaseMs, { now: () => ctx.leaseClock.now(), log: ctx.log })
     keeper.add(attempts.map(({ charge }) => charge.id))
     let unsettled = 0
+    // Money that paid no period goes back as soon as these renewals are settled (not inside a settlement,
+    // which would hold up outcomes arriving meanwhile); the refund pass is the backstop.
+    let refundsOwed = false
     const settler = groupCommit<Collected>(async (results) => {
       keeper.remove(results.map(({ attempt }) => attempt.charge.id))
       const definite = results.filter((result) => result.outcome.status !== 'unknown') as Settled[]
@@ -162,8 +168,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
       const unknown = results.filter((result) => result.outcome.status === 'unknown')
       unsettled += unknown.length
       await noteUnknown(unknown, token)
-      // Money that paid no period goes back at once; the refund pass is the backstop.
-      if (owed > 0) await refunds.processPending()
+      refundsOwed ||= owed > 0
     })
     try {
       // Read now, not at the claim: a charge taken over later is sent only if its store still bills.
@@ -175,7 +180,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
       const ended = await Promise.allSettled(
         attempts.map(async (attempt) => {
           try {
-            const outcome = await gatewaySlots(async () => {
+            const outcome = await slots(async () => {
               // Taken over while it waited (this worker stalled past the lease): it is someone else's now.
               if (keeper.lost(attempt.charge.id)) {
                 if (attempt.reservedCalls) options.budget?.returned(attempt.charge.store_id, attempt.reservedCalls, 0)
@@ -190,6 +195,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
           }
         }),
       )
+      if (refundsOwed) await refunds.processPending()
       // A settlement that could not be written leaves its charges pending under their leases: the reconciler finishes them.
       const failed = ended.find((result) => result.status === 'rejected')
       if (failed) throw failed.reason
@@ -235,7 +241,7 @@ export function createRenewalEngine(options: RenewalEngineOptions) {
         leaseMs: ctx.leaseMs,
         now,
       })
-      await chargeAndSettle(claim.rows.map((charge) => ({ charge, periodIndex: -1 })), claim.token)
+      await chargeAndSettle(claim.rows.map((charge) => ({ charge, periodIndex: -1 })), claim.token, undefined, reconcileSlots)
       const refunded = await refunds.processPending()
       return claim.rows.length + refunded
     },
