@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -59,6 +59,11 @@ function areaOf(url: string, functionName: string): string {
   const internal = /^node:internal\/(.*?)(\.js)?$/.exec(url)
   if (internal) return `node: ${internal[1]!.split('/').slice(0, 2).join('/')}`
   return url.startsWith('node:') ? url : url.replace(/^file:\/\//, '')
+}
+
+/** A .cpuprofile written elsewhere (`node --cpu-prof`), summarised as profileCpu does. */
+export function summariseProfileFile(file: string): CpuBreakdown {
+  return summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, file)
 }
 
 function summarise(profile: Profile, file: string): CpuBreakdown {
