@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { join, resolve } from 'node:path'
@@ -47,9 +48,10 @@ export const PGLITE_PARSERS = { [INT8_OID]: Number, [NUMERIC_OID]: Number }
 
 /**
  * The extensions every embedded database is opened with: pg_trgm's indexes serve the subscription
- * search (migration 0028), and an index of an extension works only where the extension is loaded.
+ * search (migration 0028), led by the store with btree_gin (0036), and an index of an extension works
+ * only where the extension is loaded.
  */
-export const PGLITE_EXTENSIONS = { pg_trgm }
+export const PGLITE_EXTENSIONS = { pg_trgm, btree_gin }
 
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
   return options.databaseUrl

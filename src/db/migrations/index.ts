@@ -32,6 +32,7 @@ import * as billingSwitch from './0031-billing-switch.ts'
 import * as imports from './0032-imports.ts'
 import * as bulkOperations from './0034-bulk-operations.ts'
 import * as platformBudgets from './0035-platform-budgets.ts'
+import * as scaleIndexes from './0036-scale-indexes.ts'
 import * as storeIdAndFairDeliveries from './0037-store-id-and-fair-deliveries.ts'
 import * as fairJobs from './0038-fair-jobs.ts'
 import * as priceChanges from './0033-price-changes.ts'
@@ -72,6 +73,7 @@ export const migrations: Record<string, Migration> = {
   '0033-price-changes': priceChanges,
   '0034-bulk-operations': bulkOperations,
   '0035-platform-budgets': platformBudgets,
+  '0036-scale-indexes': scaleIndexes,
   '0037-store-id-and-fair-deliveries': storeIdAndFairDeliveries,
   '0038-fair-jobs': fairJobs,
 }

@@ -70,25 +70,64 @@ interface Row {
  * `expired` in it.
  */
 export async function subscriptionMetrics(db: Executor, storeId: string, windows: readonly MetricWindow[]): Promise<SubscriptionWindowFigures[]> {
+  // The states a window sees, without reading the store's whole history (migration 0036): the open
+  // spans, aggregated once whatever the windows, less those that began at or after a window's start
+  // (not active at its start) or end (not seen at all); plus the spans that closed at or after the
+  // window's start. Each part is an index-only range; only the aggregate of the open spans grows with
+  // the store, by its current subscriptions. Every part reads `h`, the alias yearlyAmount names;
+  // OFFSET 0 keeps a LATERAL part a range bounded by its window's times instead of being flattened.
+  // A (window, currency, interval) group exists only where a span overlaps the window (`seen`), and
+  // its MRR only where one is active at the end, as when every span was read. Created and churned are
+  // LATERAL ranges too: at 10 million rows a plain join was planned as a scan of the whole history.
   const { rows } = await sql<Row>`
-    SELECT 'state' AS kind, w.i, h.currency, h.interval_count * h.cycles AS interval_count,
-      sum(${yearlyAmount}) FILTER (WHERE h.valid_to IS NULL OR h.valid_to >= w.end_at)::text AS yearly,
-      count(*) FILTER (WHERE h.valid_to IS NULL OR h.valid_to >= w.end_at) AS at_end,
-      count(*) FILTER (WHERE h.valid_from < w.start_at) AS at_start
-    FROM ${metricWindows(windows)}
-    JOIN subscription_history h ON h.store_id = ${storeId} AND h.valid_from < w.end_at AND (h.valid_to IS NULL OR h.valid_to >= w.start_at)
-    WHERE h.status IN ('active', 'past_due')
-    GROUP BY w.i, h.currency, h.interval_count * h.cycles
+    WITH open_spans AS MATERIALIZED (
+      SELECT h.currency, h.interval_count * h.cycles AS interval_count, sum(${yearlyAmount}) AS yearly, count(*) AS n
+      FROM subscription_history h
+      WHERE h.store_id = ${storeId} AND h.valid_to IS NULL AND h.status IN ('active', 'past_due')
+      GROUP BY 1, 2
+    )
+    SELECT 'state' AS kind, p.i, p.currency, p.interval_count,
+      CASE WHEN sum(p.at_end) > 0 THEN sum(p.yearly) END::text AS yearly, sum(p.at_end) AS at_end, sum(p.at_start) AS at_start
+    FROM (
+      SELECT w.i, a.currency, a.interval_count, a.yearly, a.n AS at_end, a.n AS at_start, a.n AS seen
+      FROM ${metricWindows(windows)} CROSS JOIN open_spans a
+      UNION ALL
+      SELECT w.i, h.currency, h.interval_count * h.cycles,
+        -sum(${yearlyAmount}) FILTER (WHERE h.valid_from >= w.end_at), -count(*) FILTER (WHERE h.valid_from >= w.end_at),
+        -count(*), -count(*) FILTER (WHERE h.valid_from >= w.end_at)
+      FROM ${metricWindows(windows)}
+      CROSS JOIN LATERAL (
+        SELECT * FROM subscription_history r
+        WHERE r.store_id = ${storeId} AND r.valid_to IS NULL AND r.valid_from >= w.start_at AND r.status IN ('active', 'past_due') OFFSET 0
+      ) h
+      GROUP BY 1, 2, 3
+      UNION ALL
+      SELECT w.i, h.currency, h.interval_count * h.cycles,
+        sum(${yearlyAmount}) FILTER (WHERE h.valid_to >= w.end_at), count(*) FILTER (WHERE h.valid_to >= w.end_at),
+        count(*) FILTER (WHERE h.valid_from < w.start_at), count(*)
+      FROM ${metricWindows(windows)}
+      CROSS JOIN LATERAL (
+        SELECT * FROM subscription_history c
+        WHERE c.store_id = ${storeId} AND c.valid_to >= w.start_at AND c.valid_from < w.end_at AND c.status IN ('active', 'past_due') OFFSET 0
+      ) h
+      GROUP BY 1, 2, 3
+    ) p
+    GROUP BY p.i, p.currency, p.interval_count
+    HAVING sum(p.seen) > 0
     UNION ALL
     SELECT 'created', w.i, s.currency, NULL, NULL, count(*), 0
     FROM ${metricWindows(windows)}
-    JOIN subscriptions s ON s.store_id = ${storeId} AND s.created_at >= w.start_at AND s.created_at < w.end_at
+    CROSS JOIN LATERAL (
+      SELECT * FROM subscriptions s WHERE s.store_id = ${storeId} AND s.created_at >= w.start_at AND s.created_at < w.end_at OFFSET 0
+    ) s
     GROUP BY w.i, s.currency
     UNION ALL
     SELECT 'churned', w.i, h.currency, NULL, NULL, count(DISTINCT h.subscription_id), 0
     FROM ${metricWindows(windows)}
-    JOIN subscription_history h ON h.store_id = ${storeId} AND h.valid_from >= w.start_at AND h.valid_from < w.end_at
-    WHERE h.status IN ('cancelled', 'expired')
+    CROSS JOIN LATERAL (
+      SELECT * FROM subscription_history h
+      WHERE h.store_id = ${storeId} AND h.valid_from >= w.start_at AND h.valid_from < w.end_at AND h.status IN ('cancelled', 'expired') OFFSET 0
+    ) h
     GROUP BY w.i, h.currency`.execute(db)
 
   const figures = new Map<string, SubscriptionWindowFigures>()

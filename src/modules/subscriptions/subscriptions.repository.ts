@@ -77,7 +77,8 @@ function pageOf<QB extends SelectQueryBuilder<any, any, any>>(query: QB, storeId
 }
 
 /**
- * The ids of the store's subscriptions a search finds, as one union of index reads (migration 0028):
+ * The ids of the store's subscriptions a search finds, as one union of index reads (migration 0028; the
+ * trigram indexes are led by the store since 0036, so they yield only this store's matches):
  * those of subscribers whose email or name holds the text (trigram indexes), whose id it is; those
  * started by the order it names, or renewed by it (a charge's order); those whose id starts with it.
  * Every branch is the store's own rows only.
