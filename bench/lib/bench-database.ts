@@ -50,7 +50,8 @@ async function scratchPostgres(serverUrl: string): Promise<BenchDatabase> {
   }
 }
 
-async function onServer<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One client on `url` for `work`, ended after it. */
+export async function onServer<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {

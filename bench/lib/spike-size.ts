@@ -11,7 +11,6 @@ import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import { Migrator } from 'kysely/migration'
-import pg from 'pg'
 import { pino } from 'pino'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
@@ -25,7 +24,7 @@ import { jobHandlersOf } from '../../src/worker.ts'
 import { createAdminKey } from '../../src/modules/stores/index.ts'
 import { lockDueForRenewal } from '../../src/modules/subscriptions/index.ts'
 import { createWebhookDispatcher } from '../../src/modules/webhooks/dispatcher.ts'
-import { prepareBenchDatabase, type BenchDatabase } from './bench-database.ts'
+import { onServer, prepareBenchDatabase, type BenchDatabase } from './bench-database.ts'
 import { machineSummary, markdownTable } from './report.ts'
 
 export interface SizeOptions {
@@ -182,26 +181,17 @@ async function migrateUpTo(db: Db, target: string | undefined): Promise<void> {
 async function applyScale(db: Db, url: string, direction: 'up' | 'down'): Promise<number> {
   const started = performance.now()
   await migrations[SCALE_MIGRATION]![direction]!(db as never)
-  await onClient(url, (client) => client.query('ANALYZE'))
+  await onServer(url, (client) => client.query('ANALYZE'))
   return (performance.now() - started) / 1000
 }
 
-async function onClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
 
 /** Stops before seeding when the seed would take more than half the free space of the server's disk (when it is this machine's). */
 async function checkSpace(serverUrl: string, subscriptions: number): Promise<void> {
   const wanted = subscriptions * BYTES_PER_SUBSCRIPTION
   let directory: string | undefined
   try {
-    directory = await onClient(serverUrl, async (client) => (await client.query<{ d: string }>('SHOW data_directory')).rows[0]!.d)
+    directory = await onServer(serverUrl, async (client) => (await client.query<{ d: string }>('SHOW data_directory')).rows[0]!.d)
   } catch {
     // Not a superuser: nothing to check against.
   }
@@ -266,7 +256,7 @@ async function seed(url: string, shape: SeedShape): Promise<Seeded> {
   const nowIso = shape.now.toISOString()
   const started = performance.now()
   log(`seeding ${N} subscriptions (${L} in the largest store) over ${S} stores`)
-  return onClient(url, async (client) => {
+  return onServer(url, async (client) => {
     const run = async (label: string, text: string) => {
       const at = performance.now()
       const result = await client.query(text)
@@ -596,7 +586,7 @@ async function explainAll(url: string, title: string, statements: Captured[], op
   const out: string[] = [`**${title}**`, '']
   const explained = options.transactional ? statements.slice(-1) : statements.filter((s) => /^\s*(select|with|update)/i.test(s.sql))
   const before = options.transactional ? statements.slice(0, -1) : []
-  await onClient(url, async (client) => {
+  await onServer(url, async (client) => {
     for (const statement of explained) {
       await client.query('BEGIN')
       try {
