@@ -55,6 +55,7 @@ export function createRenewalLoop(options: RenewalLoopOptions): BackgroundLoop &
     // failed before reaching it, the database down): a lost count would shrink the loop for good.
     const open = new Map(attempts.map(({ charge }) => [charge.id, charge.store_id]))
     const release = (ids: Iterable<string>) => {
+      let freed = 0
       for (const id of ids) {
         const storeId = open.get(id)
         if (storeId === undefined) continue
@@ -63,9 +64,13 @@ export function createRenewalLoop(options: RenewalLoopOptions): BackgroundLoop &
         if (left > 0) inHand.set(storeId, left)
         else inHand.delete(storeId)
         total--
+        freed++
       }
-      ended()
+      // Only room actually freed wakes the claimer: a wake for nothing would claim again at once, and on
+      // the embedded database (whose queries never leave the microtask queue) spin without end.
+      if (freed > 0) ended()
     }
+    if (attempts.length === 0) return counts.claimed
     const work = engine
       .work(attempts, token, (charges) => release(charges.map((charge) => charge.id)))
       .catch((error: unknown) => options.log?.error({ err: error }, 'renewals could not be settled; their leases run out and the reconciler finishes them'))
