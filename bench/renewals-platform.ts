@@ -7,6 +7,7 @@
 // Usage: npm run bench:renewals:platform [-- --subscriptions N --warmup N --latency-ms N --workers N --batch N --concurrency N --pool N --profile]
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:renewals:platform
 import { randomBytes } from 'node:crypto'
+import { ADDRESS, BOUGHT_AT, CUSTOMER_ID, DUE_AT, PLAN_AMOUNT, PRODUCT_ID, TAX_RATE_BPS } from './lib/platform-store-fixture.ts'
 import { performance } from 'node:perf_hooks'
 import { sql } from 'kysely'
 import type { Engine } from '../src/db/connect.ts'
@@ -52,15 +53,8 @@ const RATE_LIMIT = { requests: 150, windowMs: 30_000 }
  */
 const CALLS_BEFORE_CHECKOUT = 6
 
-// Each case's subscriptions: bought a month before the store's test clock, due an hour ago on it.
-const BOUGHT_AT = new Date('2026-03-02T15:00:00Z')
-const DUE_AT = new Date('2026-04-02T16:00:00Z')
-const PRODUCT_ID = 77
-const CUSTOMER_ID = 11
-const PLAN_AMOUNT = 1500
-const TAX_RATE_BPS = 825
+// Each case's subscriptions (bench/lib/platform-store-fixture.ts) ship by the store's Ground rate.
 const GROUND = { method: 'Ground', amount: 599 }
-const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const TOKEN_KEY = randomBytes(32)
 
 const USAGE = `npm run bench:renewals:platform [-- options]

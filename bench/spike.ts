@@ -14,6 +14,7 @@
 //
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:spike -- [--scenario spike,flat,size] [--small] [options]
 import { randomBytes } from 'node:crypto'
+import { ADDRESS, BOUGHT_AT, CUSTOMER_ID, DUE_AT, PLAN_AMOUNT, PRODUCT_ID, TAX_RATE_BPS } from './lib/platform-store-fixture.ts'
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 // wall clock: the bench watches worker processes that run on their own.
@@ -58,13 +59,6 @@ const DEFAULTS = {
 
 // Each store's subscriptions: bought a month before the due instant; the stores' test clocks are moved
 // from BOUGHT_AT to DUE_AT at once, which is the spike.
-const BOUGHT_AT = new Date('2026-03-02T15:00:00Z')
-const DUE_AT = new Date('2026-04-02T16:00:00Z')
-const PRODUCT_ID = 77
-const CUSTOMER_ID = 11
-const PLAN_AMOUNT = 1500
-const TAX_RATE_BPS = 825
-const ADDRESS = { name: 'Ada Lovelace', line1: '12 Analytical Way', city: 'Portland', state: 'OR', postal_code: '97201', country: 'US' }
 const TOKEN_KEY = randomBytes(32)
 const WORKER_START_MS = 120_000
 
